@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what bpfdiff needs from Debian 12 packages. Idempotent: when every
+# package is present it prints nothing and exits 0. Run as root (or with sudo).
+set -euo pipefail
+
+packages=(
+  cmake ninja-build pkg-config git zip unzip
+  clang-14 libclang-rt-14-dev llvm-14 llvm-14-dev llvm-14-tools
+  libunicorn-dev
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "setup: run as root or install sudo" >&2; exit 1; }
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"

@@ -1,0 +1,12 @@
+# Sanitizers apply to everything we compile, so that a report in a library is
+# seen by every test and fuzz target that uses it.
+if(BPFDIFF_SANITIZE)
+  add_compile_options(-fsanitize=${BPFDIFF_SANITIZE} -fno-sanitize-recover=all
+                      -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=${BPFDIFF_SANITIZE})
+endif()
+if(BPFDIFF_LIBFUZZER)
+  # Coverage instrumentation for every library; only fuzz targets link the
+  # libFuzzer driver (see fuzz_target.cmake).
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()

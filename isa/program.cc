@@ -1,0 +1,284 @@
+#include "isa/program.h"
+
+#include <algorithm>
+#include <set>
+
+namespace bpfdiff::isa {
+namespace {
+
+// Which fields a shape uses; a field that is not used must be zero.
+struct FieldUse {
+  bool dst, src, offset, imm;
+};
+
+FieldUse UseOf(Shape shape) {
+  switch (shape) {
+    case Shape::kAluImm: return {true, false, false, true};
+    case Shape::kAluReg: return {true, true, false, false};
+    case Shape::kAluUnary: return {true, false, false, false};
+    case Shape::kEndian: return {true, false, false, false};
+    case Shape::kMovSx: return {true, true, false, false};
+    case Shape::kJa: return {false, false, true, false};
+    case Shape::kJa32: return {false, false, false, true};
+    case Shape::kJumpImm: return {true, false, true, true};
+    case Shape::kJumpReg: return {true, true, true, false};
+    case Shape::kCallHelper: return {false, false, false, true};
+    case Shape::kCallLocal: return {false, false, false, true};
+    case Shape::kCallReg: return {true, false, false, false};
+    case Shape::kTailCall: return {false, false, false, false};
+    case Shape::kExit: return {false, false, false, false};
+    case Shape::kLddw:
+    case Shape::kLddwMapFd:
+    case Shape::kLddwMapValue: return {true, false, false, true};
+    case Shape::kLdAbs: return {false, false, false, true};
+    case Shape::kLdInd: return {false, true, false, true};
+    case Shape::kLoad: return {true, true, true, false};
+    case Shape::kStoreImm: return {true, false, true, true};
+    case Shape::kStoreReg: return {true, true, true, false};
+    case Shape::kAtomic: return {true, true, true, false};
+  }
+  return {};
+}
+
+// Whether the form writes its dst register (r10 may never be written).
+bool WritesDst(Shape shape) {
+  switch (shape) {
+    case Shape::kAluImm:
+    case Shape::kAluReg:
+    case Shape::kAluUnary:
+    case Shape::kEndian:
+    case Shape::kMovSx:
+    case Shape::kLddw:
+    case Shape::kLddwMapFd:
+    case Shape::kLddwMapValue:
+    case Shape::kLoad: return true;
+    default: return false;
+  }
+}
+
+bool IsJump(Shape shape) {
+  return shape == Shape::kJa || shape == Shape::kJa32 || shape == Shape::kJumpImm ||
+         shape == Shape::kJumpReg;
+}
+
+int64_t JumpTarget(const Insn& insn, Shape shape, size_t pc) {
+  const int64_t delta = shape == Shape::kJa32 || shape == Shape::kCallLocal ? insn.imm : insn.offset;
+  return static_cast<int64_t>(pc) + delta + 1;
+}
+
+Error At(size_t pc, const Form* form, std::string message) {
+  if (form == nullptr) return Fail("instruction {}: {}", pc, message);
+  return Fail("instruction {} ({}): {}", pc, form->name, message);
+}
+
+Status CheckFields(size_t pc, const Insn& insn, const Form& form) {
+  const FieldUse use = UseOf(form.shape);
+  const bool offset_is_discriminant = form.discriminant == Discriminant::kOffset;
+  const bool imm_is_discriminant = form.discriminant == Discriminant::kImm;
+  const bool src_is_discriminant = form.discriminant == Discriminant::kSrc;
+  if (!use.dst && insn.dst != 0) return At(pc, &form, fmt::format("reserved dst field is {}, must be 0", insn.dst));
+  if (!use.src && !src_is_discriminant && insn.src != 0) {
+    return At(pc, &form, fmt::format("reserved src field is {}, must be 0", insn.src));
+  }
+  if (!use.offset && !offset_is_discriminant && insn.offset != 0) {
+    return At(pc, &form, fmt::format("reserved offset field is {}, must be 0", insn.offset));
+  }
+  if (!use.imm && !imm_is_discriminant && insn.imm != 0) {
+    return At(pc, &form, fmt::format("reserved imm field is {}, must be 0", insn.imm));
+  }
+  if (use.dst && insn.dst >= kNumRegs) return At(pc, &form, fmt::format("invalid register r{}", insn.dst));
+  if (use.src && insn.src >= kNumRegs) return At(pc, &form, fmt::format("invalid register r{}", insn.src));
+  if (use.dst && insn.dst == kFramePointer && WritesDst(form.shape)) {
+    return At(pc, &form, "r10 is read-only");
+  }
+  if (form.shape == Shape::kAtomic && insn.src == kFramePointer &&
+      (insn.imm & kAtomicFetch) != 0 && insn.imm != kAtomicCmpXchg) {
+    return At(pc, &form, "r10 is read-only (fetch writes the source register)");
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string_view MapTypeName(MapType type) {
+  switch (type) {
+    case MapType::kArray: return "array";
+    case MapType::kHash: return "hash";
+    case MapType::kProgArray: return "prog_array";
+  }
+  return "?";
+}
+
+size_t Program::SubprogramOf(uint32_t pc) const {
+  auto it = std::upper_bound(subprogram_starts.begin(), subprogram_starts.end(), pc);
+  return static_cast<size_t>(it - subprogram_starts.begin()) - 1;
+}
+
+uint32_t Program::SubprogramEnd(size_t subprogram) const {
+  return subprogram + 1 < subprogram_starts.size() ? subprogram_starts[subprogram + 1]
+                                                    : static_cast<uint32_t>(insns.size());
+}
+
+const MapSpec* Program::FindMap(int32_t fd) const {
+  for (const auto& map : maps) {
+    if (map.fd == fd) return &map;
+  }
+  return nullptr;
+}
+
+Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) {
+  const size_t n = insns.size();
+  if (n == 0) return Fail("the program is empty");
+  if (n > kMaxSlots) return Fail("the program has {} slots, more than the limit of {}", n, kMaxSlots);
+
+  std::set<int32_t> fds;
+  for (const auto& map : maps) {
+    if (!fds.insert(map.fd).second) return Fail("map fd {} is declared twice", map.fd);
+    if (map.max_entries == 0) return Fail("map {} has no entries", map.fd);
+    if (map.type != MapType::kProgArray && (map.key_size == 0 || map.value_size == 0)) {
+      return Fail("map {} needs a non-zero key and value size", map.fd);
+    }
+    if (map.type == MapType::kArray && map.key_size != 4) {
+      return Fail("array map {} must have 4-byte keys", map.fd);
+    }
+  }
+
+  // Pass 1: forms, fields, lddw pairs, call targets.
+  std::vector<bool> second_slot(n, false);
+  std::set<uint32_t> starts = {0};
+  for (size_t pc = 0; pc < n; ++pc) {
+    const Insn& insn = insns[pc];
+    if (second_slot[pc]) continue;
+    auto id = Classify(insn);
+    if (!id) {
+      if (!IsKnownOpcode(insn.opcode)) {
+        return At(pc, nullptr, fmt::format("unknown opcode 0x{:02x}", insn.opcode));
+      }
+      if (insn.opcode == kOpCall) {
+        return At(pc, nullptr, fmt::format("unsupported call kind src={} (0 = helper, 1 = local)", insn.src));
+      }
+      if (insn.opcode == kOpLddw) {
+        return At(pc, nullptr, fmt::format("unsupported lddw source {} (0 = imm64, 1 = map fd, 2 = map value)", insn.src));
+      }
+      return At(pc, nullptr,
+                fmt::format("opcode 0x{:02x} with offset {} and imm {} names no instruction",
+                            insn.opcode, insn.offset, insn.imm));
+    }
+    const Form& form = FormById(*id);
+    if (auto status = CheckFields(pc, insn, form); !status) return status.error();
+    if (form.is_wide()) {
+      if (pc + 1 >= n) return At(pc, &form, "truncated: the second slot is missing");
+      const Insn& next = insns[pc + 1];
+      if (next.opcode != 0 || next.dst != 0 || next.src != 0 || next.offset != 0) {
+        return At(pc + 1, nullptr, "second slot of lddw must have opcode, registers and offset 0");
+      }
+      second_slot[pc + 1] = true;
+      if (form.shape == Shape::kLddwMapFd || form.shape == Shape::kLddwMapValue) {
+        const MapSpec* map = nullptr;
+        for (const auto& m : maps) {
+          if (m.fd == insn.imm) map = &m;
+        }
+        if (map == nullptr) return At(pc, &form, fmt::format("map fd {} is not declared", insn.imm));
+        if (form.shape == Shape::kLddwMapValue) {
+          if (map->type == MapType::kProgArray) {
+            return At(pc, &form, fmt::format("map {} is a prog_array and has no values", insn.imm));
+          }
+          const uint64_t limit = uint64_t{map->value_size} * map->max_entries;
+          if (static_cast<uint32_t>(next.imm) >= limit) {
+            return At(pc, &form, fmt::format("offset {} is outside map {}'s {} value bytes",
+                                             static_cast<uint32_t>(next.imm), insn.imm, limit));
+          }
+        }
+      }
+    }
+    if (form.shape == Shape::kCallLocal) {
+      const int64_t target = JumpTarget(insn, form.shape, pc);
+      if (target < 0 || target >= static_cast<int64_t>(n)) {
+        return At(pc, &form, fmt::format("call target {} is outside the program ({} slots)", target, n));
+      }
+      starts.insert(static_cast<uint32_t>(target));
+    }
+  }
+
+  Program program{std::move(insns), std::move(maps), {starts.begin(), starts.end()}};
+
+  // Pass 2: jump targets and subprogram ends.
+  for (size_t pc = 0; pc < n; ++pc) {
+    if (second_slot[pc]) continue;
+    const Insn& insn = program.insns[pc];
+    const Form& form = FormById(*Classify(insn));
+    if (IsJump(form.shape) || form.shape == Shape::kCallLocal) {
+      const int64_t target = JumpTarget(insn, form.shape, pc);
+      if (target < 0 || target >= static_cast<int64_t>(n)) {
+        return At(pc, &form, fmt::format("jump target {} is outside the program ({} slots)", target, n));
+      }
+      if (second_slot[static_cast<size_t>(target)]) {
+        return At(pc, &form, fmt::format("jump target {} is the second slot of an lddw", target));
+      }
+      if (IsJump(form.shape) &&
+          program.SubprogramOf(static_cast<uint32_t>(target)) != program.SubprogramOf(static_cast<uint32_t>(pc))) {
+        return At(pc, &form, fmt::format("jump target {} is in another subprogram", target));
+      }
+    }
+  }
+  for (size_t sub = 0; sub < program.subprogram_starts.size(); ++sub) {
+    const uint32_t end = program.SubprogramEnd(sub);
+    const uint32_t last = end - 1;
+    if (second_slot[last]) {
+      return At(last, nullptr, "the last instruction of a subprogram must be exit or a jump, not lddw");
+    }
+    const Insn& insn = program.insns[last];
+    const Shape shape = FormById(*Classify(insn)).shape;
+    if (shape != Shape::kExit && shape != Shape::kJa && shape != Shape::kJa32) {
+      return At(last, &FormById(*Classify(insn)),
+                sub == 0 && program.subprogram_starts.size() == 1
+                    ? "the program must end in exit or an unconditional jump"
+                    : fmt::format("subprogram {} must end in exit or an unconditional jump", sub));
+    }
+  }
+  return program;
+}
+
+Result<Program> DecodeProgram(std::span<const uint8_t> bytes, std::vector<MapSpec> maps) {
+  if (bytes.size() % kInsnSize != 0) {
+    return Fail("{} bytes is not a whole number of 8-byte instructions", bytes.size());
+  }
+  std::vector<Insn> insns;
+  insns.reserve(bytes.size() / kInsnSize);
+  for (size_t i = 0; i < bytes.size(); i += kInsnSize) insns.push_back(Insn::FromBytes(&bytes[i]));
+  return MakeProgram(std::move(insns), std::move(maps));
+}
+
+std::vector<SlotInfo> ClassifySlots(const Program& program) {
+  std::vector<SlotInfo> slots(program.size());
+  for (size_t pc = 0; pc < program.size(); ++pc) {
+    const FormId id = *Classify(program.insns[pc]);
+    slots[pc] = {id, false};
+    if (FormById(id).is_wide()) {
+      slots[pc + 1] = {id, true};
+      ++pc;
+    }
+  }
+  return slots;
+}
+
+Requirements RequirementsOf(std::span<const Insn> insns) {
+  Requirements req;
+  for (size_t pc = 0; pc < insns.size(); ++pc) {
+    if (auto id = Classify(insns[pc])) {
+      const Form& form = FormById(*id);
+      req.cpu = std::max(req.cpu, form.cpu);
+      req.groups |= form.group;
+    }
+    if (insns[pc].opcode == kOpLddw) ++pc;
+  }
+  return req;
+}
+
+std::vector<uint8_t> ToBytes(std::span<const Insn> insns) {
+  std::vector<uint8_t> bytes(insns.size() * kInsnSize);
+  for (size_t i = 0; i < insns.size(); ++i) insns[i].ToBytes(&bytes[i * kInsnSize]);
+  return bytes;
+}
+
+}  // namespace bpfdiff::isa

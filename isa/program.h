@@ -1,0 +1,81 @@
+// A validated BPF program: instruction slots, subprogram boundaries, and the
+// maps it declares.
+//
+// Validation rejects what the kernel rejects structurally, each with a
+// message naming the instruction: unknown opcodes, non-zero reserved fields,
+// registers out of range, writes to r10, jumps outside the program, across
+// subprograms or into the second slot of an lddw, a truncated lddw, and a
+// subprogram that does not end in exit or an unconditional jump.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "isa/insn.h"
+#include "isa/opcode_table.h"
+#include "support/result.h"
+
+namespace bpfdiff::isa {
+
+inline constexpr int kNumRegs = 11;  // r0..r10
+inline constexpr uint8_t kFramePointer = 10;
+inline constexpr size_t kMaxSlots = 1 << 20;
+inline constexpr int kMaxCallDepth = 8;  // MAX_CALL_FRAMES
+inline constexpr int kStackSize = 512;   // MAX_BPF_STACK, per frame
+
+enum class MapType : uint8_t { kArray, kHash, kProgArray };
+
+struct MapSpec {
+  int32_t fd = 0;  // what lddw map_fd / map_value name in imm
+  MapType type = MapType::kArray;
+  uint32_t key_size = 4;
+  uint32_t value_size = 8;
+  uint32_t max_entries = 1;
+  // kArray / kHash: initial bytes of the values area (shorter is zero-filled).
+  std::vector<uint8_t> initial_values;
+  // kProgArray: program index per entry, -1 for an empty slot.
+  std::vector<int32_t> programs;
+
+  friend bool operator==(const MapSpec&, const MapSpec&) = default;
+};
+
+std::string_view MapTypeName(MapType type);
+
+struct Program {
+  std::vector<Insn> insns;
+  std::vector<MapSpec> maps;
+  // Derived by MakeProgram: first slot of every subprogram, sorted; [0] = 0.
+  std::vector<uint32_t> subprogram_starts;
+
+  size_t size() const { return insns.size(); }
+  // The subprogram containing slot `pc`.
+  size_t SubprogramOf(uint32_t pc) const;
+  uint32_t SubprogramEnd(size_t subprogram) const;
+  const MapSpec* FindMap(int32_t fd) const;
+};
+
+// Validates `insns` (and the map declarations they reference) into a Program.
+Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps = {});
+
+// Decodes little-endian instruction bytes and validates them.
+Result<Program> DecodeProgram(std::span<const uint8_t> bytes, std::vector<MapSpec> maps = {});
+
+// Per-slot form ids of a validated program; the second slot of an lddw has
+// the lddw's form too, and IsSecondSlot() tells it apart.
+struct SlotInfo {
+  FormId form;
+  bool second_slot;
+};
+std::vector<SlotInfo> ClassifySlots(const Program& program);
+
+// The highest CPU version and the union of groups that the program's forms
+// need (the upstream runner's selection rule).
+struct Requirements {
+  CpuVersion cpu = CpuVersion::kV1;
+  uint32_t groups = kGroupNone;
+};
+Requirements RequirementsOf(std::span<const Insn> insns);
+
+}  // namespace bpfdiff::isa
