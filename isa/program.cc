@@ -172,6 +172,12 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
       if (next.opcode != 0 || next.dst != 0 || next.src != 0 || next.offset != 0) {
         return At(pc + 1, nullptr, "second slot of lddw must have opcode, registers and offset 0");
       }
+      // As the kernel (resolve_pseudo_ldimm64): a map fd load has nothing in
+      // the second slot; only imm64 and map value loads use its imm.
+      if (form.shape == Shape::kLddwMapFd && next.imm != 0) {
+        return At(pc + 1, nullptr,
+                  fmt::format("second slot of lddw map_fd must have imm 0, not {}", next.imm));
+      }
       second_slot[pc + 1] = true;
       if (form.shape == Shape::kLddwMapFd || form.shape == Shape::kLddwMapValue) {
         const MapSpec* map = nullptr;
