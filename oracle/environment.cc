@@ -1,0 +1,138 @@
+#include "oracle/environment.h"
+
+#include <cstring>
+
+namespace bpfdiff {
+namespace {
+
+constexpr uint32_t kA64Ret = 0xd65f03c0;       // ret
+constexpr uint32_t kA64BranchSelf = 0x14000000;  // b .
+
+struct RegionSpec {
+  const char* name;
+  uint64_t base;
+  uint64_t size;
+  uint8_t permissions;
+};
+
+constexpr RegionSpec kRegions[] = {
+    {"helpers", guest::kHelperBase, guest::kHelperRegionSize, kPermRead | kPermExec},
+    {"stop", guest::kStopBase, guest::kStopRegionSize, kPermRead | kPermExec},
+    {"context", guest::kContextBase, guest::kContextSize, kPermRead | kPermWrite},
+    {"map values", guest::kMapValuesBase, guest::kMapValuesSize, kPermRead | kPermWrite},
+    {"map objects", guest::kMapObjectsBase, guest::kMapObjectsSize, kPermRead},
+    {"program objects", guest::kProgObjectsBase, guest::kProgObjectsSize, kPermRead},
+    {"stacks", guest::kStackBase, guest::kStackStride * guest::kMaxCpus, kPermRead | kPermWrite},
+    {"per-cpu", guest::kPerCpuBase, guest::kPerCpuStride * guest::kMaxCpus, kPermRead | kPermWrite},
+    {"packs", guest::kPackBase, guest::kPackSize * guest::kMaxPacks, kPermRead | kPermExec},
+    {"oversize", guest::kOversizeBase, guest::kOversizeSize, kPermRead | kPermExec},
+};
+
+}  // namespace
+
+Result<std::unique_ptr<GuestEnvironment>> GuestEnvironment::Create() {
+  std::unique_ptr<GuestEnvironment> env(new GuestEnvironment());
+  for (const auto& spec : kRegions) {
+    auto region = env->memory_.Map(spec.name, spec.base, spec.size, spec.permissions);
+    if (!region) return region.error();
+  }
+  // Helper stubs: each helper's entry is a RET (the machine performs the
+  // helper in a hook before it executes); the stop page spins on itself.
+  for (uint64_t a = guest::kHelperBase; a < guest::kHelperBase + guest::kHelperRegionSize; a += 4) {
+    env->memory_.Store<uint32_t>(a, kA64Ret);
+  }
+  env->memory_.Store<uint32_t>(guest::kStopAddress, kA64BranchSelf);
+  env->context_address_ = guest::kContextBase + guest::kContextSize;
+  return env;
+}
+
+void GuestEnvironment::Install(const LoadedCase& loaded) {
+  // Map objects (read-only for programs; written here through the host).
+  std::memset(memory_.HostPointer(guest::kMapObjectsBase, guest::kMapObjectsSize), 0,
+              guest::kMapObjectsSize);
+  std::memset(memory_.HostPointer(guest::kProgObjectsBase, guest::kProgObjectsSize), 0,
+              guest::kProgObjectsSize);
+  const auto value_addresses = MapValueAddresses(loaded.maps);
+  value_ranges_.clear();
+  for (size_t i = 0; i < loaded.maps.size(); ++i) {
+    const isa::MapSpec& map = loaded.maps[i];
+    const uint64_t object = MapObjectAddressAt(i);
+    memory_.Store<uint32_t>(object + guest::kMapTypeOffset, static_cast<uint32_t>(map.type));
+    memory_.Store<uint32_t>(object + guest::kMapKeySizeOffset, map.key_size);
+    memory_.Store<uint32_t>(object + guest::kMapValueSizeOffset, map.value_size);
+    memory_.Store<uint32_t>(object + guest::kMapMaxEntriesOffset, map.max_entries);
+    memory_.Store<uint64_t>(object + guest::kMapValuesOffset, value_addresses[i]);
+    for (size_t e = 0; e < map.programs.size(); ++e) {
+      const int32_t target = map.programs[e];
+      memory_.Store<uint64_t>(object + guest::kMapPtrsOffset + 8 * e,
+                              target < 0 ? 0 : guest::ProgObjectAddress(static_cast<uint64_t>(target)));
+    }
+    if (MapValuesBytes(map) != 0) value_ranges_.emplace_back(value_addresses[i], MapValuesBytes(map));
+  }
+  for (size_t p = 0; p < loaded.programs.size(); ++p) {
+    memory_.Store<uint32_t>(guest::ProgObjectAddress(p) + guest::kProgIndexOffset,
+                            static_cast<uint32_t>(p));
+  }
+  // Initial images of the writable regions a run may change.
+  values_bytes_ = 0;
+  for (auto [address, bytes] : value_ranges_) values_bytes_ = address + bytes - guest::kMapValuesBase;
+  initial_values_.assign(values_bytes_, 0);
+  for (size_t i = 0, r = 0; i < loaded.maps.size(); ++i) {
+    if (MapValuesBytes(loaded.maps[i]) == 0) continue;
+    const auto& initial = loaded.maps[i].initial_values;
+    std::memcpy(initial_values_.data() + (value_ranges_[r].first - guest::kMapValuesBase),
+                initial.data(), initial.size());
+    ++r;
+  }
+  context_length_ = loaded.memory.size();
+  // The input ends 8-byte aligned at the end of the context region, so that
+  // reading past its (rounded-up) end faults on every engine.
+  context_address_ = guest::kContextBase + guest::kContextSize - ((context_length_ + 7) & ~uint64_t{7});
+  initial_context_ = loaded.memory;
+  std::memset(memory_.HostPointer(guest::kContextBase, guest::kContextSize), 0, guest::kContextSize);
+  Reset();
+}
+
+void GuestEnvironment::SetProgramEntry(size_t index, uint64_t rx_address) {
+  memory_.Store<uint64_t>(guest::ProgObjectAddress(index) + guest::kProgBpfFuncOffset, rx_address);
+}
+
+void GuestEnvironment::Reset() {
+  if (!initial_context_.empty()) {
+    std::memcpy(memory_.HostPointer(context_address_, initial_context_.size()),
+                initial_context_.data(), initial_context_.size());
+  }
+  if (values_bytes_ != 0) {
+    std::memcpy(memory_.HostPointer(guest::kMapValuesBase, values_bytes_), initial_values_.data(),
+                values_bytes_);
+  }
+  for (int cpu = 0; cpu < guest::kMaxCpus; ++cpu) {
+    const uint64_t top = guest::StackTop(cpu);
+    std::memset(memory_.HostPointer(top - kResetStackBytes, kResetStackBytes), 0, kResetStackBytes);
+    helper_state_[cpu] = HelperState{};
+    helper_state_[cpu].cpu = cpu;
+  }
+}
+
+MemorySnapshot GuestEnvironment::Capture(int cpu, const StackGeometry& geometry) const {
+  MemorySnapshot snapshot;
+  const GuestMemory& memory = memory_;
+  snapshot.stack.resize(static_cast<size_t>(isa::kStackSize) * isa::kMaxCallDepth);
+  for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
+    const uint64_t fp = geometry.FramePointer(cpu, depth);
+    const uint8_t* frame = memory.HostPointer(fp - isa::kStackSize, isa::kStackSize);
+    std::memcpy(snapshot.stack.data() + static_cast<size_t>(depth) * isa::kStackSize, frame,
+                isa::kStackSize);
+  }
+  if (context_length_ != 0) {
+    const uint8_t* context = memory.HostPointer(context_address_, context_length_);
+    snapshot.context.assign(context, context + context_length_);
+  }
+  if (values_bytes_ != 0) {
+    const uint8_t* values = memory.HostPointer(guest::kMapValuesBase, values_bytes_);
+    snapshot.map_values.assign(values, values + values_bytes_);
+  }
+  return snapshot;
+}
+
+}  // namespace bpfdiff

@@ -1,0 +1,100 @@
+// The guest address space that the interpreter and the JIT'd code share.
+//
+// Both engines run over the same regions, at the same addresses, with the
+// same permissions, so that a pointer a program computes has the same value
+// on both sides and an access outside the regions faults on both sides.
+// Every region is page aligned and a whole number of pages, because Unicorn
+// maps memory in pages; gaps between regions are unmapped guard space.
+//
+//   0x0000_0000  unmapped (NULL)
+//   0x0010_0000  helper entry points, one 8-byte stub per helper id   R X
+//   0x0011_0000  stop page: the return address of the outermost frame R X
+//   0x0100_0000  context / packet (input memory ends at the region end) RW
+//   0x0200_0000  map values                                          RW
+//   0x0300_0000  map objects (struct GuestMap)                       R
+//   0x0310_0000  program objects (struct GuestProg)                  R
+//   0x0400_0000  stacks, one per CPU                                 RW
+//   0x0500_0000  per-CPU data, one page per CPU                      RW
+//   0x1000_0000  prog packs, kMaxPacks x 2 MiB                       R X
+//   0x2000_0000  oversize JIT images (larger than a pack)            R X
+#pragma once
+
+#include <cstdint>
+
+namespace bpfdiff::guest {
+
+inline constexpr uint64_t kPageSize = 4096;
+
+inline constexpr uint64_t kHelperBase = 0x0010'0000;
+inline constexpr uint64_t kHelperStubSize = 8;
+inline constexpr uint64_t kMaxHelperId = 255;
+inline constexpr uint64_t kHelperRegionSize = 0x1000;
+// Target of a callx whose register does not name a helper.
+inline constexpr uint64_t kBadCallxStub = kHelperBase + (kMaxHelperId + 1) * kHelperStubSize;
+
+inline constexpr uint64_t kStopBase = 0x0011'0000;
+inline constexpr uint64_t kStopRegionSize = 0x1000;
+inline constexpr uint64_t kStopAddress = kStopBase;
+
+inline constexpr uint64_t kContextBase = 0x0100'0000;
+inline constexpr uint64_t kContextSize = 0x10000;
+
+inline constexpr uint64_t kMapValuesBase = 0x0200'0000;
+inline constexpr uint64_t kMapValuesSize = 0x100000;
+
+inline constexpr uint64_t kMapObjectsBase = 0x0300'0000;
+inline constexpr uint64_t kMapObjectStride = 0x400;
+inline constexpr uint64_t kMaxMaps = 16;
+inline constexpr uint64_t kMapObjectsSize = kMapObjectStride * kMaxMaps;
+
+inline constexpr uint64_t kProgObjectsBase = 0x0310'0000;
+inline constexpr uint64_t kProgObjectStride = 0x40;
+inline constexpr uint64_t kMaxPrograms = 64;
+inline constexpr uint64_t kProgObjectsSize = 0x1000;
+
+inline constexpr uint64_t kStackBase = 0x0400'0000;
+inline constexpr uint64_t kStackStride = 0x10000;  // per CPU
+inline constexpr uint64_t kPerCpuBase = 0x0500'0000;
+inline constexpr uint64_t kPerCpuStride = 0x1000;
+inline constexpr int kMaxCpus = 4;
+
+inline constexpr uint64_t kPackBase = 0x1000'0000;
+inline constexpr uint64_t kPackSize = 2 << 20;  // 2 MiB, as the kernel's prog pack
+inline constexpr uint64_t kMaxPacks = 16;
+inline constexpr uint64_t kOversizeBase = 0x2000'0000;
+inline constexpr uint64_t kOversizeSize = 64 << 20;
+
+inline constexpr uint64_t HelperAddress(uint64_t id) { return kHelperBase + id * kHelperStubSize; }
+inline constexpr uint64_t StackTop(int cpu) { return kStackBase + kStackStride * (cpu + 1); }
+inline constexpr uint64_t PerCpuArea(int cpu) { return kPerCpuBase + kPerCpuStride * cpu; }
+inline constexpr uint64_t MapObjectAddress(uint64_t index) {
+  return kMapObjectsBase + index * kMapObjectStride;
+}
+inline constexpr uint64_t ProgObjectAddress(uint64_t index) {
+  return kProgObjectsBase + index * kProgObjectStride;
+}
+
+// struct GuestMap, at MapObjectAddress(i): what lddw map_fd loads.
+//   u32 type; u32 key_size; u32 value_size; u32 max_entries;  // offsets 0..15
+//   u64 values;                                               // offset 16
+//   u64 ptrs[max_entries];                                    // offset 32, prog_array only
+inline constexpr uint64_t kMapTypeOffset = 0;
+inline constexpr uint64_t kMapKeySizeOffset = 4;
+inline constexpr uint64_t kMapValueSizeOffset = 8;
+inline constexpr uint64_t kMapMaxEntriesOffset = 12;
+inline constexpr uint64_t kMapValuesOffset = 16;
+inline constexpr uint64_t kMapPtrsOffset = 32;
+inline constexpr uint64_t kMaxProgArrayEntries = (kMapObjectStride - kMapPtrsOffset) / 8;
+
+// struct GuestProg, at ProgObjectAddress(i): what a prog_array slot points to.
+//   u64 bpf_func;  // offset 0: RX address of the JIT'd image (0 before JIT)
+//   u32 index;     // offset 8: the program's index, for the interpreter
+inline constexpr uint64_t kProgBpfFuncOffset = 0;
+inline constexpr uint64_t kProgIndexOffset = 8;
+
+// Per-CPU area (trampoline and recursion state, see the recursion issue).
+inline constexpr uint64_t kPreemptCountOffset = 0;
+
+inline constexpr int kMaxTailCalls = 33;  // MAX_TAIL_CALL_CNT
+
+}  // namespace bpfdiff::guest

@@ -1,0 +1,64 @@
+#include "oracle/guest_memory.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+
+#include "oracle/guest_layout.h"
+
+namespace bpfdiff {
+
+std::string_view AccessKindName(AccessKind kind) {
+  switch (kind) {
+    case AccessKind::kRead: return "read";
+    case AccessKind::kWrite: return "write";
+    case AccessKind::kExec: return "exec";
+    case AccessKind::kMisaligned: return "misaligned atomic access";
+  }
+  return "?";
+}
+
+GuestMemory::~GuestMemory() {
+  for (auto& region : regions_) munmap(region->host, region->size);
+}
+
+Result<Region*> GuestMemory::Map(std::string name, uint64_t base, uint64_t size,
+                                 uint8_t permissions) {
+  if (base % guest::kPageSize != 0 || size % guest::kPageSize != 0 || size == 0) {
+    return Fail("region {} at 0x{:x} (+0x{:x}) is not page aligned", name, base, size);
+  }
+  for (const auto& other : regions_) {
+    if (base < other->base + other->size && other->base < base + size) {
+      return Fail("region {} at 0x{:x} overlaps region {}", name, base, other->name);
+    }
+  }
+  void* host = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (host == MAP_FAILED) return Fail("cannot allocate {} bytes for region {}", size, name);
+  auto region = std::make_unique<Region>(
+      Region{std::move(name), base, size, permissions, static_cast<uint8_t*>(host)});
+  regions_.push_back(std::move(region));
+  return regions_.back().get();
+}
+
+Region* GuestMemory::Find(uint64_t address, uint64_t length) {
+  for (auto& region : regions_) {
+    if (region->Contains(address, length)) return region.get();
+  }
+  return nullptr;
+}
+
+const Region* GuestMemory::Find(uint64_t address, uint64_t length) const {
+  for (const auto& region : regions_) {
+    if (region->Contains(address, length)) return region.get();
+  }
+  return nullptr;
+}
+
+Region* GuestMemory::FindByName(std::string_view name) {
+  for (auto& region : regions_) {
+    if (region->name == name) return region.get();
+  }
+  return nullptr;
+}
+
+}  // namespace bpfdiff

@@ -1,0 +1,118 @@
+// Guest memory: page-aligned regions backed by host buffers.
+//
+// The interpreter reads and writes guest memory only through Translate(),
+// which checks the region and its permissions; the Unicorn machine maps the
+// very same host buffers with uc_mem_map_ptr, so both engines see one memory.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "support/result.h"
+
+namespace bpfdiff {
+
+enum Permission : uint8_t { kPermRead = 1, kPermWrite = 2, kPermExec = 4 };
+
+// kMisaligned: an atomic access that is not naturally aligned (arm64 raises an
+// alignment fault for it; the kernel's verifier rejects it statically).
+enum class AccessKind : uint8_t { kRead, kWrite, kExec, kMisaligned };
+std::string_view AccessKindName(AccessKind kind);
+
+struct Region {
+  std::string name;
+  uint64_t base = 0;
+  uint64_t size = 0;
+  uint8_t permissions = 0;
+  uint8_t* host = nullptr;  // page aligned, `size` bytes
+
+  bool Contains(uint64_t address, uint64_t length) const {
+    return address >= base && length <= size && address - base <= size - length;
+  }
+};
+
+class GuestMemory {
+ public:
+  GuestMemory() = default;
+  ~GuestMemory();
+  GuestMemory(const GuestMemory&) = delete;
+  GuestMemory& operator=(const GuestMemory&) = delete;
+
+  // Maps a zero-filled region. Base and size must be page multiples and the
+  // region must not overlap another.
+  Result<Region*> Map(std::string name, uint64_t base, uint64_t size, uint8_t permissions);
+
+  // Host pointer for [address, address + length) if it lies inside one
+  // region that allows `kind`; nullptr otherwise (a fault).
+  uint8_t* Translate(uint64_t address, uint64_t length, AccessKind kind) {
+    Region* region = last_;
+    if (region == nullptr || !region->Contains(address, length)) {
+      region = Find(address, length);
+      if (region == nullptr) return nullptr;
+      last_ = region;
+    }
+    if (!(region->permissions & PermissionFor(kind))) return nullptr;
+    return region->host + (address - region->base);
+  }
+
+  // The region containing the whole range, or nullptr.
+  Region* Find(uint64_t address, uint64_t length = 1);
+  const Region* Find(uint64_t address, uint64_t length = 1) const;
+  Region* FindByName(std::string_view name);
+
+  // The first byte of [address, address + length) that does not allow
+  // `kind`: the address a CPU reports for the fault. `address` itself when
+  // the whole range is inaccessible or the range is not inaccessible at all.
+  uint64_t FirstInaccessible(uint64_t address, uint64_t length, AccessKind kind) {
+    for (uint64_t i = 0; i < length; ++i) {
+      if (Translate(address + i, 1, kind) == nullptr) return address + i;
+    }
+    return address;
+  }
+
+  // Whether [address, address + length) is mapped with `kind` allowed.
+  bool Accessible(uint64_t address, uint64_t length, AccessKind kind) {
+    return Translate(address, length, kind) != nullptr;
+  }
+
+  std::span<const std::unique_ptr<Region>> regions() const { return regions_; }
+
+  // Raw host access for setting up state; bypasses permissions (the loader
+  // writes read-only objects this way). Returns nullptr if unmapped.
+  uint8_t* HostPointer(uint64_t address, uint64_t length) {
+    Region* region = Find(address, length);
+    return region ? region->host + (address - region->base) : nullptr;
+  }
+  const uint8_t* HostPointer(uint64_t address, uint64_t length) const {
+    const Region* region = Find(address, length);
+    return region ? region->host + (address - region->base) : nullptr;
+  }
+
+  template <typename T>
+  bool Store(uint64_t address, T value) {
+    uint8_t* p = HostPointer(address, sizeof(T));
+    if (p == nullptr) return false;
+    std::memcpy(p, &value, sizeof(T));
+    return true;
+  }
+
+ private:
+  static uint8_t PermissionFor(AccessKind kind) {
+    switch (kind) {
+      case AccessKind::kRead: return kPermRead;
+      case AccessKind::kWrite: return kPermWrite;
+      case AccessKind::kExec: return kPermExec;
+      case AccessKind::kMisaligned: return 0;
+    }
+    return 0;
+  }
+
+  std::vector<std::unique_ptr<Region>> regions_;
+  Region* last_ = nullptr;
+};
+
+}  // namespace bpfdiff

@@ -1,0 +1,45 @@
+// The reference interpreter: the oracle every JIT output is compared with.
+//
+// Exact RFC 9669 semantics over the shared guest address space: every load
+// and store goes through GuestMemory, so an access outside the regions, or
+// against their permissions, ends the run with a fault that names the
+// instruction, address and access kind, as the JIT's kernel would report it.
+// PROBE_MEM loads read 0 on such an address and go on, as the kernel's
+// exception-table fixup makes them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "oracle/environment.h"
+#include "oracle/load.h"
+#include "oracle/outcome.h"
+
+namespace bpfdiff {
+
+struct InterpreterOptions {
+  uint64_t budget = 1'000'000;  // BPF instructions per run
+  int cpu = 0;
+  StackGeometry geometry;
+};
+
+class Interpreter {
+ public:
+  Interpreter(GuestEnvironment& env, const LoadedCase& loaded, const InterpreterOptions& options)
+      : env_(env), loaded_(loaded), options_(options) {}
+
+  // Runs the main program with the conformance convention (r1 = input
+  // memory, r2 = its length) on the environment as it is now; the caller
+  // resets the environment first. Captures memory into the outcome.
+  Outcome Run();
+
+  // Runs program `index` with r1..r5 = args; does not capture memory.
+  Outcome RunProgram(size_t index, const std::array<uint64_t, 5>& args);
+
+ private:
+  GuestEnvironment& env_;
+  const LoadedCase& loaded_;
+  InterpreterOptions options_;
+};
+
+}  // namespace bpfdiff

@@ -1,0 +1,408 @@
+#include "oracle/load.h"
+
+#include <algorithm>
+#include <deque>
+
+#include <fmt/format.h>
+
+#include "oracle/guest_layout.h"
+#include "oracle/helpers.h"
+
+namespace bpfdiff {
+namespace {
+
+using isa::Form;
+using isa::FormById;
+using isa::Insn;
+using isa::Shape;
+
+constexpr uint64_t RoundUp(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
+
+bool IsBranch(Shape shape) {
+  return shape == Shape::kJa || shape == Shape::kJa32 || shape == Shape::kJumpImm ||
+         shape == Shape::kJumpReg || shape == Shape::kCallLocal;
+}
+
+int64_t BranchDelta(const Insn& insn, Shape shape) {
+  return shape == Shape::kJa32 || shape == Shape::kCallLocal ? insn.imm : insn.offset;
+}
+
+// Registers an instruction reads and writes, as bit masks over r0..r10.
+struct RegisterUse {
+  uint16_t reads = 0;
+  uint16_t writes = 0;
+  bool clobbers_args = false;  // a call: r1..r5 hold no defined value after it
+};
+
+constexpr uint16_t Bit(unsigned reg) { return static_cast<uint16_t>(1u << reg); }
+constexpr uint16_t kArgRegs = Bit(1) | Bit(2) | Bit(3) | Bit(4) | Bit(5);
+
+RegisterUse UseOf(const Insn& insn, const Form& form) {
+  RegisterUse use;
+  const bool is_mov = isa::OpOf(insn.opcode) == isa::kAluMov;
+  switch (form.shape) {
+    case Shape::kAluImm:
+      use.reads = is_mov ? 0 : Bit(insn.dst);
+      use.writes = Bit(insn.dst);
+      break;
+    case Shape::kAluReg:
+      use.reads = static_cast<uint16_t>((is_mov ? 0 : Bit(insn.dst)) | Bit(insn.src));
+      use.writes = Bit(insn.dst);
+      break;
+    case Shape::kAluUnary:
+    case Shape::kEndian:
+      use.reads = use.writes = Bit(insn.dst);
+      break;
+    case Shape::kMovSx:
+      use.reads = Bit(insn.src);
+      use.writes = Bit(insn.dst);
+      break;
+    case Shape::kJumpImm: use.reads = Bit(insn.dst); break;
+    case Shape::kJumpReg: use.reads = Bit(insn.dst) | Bit(insn.src); break;
+    case Shape::kCallHelper: {
+      const HelperInfo* helper = FindHelper(insn.imm);
+      const int args = helper ? helper->num_args : 5;
+      for (int r = 1; r <= args; ++r) use.reads |= Bit(static_cast<unsigned>(r));
+      use.writes = Bit(0);
+      use.clobbers_args = true;
+      break;
+    }
+    case Shape::kCallLocal:
+      use.writes = Bit(0);
+      use.clobbers_args = true;
+      break;
+    case Shape::kCallReg:
+      use.reads = Bit(insn.dst);
+      use.writes = Bit(0);
+      use.clobbers_args = true;
+      break;
+    case Shape::kTailCall:
+      use.reads = Bit(1) | Bit(2) | Bit(3);
+      use.clobbers_args = true;
+      break;
+    case Shape::kExit: use.reads = Bit(0); break;
+    case Shape::kJa:
+    case Shape::kJa32: break;
+    case Shape::kLddw:
+    case Shape::kLddwMapFd:
+    case Shape::kLddwMapValue: use.writes = Bit(insn.dst); break;
+    case Shape::kLdAbs:
+      use.writes = Bit(0);
+      use.clobbers_args = true;
+      break;
+    case Shape::kLdInd:
+      use.reads = Bit(insn.src);
+      use.writes = Bit(0);
+      use.clobbers_args = true;
+      break;
+    case Shape::kLoad:
+      use.reads = Bit(insn.src);
+      use.writes = Bit(insn.dst);
+      break;
+    case Shape::kStoreImm: use.reads = Bit(insn.dst); break;
+    case Shape::kStoreReg: use.reads = Bit(insn.dst) | Bit(insn.src); break;
+    case Shape::kAtomic:
+      use.reads = Bit(insn.dst) | Bit(insn.src);
+      if (insn.imm == isa::kAtomicCmpXchg) {
+        use.reads |= Bit(0);
+        use.writes = Bit(0);
+      } else if (insn.imm & isa::kAtomicFetch) {
+        use.writes = Bit(insn.src);
+      }
+      break;
+  }
+  return use;
+}
+
+// Verifier-lite checks that do not depend on data flow.
+Status CheckProgram(const isa::Program& program, size_t index) {
+  auto slots = isa::ClassifySlots(program);
+  const size_t subprograms = program.subprogram_starts.size();
+  std::vector<std::vector<size_t>> callees(subprograms);
+  for (size_t pc = 0; pc < program.size(); ++pc) {
+    if (slots[pc].second_slot) continue;
+    const Insn& insn = program.insns[pc];
+    const Form& form = FormById(slots[pc].form);
+    auto where = [&] { return fmt::format("program {}, instruction {} ({})", index, pc, form.name); };
+    if (form.shape == Shape::kCallHelper && insn.imm != kHelperTailCall &&
+        FindHelper(insn.imm) == nullptr) {
+      return Fail("{}: unknown helper {}", where(), insn.imm);
+    }
+    if ((form.shape == Shape::kTailCall ||
+         (form.shape == Shape::kCallHelper && insn.imm == kHelperTailCall)) &&
+        program.SubprogramOf(static_cast<uint32_t>(pc)) != 0) {
+      return Fail("{}: tail calls from subprograms are not modelled", where());
+    }
+    if (form.shape == Shape::kCallLocal) {
+      const auto target = static_cast<uint32_t>(static_cast<int64_t>(pc) + insn.imm + 1);
+      callees[program.SubprogramOf(static_cast<uint32_t>(pc))].push_back(program.SubprogramOf(target));
+    }
+    // r10-relative accesses must stay inside the frame [r10 - 512, r10).
+    int base = -1;
+    if (form.shape == Shape::kLoad) base = insn.src;
+    if (form.shape == Shape::kStoreImm || form.shape == Shape::kStoreReg || form.shape == Shape::kAtomic) {
+      base = insn.dst;
+    }
+    if (base == isa::kFramePointer) {
+      const int size = static_cast<int>(isa::SizeBytes(insn.opcode));
+      if (insn.offset < -isa::kStackSize || insn.offset + size > 0) {
+        return Fail("{}: stack access at r10{:+} ({} bytes) is outside the {}-byte frame", where(),
+                    insn.offset, size, isa::kStackSize);
+      }
+    }
+  }
+  // The call graph must be acyclic and at most kMaxCallDepth frames deep.
+  std::vector<int> depth(subprograms, 0);  // 0 = unvisited, -1 = on the stack
+  std::vector<int> longest(subprograms, 1);
+  auto visit = [&](auto&& self, size_t sub) -> Status {
+    depth[sub] = -1;
+    for (size_t callee : callees[sub]) {
+      if (depth[callee] == -1) {
+        return Fail("program {}: subprogram {} calls itself recursively (through subprogram {})",
+                    index, callee, sub);
+      }
+      if (depth[callee] == 0) {
+        if (auto status = self(self, callee); !status) return status;
+      }
+      longest[sub] = std::max(longest[sub], longest[callee] + 1);
+    }
+    depth[sub] = 1;
+    return {};
+  };
+  if (auto status = visit(visit, 0); !status) return status;
+  if (longest[0] > isa::kMaxCallDepth) {
+    return Fail("program {}: calls nest {} frames deep, more than the limit of {}", index,
+                longest[0], isa::kMaxCallDepth);
+  }
+  return {};
+}
+
+// Finds the first read of a register that a call left undefined.
+std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t index) {
+  auto slots = isa::ClassifySlots(program);
+  const size_t n = program.size();
+  // Per slot: registers that may be clobbered on entry, and by which call.
+  std::vector<uint16_t> in(n, 0);
+  std::vector<bool> seen(n, false);
+  std::vector<int64_t> clobbered_by(n, -1);
+  std::deque<size_t> work;
+  for (uint32_t start : program.subprogram_starts) {
+    seen[start] = true;
+    work.push_back(start);
+  }
+  std::optional<std::string> finding;
+  auto flow = [&](size_t to, uint16_t state, int64_t call) {
+    if (to >= n) return;
+    const auto merged = static_cast<uint16_t>(in[to] | state);
+    if (seen[to] && merged == in[to]) return;
+    in[to] = merged;
+    if (call >= 0) clobbered_by[to] = call;
+    seen[to] = true;
+    work.push_back(to);
+  };
+  while (!work.empty()) {
+    const size_t pc = work.front();
+    work.pop_front();
+    const Insn& insn = program.insns[pc];
+    const Form& form = FormById(slots[pc].form);
+    const RegisterUse use = UseOf(insn, form);
+    if ((use.reads & in[pc]) != 0 && !finding) {
+      unsigned reg = 0;
+      while (!((use.reads & in[pc]) & Bit(reg))) ++reg;
+      finding = fmt::format(
+          "program {}, instruction {} ({}) reads r{}, which the call at instruction {} left "
+          "undefined",
+          index, pc, form.name, reg, clobbered_by[pc]);
+    }
+    uint16_t out = static_cast<uint16_t>(in[pc] & ~use.writes);
+    int64_t call = clobbered_by[pc];
+    if (use.clobbers_args) {
+      out |= kArgRegs;
+      call = static_cast<int64_t>(pc);
+    }
+    const size_t next = pc + (form.is_wide() ? 2 : 1);
+    switch (form.shape) {
+      case Shape::kExit: break;
+      case Shape::kJa:
+      case Shape::kJa32:
+        flow(static_cast<size_t>(static_cast<int64_t>(pc) + BranchDelta(insn, form.shape) + 1), out, call);
+        break;
+      case Shape::kJumpImm:
+      case Shape::kJumpReg:
+        flow(static_cast<size_t>(static_cast<int64_t>(pc) + insn.offset + 1), out, call);
+        flow(next, out, call);
+        break;
+      default: flow(next, out, call);
+    }
+  }
+  return finding;
+}
+
+// Rebuilds a program where slot i of `source` became `replacement[i]` (one
+// or more slots), retargeting every branch to the first slot of the
+// replacement of its old target.
+Result<LoadedProgram> Rewrite(const isa::Program& source,
+                              const std::vector<std::vector<Insn>>& replacement,
+                              const std::vector<isa::MapSpec>& maps) {
+  const size_t n = source.size();
+  std::vector<uint32_t> new_index(n + 1);
+  uint32_t next = 0;
+  for (size_t i = 0; i < n; ++i) {
+    new_index[i] = next;
+    next += static_cast<uint32_t>(replacement[i].size());
+  }
+  new_index[n] = next;
+  LoadedProgram out;
+  out.source_slot.reserve(next);
+  std::vector<Insn> insns;
+  insns.reserve(next);
+  auto slots = isa::ClassifySlots(source);
+  for (size_t i = 0; i < n; ++i) {
+    for (Insn insn : replacement[i]) {
+      if (!slots[i].second_slot && replacement[i].size() == 1) {
+        const Shape shape = FormById(slots[i].form).shape;
+        if (IsBranch(shape)) {
+          const auto old_target = static_cast<size_t>(static_cast<int64_t>(i) + BranchDelta(insn, shape) + 1);
+          const int64_t delta = static_cast<int64_t>(new_index[old_target]) -
+                                static_cast<int64_t>(new_index[i]) - 1;
+          if (shape == Shape::kJa32 || shape == Shape::kCallLocal) {
+            insn.imm = static_cast<int32_t>(delta);
+          } else {
+            if (delta < INT16_MIN || delta > INT16_MAX) {
+              return Fail("instruction {}: after inlining, the jump offset {} no longer fits in 16 bits", i, delta);
+            }
+            insn.offset = static_cast<int16_t>(delta);
+          }
+        }
+      }
+      insns.push_back(insn);
+      out.source_slot.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  auto program = isa::MakeProgram(std::move(insns), maps);
+  if (!program) return Fail("rewritten program is invalid: {}", program.message());
+  out.program = std::move(program).value();
+  return out;
+}
+
+Result<LoadedProgram> LoadProgram(const isa::Program& program, size_t index,
+                                  const std::vector<isa::MapSpec>& maps,
+                                  const std::vector<uint64_t>& value_addresses,
+                                  const LoadOptions& options) {
+  if (auto status = CheckProgram(program, index); !status) return status.error();
+  auto slots = isa::ClassifySlots(program);
+  std::vector<std::vector<Insn>> replacement(program.size());
+  for (size_t pc = 0; pc < program.size(); ++pc) {
+    Insn insn = program.insns[pc];
+    replacement[pc] = {insn};
+    if (slots[pc].second_slot) continue;
+    const Shape shape = FormById(slots[pc].form).shape;
+    if (shape == Shape::kLddwMapFd || shape == Shape::kLddwMapValue) {
+      size_t map_index = 0;
+      while (maps[map_index].fd != insn.imm) ++map_index;
+      uint64_t address = MapObjectAddressAt(map_index);
+      if (shape == Shape::kLddwMapValue) {
+        address = value_addresses[map_index] + static_cast<uint32_t>(program.insns[pc + 1].imm);
+      }
+      insn.src = 0;
+      insn.imm = static_cast<int32_t>(static_cast<uint32_t>(address));
+      replacement[pc] = {insn};
+      Insn second = program.insns[pc + 1];
+      second.imm = static_cast<int32_t>(static_cast<uint32_t>(address >> 32));
+      replacement[pc + 1] = {second};
+    } else if (shape == Shape::kCallHelper && insn.imm == kHelperTailCall) {
+      replacement[pc] = {Insn{isa::kOpTailCall, 0, 0, 0, 0}};
+    } else if (shape == Shape::kCallHelper && insn.imm == kHelperKptrXchg &&
+               options.inline_kptr_xchg) {
+      // r0 = r2; r0 = xchg(*(u64 *)(r1 + 0), r0)
+      replacement[pc] = {
+          Insn{isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, 0, 2, 0, 0},
+          Insn{isa::kClassStx | isa::kModeAtomic | isa::kSizeDW, 1, 0, 0, isa::kAtomicXchg}};
+    }
+  }
+  return WithContext(Rewrite(program, replacement, maps), fmt::format("program {}", index));
+}
+
+}  // namespace
+
+uint64_t MapObjectAddressAt(size_t index) { return guest::MapObjectAddress(index); }
+
+uint64_t MapValuesBytes(const isa::MapSpec& map) {
+  switch (map.type) {
+    case isa::MapType::kArray: return uint64_t{map.max_entries} * RoundUp(map.value_size, 8);
+    case isa::MapType::kHash:
+      return uint64_t{map.max_entries} * (8 + RoundUp(map.key_size, 8) + RoundUp(map.value_size, 8));
+    case isa::MapType::kProgArray: return 0;
+  }
+  return 0;
+}
+
+std::vector<uint64_t> MapValueAddresses(const std::vector<isa::MapSpec>& maps) {
+  std::vector<uint64_t> addresses;
+  uint64_t next = guest::kMapValuesBase;
+  for (const auto& map : maps) {
+    addresses.push_back(next);
+    next += RoundUp(MapValuesBytes(map), 64);
+  }
+  return addresses;
+}
+
+Result<LoadedCase> LoadCase(const CaseSource& source) {
+  if (source.programs.empty()) return Fail("the case has no program");
+  if (source.programs.size() > guest::kMaxPrograms) {
+    return Fail("the case has {} programs, more than the limit of {}", source.programs.size(),
+                guest::kMaxPrograms);
+  }
+  if (source.maps.size() > guest::kMaxMaps) {
+    return Fail("the case declares {} maps, more than the limit of {}", source.maps.size(), guest::kMaxMaps);
+  }
+  if (source.memory.size() > guest::kContextSize) {
+    return Fail("input memory of {} bytes is larger than the {}-byte context region",
+                source.memory.size(), guest::kContextSize);
+  }
+  uint64_t values_end = guest::kMapValuesBase;
+  for (const auto& map : source.maps) values_end += RoundUp(MapValuesBytes(map), 64);
+  if (values_end > guest::kMapValuesBase + guest::kMapValuesSize) {
+    return Fail("the maps' values need {} bytes, more than the {}-byte map region",
+                values_end - guest::kMapValuesBase, guest::kMapValuesSize);
+  }
+  for (const auto& map : source.maps) {
+    if (map.type == isa::MapType::kProgArray) {
+      if (map.max_entries > guest::kMaxProgArrayEntries) {
+        return Fail("prog_array map {} has {} entries, more than the limit of {}", map.fd,
+                    map.max_entries, guest::kMaxProgArrayEntries);
+      }
+      for (int32_t target : map.programs) {
+        if (target < -1 || target >= static_cast<int32_t>(source.programs.size())) {
+          return Fail("prog_array map {} names program {}, but the case has {} programs", map.fd,
+                      target, source.programs.size());
+        }
+      }
+      if (map.programs.size() > map.max_entries) {
+        return Fail("prog_array map {} lists {} programs for {} entries", map.fd, map.programs.size(), map.max_entries);
+      }
+    } else if (map.initial_values.size() > MapValuesBytes(map)) {
+      return Fail("map {} has {} bytes of initial values, more than its {} value bytes", map.fd,
+                  map.initial_values.size(), MapValuesBytes(map));
+    }
+  }
+
+  LoadedCase loaded;
+  loaded.maps = source.maps;
+  loaded.memory = source.memory;
+  loaded.options = source.options;
+  const auto value_addresses = MapValueAddresses(source.maps);
+  for (size_t i = 0; i < source.programs.size(); ++i) {
+    auto program = isa::MakeProgram(source.programs[i], source.maps);
+    if (!program) return Fail("program {}: {}", i, program.message());
+    auto loaded_program = LoadProgram(*program, i, source.maps, value_addresses, source.options);
+    if (!loaded_program) return loaded_program.error();
+    if (!loaded.clobbered_read) {
+      loaded.clobbered_read = FindClobberedRead(loaded_program->program, i);
+    }
+    loaded.programs.push_back(std::move(loaded_program).value());
+  }
+  return loaded;
+}
+
+}  // namespace bpfdiff

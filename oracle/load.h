@@ -1,0 +1,66 @@
+// The load step: what the kernel does to a program between the bpf() syscall
+// and the JIT, reduced to what bpfdiff models.
+//
+//  - validation (isa::MakeProgram) of every program of a case;
+//  - verifier-lite: helper ids must exist, the call graph must be acyclic and
+//    at most kMaxCallDepth deep, r10-relative accesses must stay inside the
+//    512-byte frame, tail calls only from the main subprogram;
+//  - rewrites, as the verifier does them: lddw map_fd / map_value become
+//    plain lddw of the guest address, `call 12` becomes the tail_call
+//    instruction, and (when enabled) `call kptr_xchg` is inlined as
+//    `r0 = r2; r0 = xchg(*(u64 *)(r1 + 0), r0)`.
+//
+// It also finds reads of r1..r5 after a call clobbered them. Such a read is
+// rejected by the kernel's verifier but not by ours, because the engines
+// legitimately disagree on those values; the differential runner uses
+// `clobbered_read` to mark such a case as not comparable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "isa/insn.h"
+#include "isa/program.h"
+#include "support/result.h"
+
+namespace bpfdiff {
+
+struct LoadOptions {
+  bool inline_kptr_xchg = false;
+};
+
+// A case as a test file or a fuzz input describes it, before loading.
+struct CaseSource {
+  std::vector<std::vector<isa::Insn>> programs;  // [0] is the main program
+  std::vector<isa::MapSpec> maps;
+  std::vector<uint8_t> memory;  // context / packet
+  LoadOptions options;
+};
+
+struct LoadedProgram {
+  isa::Program program;  // after rewrites
+  // For each slot of `program`, the slot of the source program it came from.
+  std::vector<uint32_t> source_slot;
+};
+
+struct LoadedCase {
+  std::vector<LoadedProgram> programs;
+  std::vector<isa::MapSpec> maps;
+  std::vector<uint8_t> memory;
+  LoadOptions options;
+  // First "reads a clobbered register" finding, if any (see above).
+  std::optional<std::string> clobbered_read;
+};
+
+// Guest address of the GuestMap object of the map at `index` in the case's
+// declaration order, and of its values area. Values areas are laid out one
+// after another from kMapValuesBase, each 64-byte aligned.
+uint64_t MapObjectAddressAt(size_t index);
+std::vector<uint64_t> MapValueAddresses(const std::vector<isa::MapSpec>& maps);
+uint64_t MapValuesBytes(const isa::MapSpec& map);
+
+Result<LoadedCase> LoadCase(const CaseSource& source);
+
+}  // namespace bpfdiff

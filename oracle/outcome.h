@@ -1,0 +1,76 @@
+// The outcome of one run, in the same shape for every engine.
+//
+// Two outcomes are compared field by field (harness/compare.h); everything an
+// engine can get wrong that a program or the kernel could observe is here.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oracle/guest_memory.h"
+
+namespace bpfdiff {
+
+enum class EndKind : uint8_t {
+  kExit,         // the main program returned; r0 is valid
+  kUnwind,       // helper 5 returned 0 and stopped the program (r0 = 0)
+  kFault,        // an unhandled memory fault (fault is set)
+  kTrap,         // executed an invalidated pack slot or a BRK (message says where)
+  kHelperError,  // a helper refused its arguments, or callx named no helper
+  kBudget,       // the instruction budget ran out
+  kHarnessError, // the engine itself failed; never comparable
+};
+std::string_view EndKindName(EndKind kind);
+
+struct FaultInfo {
+  uint32_t insn = 0;     // BPF instruction index (of the program that faulted)
+  uint32_t program = 0;  // which program (0 = main, k = tail-call target k)
+  uint64_t address = 0;
+  AccessKind kind = AccessKind::kRead;
+  // The access was partly accessible (it crosses into a region it may not
+  // touch). For a store the architecture leaves the bytes it may already
+  // have written unknown, so memory is not comparable after it.
+  bool partial = false;
+
+  friend bool operator==(const FaultInfo&, const FaultInfo&) = default;
+};
+
+struct HelperCall {
+  int32_t id = 0;
+  std::array<uint64_t, 5> args{};
+  uint64_t ret = 0;
+
+  friend bool operator==(const HelperCall&, const HelperCall&) = default;
+};
+
+// Final contents of the writable guest memory a program can see.
+struct MemorySnapshot {
+  std::vector<uint8_t> stack;       // kMaxCallDepth BPF frames, frame 0 first, low to high
+  std::vector<uint8_t> context;     // the input memory
+  std::vector<uint8_t> map_values;  // every map's values area, in declaration order
+
+  friend bool operator==(const MemorySnapshot&, const MemorySnapshot&) = default;
+};
+
+struct Outcome {
+  EndKind end = EndKind::kHarnessError;
+  uint64_t r0 = 0;
+  std::optional<FaultInfo> fault;
+  std::string message;  // for kTrap, kHelperError, kHarnessError: what happened
+  std::vector<HelperCall> helper_calls;
+  std::vector<uint32_t> tail_calls;  // program index of each tail call taken
+  MemorySnapshot memory;
+  uint64_t steps = 0;  // instructions executed (engine-specific; not compared)
+
+  // One line: "exit r0=0x1" / "fault at insn 3: read of 0x0" / ...
+  std::string Summary() const;
+  // Multi-line, for `bpfdiff run`: summary, helper trace, tail calls.
+  std::string Describe() const;
+};
+
+std::string FormatHelperCall(const HelperCall& call);
+
+}  // namespace bpfdiff
