@@ -1,0 +1,212 @@
+// ALU and ALU64: one lowering per operation. 32-bit operations use the W
+// forms, which zero the upper half of the X register: that is the BPF rule
+// that every 32-bit result is zero-extended.
+#include "jit/context.h"
+
+namespace bpfdiff::jit {
+namespace {
+
+using a64::AddSubOp;
+using a64::DataProc2Op;
+using a64::DataProc3Op;
+using a64::LogicalImmOp;
+using a64::LogicalRegOp;
+using a64::Reg;
+using a64::Width;
+
+// dst = dst OP value, with the logical-immediate form when the value is a
+// bitmask immediate and a temporary otherwise.
+void EmitLogicalImm(JitContext& ctx, LogicalImmOp op, LogicalRegOp reg_op, Width w, Reg dst,
+                    uint64_t value) {
+  const uint32_t word = a64::LogicalImmediate(op, w, dst, dst, value);
+  if (word != a64::kBreakFault) {
+    ctx.Emit(word);
+    return;
+  }
+  EmitMovImm(ctx, w, kTmp1, value);
+  ctx.Emit(a64::LogicalShiftedRegister(reg_op, w, dst, dst, kTmp1));
+}
+
+// dst = dst +- imm (emit_a64_add_i): the immediate form when imm or -imm
+// fits in 12 bits (optionally shifted by 12), a temporary otherwise.
+void EmitAddImm(JitContext& ctx, bool subtract, Width w, Reg dst, Reg src, int32_t imm) {
+  const auto as_u32 = static_cast<uint32_t>(imm);
+  const auto negated = static_cast<uint32_t>(-static_cast<int64_t>(imm));
+  auto add_sub = [&](bool sub, uint32_t value) {
+    const bool shifted = (value & 0xfff) == 0 && value != 0;
+    ctx.Emit(a64::AddSubImmediate(sub ? AddSubOp::kSub : AddSubOp::kAdd, w, dst, src,
+                                  shifted ? value >> 12 : value, shifted));
+  };
+  auto fits = [](uint32_t value) { return (value & ~0xfffu) == 0 || (value & ~0xfff000u) == 0; };
+  if (fits(as_u32)) {
+    add_sub(subtract, as_u32);
+  } else if (fits(negated)) {
+    add_sub(!subtract, negated);
+  } else {
+    const uint64_t value = w == Width::kX ? static_cast<uint64_t>(static_cast<int64_t>(imm)) : as_u32;
+    EmitMovImm(ctx, w, kTmp1, value);
+    ctx.Emit(a64::AddSubShiftedRegister(subtract ? AddSubOp::kSub : AddSubOp::kAdd, w, dst, src, kTmp1));
+  }
+}
+
+void EmitByteSwap(JitContext& ctx, Width w, Reg dst, int32_t bits) {
+  switch (bits) {
+    case 16:  // rev16 + zero-extend the low 16 bits
+      ctx.Emit(a64::DataProcessing1Source(a64::DataProc1Op::kRev16, w, dst, dst));
+      ctx.Emit(a64::Uxth(dst, dst));
+      break;
+    case 32:  // rev wd: swaps the low word and clears the upper half
+      ctx.Emit(a64::DataProcessing1Source(a64::DataProc1Op::kRev32, Width::kW, dst, dst));
+      break;
+    default:  // rev xd
+      ctx.Emit(a64::DataProcessing1Source(a64::DataProc1Op::kRev, Width::kX, dst, dst));
+      break;
+  }
+}
+
+}  // namespace
+
+Status EmitAlu(JitContext& ctx, uint32_t, const isa::Insn& insn) {
+  const bool is64 = isa::ClassOf(insn.opcode) == isa::kClassAlu64;
+  const Width w = is64 ? Width::kX : Width::kW;
+  const Reg dst = Map(insn.dst);
+  const Reg src = Map(insn.src);
+  const int32_t imm = insn.imm;
+  // The operand value of a K form: sign-extended for ALU64, 32 bits for ALU.
+  const uint64_t value = is64 ? static_cast<uint64_t>(static_cast<int64_t>(imm)) : static_cast<uint32_t>(imm);
+  const bool reg = isa::SourceOf(insn.opcode) == isa::kSrcX;
+  const DataProc2Op divide = insn.offset ? DataProc2Op::kSdiv : DataProc2Op::kUdiv;
+
+  switch (isa::OpOf(insn.opcode)) {
+    case isa::kAluMov:
+      if (!reg) {
+        // dst = imm
+        EmitMovImm(ctx, w, dst, value);
+      } else if (insn.offset == 0) {
+        // dst = src
+        ctx.Emit(a64::Mov(w, dst, src));
+      } else if (insn.offset == 8) {
+        // dst = (s8)src
+        ctx.Emit(a64::Sxtb(w, dst, src));
+      } else if (insn.offset == 16) {
+        // dst = (s16)src
+        ctx.Emit(a64::Sxth(w, dst, src));
+      } else {
+        // dst = (s32)src
+        ctx.Emit(a64::Sxtw(dst, src));
+      }
+      return {};
+    case isa::kAluAdd:
+      if (!is64 && ctx.options.bugs.alu32_add_no_zext) {
+        // PLANTED BUG: the 64-bit form keeps the carry in the upper half.
+        if (reg) {
+          ctx.Emit(a64::AddSubShiftedRegister(AddSubOp::kAdd, Width::kX, dst, dst, src));
+        } else {
+          EmitMovImm(ctx, Width::kW, kTmp1, value);
+          ctx.Emit(a64::AddSubShiftedRegister(AddSubOp::kAdd, Width::kX, dst, dst, kTmp1));
+        }
+        return {};
+      }
+      // dst = dst + src|imm
+      if (reg) {
+        ctx.Emit(a64::AddSubShiftedRegister(AddSubOp::kAdd, w, dst, dst, src));
+      } else {
+        EmitAddImm(ctx, false, w, dst, dst, imm);
+      }
+      return {};
+    case isa::kAluSub:
+      // dst = dst - src|imm
+      if (reg) {
+        ctx.Emit(a64::AddSubShiftedRegister(AddSubOp::kSub, w, dst, dst, src));
+      } else {
+        EmitAddImm(ctx, true, w, dst, dst, imm);
+      }
+      return {};
+    case isa::kAluAnd:
+      // dst = dst & src|imm
+      if (reg) {
+        ctx.Emit(a64::LogicalShiftedRegister(LogicalRegOp::kAnd, w, dst, dst, src));
+      } else {
+        EmitLogicalImm(ctx, LogicalImmOp::kAnd, LogicalRegOp::kAnd, w, dst, value);
+      }
+      return {};
+    case isa::kAluOr:
+      // dst = dst | src|imm
+      if (reg) {
+        ctx.Emit(a64::LogicalShiftedRegister(LogicalRegOp::kOrr, w, dst, dst, src));
+      } else {
+        EmitLogicalImm(ctx, LogicalImmOp::kOrr, LogicalRegOp::kOrr, w, dst, value);
+      }
+      return {};
+    case isa::kAluXor:
+      // dst = dst ^ src|imm
+      if (reg) {
+        ctx.Emit(a64::LogicalShiftedRegister(LogicalRegOp::kEor, w, dst, dst, src));
+      } else {
+        EmitLogicalImm(ctx, LogicalImmOp::kEor, LogicalRegOp::kEor, w, dst, value);
+      }
+      return {};
+    case isa::kAluMul:
+      // dst = dst * src|imm
+      if (!reg) EmitMovImm(ctx, w, kTmp1, value);
+      ctx.Emit(a64::Mul(w, dst, dst, reg ? src : kTmp1));
+      return {};
+    case isa::kAluDiv:
+      // dst = dst / src|imm; udiv/sdiv give 0 for a zero divisor and
+      // INT_MIN for INT_MIN / -1, which is what BPF wants.
+      if (!reg) EmitMovImm(ctx, w, kTmp1, value);
+      ctx.Emit(a64::DataProcessing2Source(divide, w, dst, dst, reg ? src : kTmp1));
+      return {};
+    case isa::kAluMod: {
+      // dst = dst - (dst / src) * src; a zero divisor leaves dst (its low
+      // half for the 32-bit form).
+      const Reg divisor = reg ? src : kTmp2;
+      if (!reg) EmitMovImm(ctx, w, kTmp2, value);
+      ctx.Emit(a64::DataProcessing2Source(divide, w, kTmp1, dst, divisor));
+      ctx.Emit(a64::DataProcessing3Source(DataProc3Op::kMsub, w, dst, kTmp1, divisor, dst));
+      return {};
+    }
+    case isa::kAluLsh:
+      // dst = dst << (src|imm & (bits - 1))
+      if (reg) {
+        ctx.Emit(a64::LslReg(w, dst, dst, src));
+      } else {
+        ctx.Emit(a64::LslImm(w, dst, dst, static_cast<unsigned>(imm) & (a64::Bits(w) - 1)));
+      }
+      return {};
+    case isa::kAluRsh:
+      // dst = dst >> (src|imm & (bits - 1)), logical
+      if (reg) {
+        ctx.Emit(a64::LsrReg(w, dst, dst, src));
+      } else {
+        ctx.Emit(a64::LsrImm(w, dst, dst, static_cast<unsigned>(imm) & (a64::Bits(w) - 1)));
+      }
+      return {};
+    case isa::kAluArsh:
+      // dst = dst >> (src|imm & (bits - 1)), arithmetic
+      if (reg) {
+        ctx.Emit(a64::AsrReg(w, dst, dst, src));
+      } else {
+        ctx.Emit(a64::AsrImm(w, dst, dst, static_cast<unsigned>(imm) & (a64::Bits(w) - 1)));
+      }
+      return {};
+    case isa::kAluNeg:
+      // dst = -dst
+      ctx.Emit(a64::Neg(w, dst, dst));
+      return {};
+    case isa::kAluEnd:
+      if (!is64 && !reg) {
+        // le16/32/64 on a little-endian CPU: truncate and zero-extend.
+        if (imm == 16) ctx.Emit(a64::Uxth(dst, dst));
+        if (imm == 32) ctx.Emit(a64::Mov(Width::kW, dst, dst));
+        return {};
+      }
+      // be16/32/64, and bswap16/32/64 (ALU64): swap the bytes.
+      EmitByteSwap(ctx, w, dst, imm);
+      return {};
+    default: break;
+  }
+  return Fail("opcode 0x{:02x} is not an ALU instruction", insn.opcode);
+}
+
+}  // namespace bpfdiff::jit

@@ -1,0 +1,144 @@
+// The arm64 BPF JIT, shaped like the kernel's (arch/arm64/net/bpf_jit_comp.c
+// with the prog pack series), writing its images into a ProgPack.
+//
+// For each subprogram, in order, as the kernel JITs each func[i]:
+//   pass 1  sizing: emit with no image, recording the arm64 offset of every
+//           BPF instruction and counting exception-table entries;
+//   alloc   an RX slot and its RW buffer from the pack;
+//   pass 2  emit into the RW buffer; the body must end on the epilogue
+//           offset of pass 1, and the exception table follows the code;
+//   validate: no AARCH64_BREAK_FAULT word left by an encoder that could not
+//           encode an operand, and as many table entries as counted.
+// For a program with subprograms, an extra pass per subprogram once every
+// subprogram's RX address is known, which must not change the size; then
+// every image is finalized (copied RW -> RX and flushed). Any failure frees
+// every allocation made so far, RW buffers included.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "isa/program.h"
+#include "jit/prog_pack.h"
+#include "support/result.h"
+
+namespace bpfdiff::jit {
+
+enum class AtomicLowering : uint8_t {
+  kLse,   // ldadd/ldclr/ldeor/ldset/swp/cas (FEAT_LSE)
+  kLlSc,  // ldxr/stxr loops with the barriers the kernel uses
+};
+
+// Bugs the JIT can be told to have, for negative controls
+// (harness/planted_bug.h). Never set in normal use.
+struct JitBugs {
+  bool alu32_add_no_zext = false;    // 32-bit add done as a 64-bit add
+  bool extable_against_rw = false;   // extable offsets computed against the RW image
+  bool extra_pass_grows = false;     // the extra pass emits one more word (a clean failure)
+};
+
+struct JitOptions {
+  AtomicLowering atomics = AtomicLowering::kLse;
+  JitBugs bugs;
+};
+
+// What the JIT must know of the world it runs in: where helpers are and
+// the layout of the objects a tail call reads (the kernel's offsetof()s).
+struct JitEnvironment {
+  uint64_t helper_base = 0;      // helper id i lives at helper_base + i * helper_stride
+  uint64_t helper_stride = 8;
+  uint64_t max_helper_id = 255;  // callx beyond this goes to bad_callx_stub
+  uint64_t bad_callx_stub = 0;
+  uint32_t map_max_entries_offset = 0;  // struct bpf_array: map.max_entries (u32)
+  uint32_t map_ptrs_offset = 0;         // struct bpf_array: ptrs[] (u64 each)
+  uint32_t prog_bpf_func_offset = 0;    // struct bpf_prog: bpf_func (u64)
+};
+
+// The frame the prologue builds (see frame.h): where r10 is relative to the
+// stack pointer a program is entered with, and the stack one call takes.
+struct FrameGeometry {
+  uint64_t fp_below_entry_sp;
+  uint64_t call_frame_bytes;
+};
+FrameGeometry Geometry();
+
+// struct exception_table_entry, as arm64 lays it out (12 bytes).
+struct ExtableEntry {
+  int32_t insn;   // offset from this field to the faulting instruction
+  int32_t fixup;  // bits 31..27: register to zero; 26..0: offset from this field back to the resume pc
+  int16_t type;
+  int16_t data;
+};
+inline constexpr uint32_t kExtableEntrySize = 12;
+inline constexpr int16_t kExTypeBpf = 1;  // EX_TYPE_BPF
+
+struct CompiledSubprogram {
+  uint32_t first_slot = 0;  // BPF slots [first_slot, end_slot)
+  uint32_t end_slot = 0;
+  std::unique_ptr<PackAllocation> allocation;
+  uint64_t rx_image = 0;
+  uint32_t code_words = 0;  // prologue + body + epilogue
+  uint64_t rx_extable = 0;
+  uint32_t extable_entries = 0;
+  // offsets[i] = word index of the first arm64 instruction of BPF slot
+  // first_slot + i; offsets[end - first] = the epilogue.
+  std::vector<uint32_t> offsets;
+  std::vector<uint32_t> words;  // the code as emitted (the RW buffer is gone after finalize)
+  // Word indices that encode the RX address of another subprogram (they
+  // differ when the same program lands at another pack offset).
+  std::vector<uint32_t> address_words;
+
+  bool ContainsCode(uint64_t pc) const { return pc >= rx_image && pc < rx_image + 4ull * code_words; }
+  // The BPF slot whose code contains `pc` (the prologue maps to the first
+  // slot, the epilogue to the last).
+  uint32_t SlotAt(uint64_t pc) const;
+};
+
+struct CompiledProgram {
+  std::vector<CompiledSubprogram> subprograms;
+  uint64_t entry() const { return subprograms.front().rx_image; }
+  const CompiledSubprogram* SubprogramAt(uint64_t pc) const;
+};
+
+// Where a tail call lands in a program: past the prologue part that pushes
+// the frame and initialises the tail-call count (PROLOGUE_OFFSET).
+uint64_t TailCallEntryOffset();
+
+struct JitContext;
+
+class Jit {
+ public:
+  Jit(ProgPack& pack, const JitEnvironment& environment, const JitOptions& options)
+      : pack_(pack), env_(environment), options_(options) {}
+
+  // Compiles `program` into the pack. On success every image is finalized.
+  Result<CompiledProgram> Compile(const isa::Program& program);
+
+  // Frees every image of `program` (invalidating its slots).
+  void Release(CompiledProgram& program);
+
+  const JitOptions& options() const { return options_; }
+
+ private:
+  JitContext MakeContext(const isa::Program& program, uint32_t first, uint32_t end,
+                         bool is_main) const;
+
+  ProgPack& pack_;
+  JitEnvironment env_;
+  JitOptions options_;
+};
+
+// Reads the exception table of `subprogram` from RX memory (what the kernel
+// would search) and returns the resume pc and the register to zero (31 = none)
+// for a fault at `pc`, as ex_handler_bpf computes them.
+struct Fixup {
+  uint64_t resume_pc;
+  int reg;
+};
+std::optional<Fixup> SearchExtable(const uint8_t* rx_extable, uint64_t rx_extable_address,
+                                   uint32_t entries, uint64_t pc);
+
+}  // namespace bpfdiff::jit

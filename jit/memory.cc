@@ -1,0 +1,81 @@
+// Loads and stores (LDX, ST, STX MEM) and lddw, with exception-table entries
+// for the PROBE_MEM loads.
+//
+// An access through r10 goes through SP instead, with the offset moved into
+// the positive range that the unsigned-offset form encodes (the kernel does
+// this since the prog pack era: r10 = SP + 512 in every frame).
+#include "jit/context.h"
+#include "jit/frame.h"
+
+namespace bpfdiff::jit {
+namespace {
+
+using a64::LoadStoreOp;
+using a64::Reg;
+using a64::Size;
+using a64::Width;
+
+Size SizeOf(uint8_t opcode) {
+  switch (isa::SizeOf(opcode)) {
+    case isa::kSizeB: return Size::k8;
+    case isa::kSizeH: return Size::k16;
+    case isa::kSizeW: return Size::k32;
+    default: return Size::k64;
+  }
+}
+
+// rt <-> [base + offset]: the unsigned-offset form when it encodes,
+// otherwise the offset in kTmp (a register-offset access on the original
+// base, as the kernel does).
+void EmitAccess(JitContext& ctx, LoadStoreOp op, Size size, Reg rt, Reg base, int32_t offset,
+                Reg tmp) {
+  Reg adjusted_base = base;
+  int64_t adjusted_offset = offset;
+  if (base == kFramePointer) {
+    adjusted_base = Reg::kSp;
+    adjusted_offset = static_cast<int64_t>(offset) + kBpfStackBytes;
+  }
+  if (a64::IsScaledOffset(adjusted_offset, size)) {
+    ctx.Emit(a64::LoadStoreUnsignedImmediate(op, size, rt, adjusted_base, adjusted_offset));
+    return;
+  }
+  EmitMovImm(ctx, Width::kX, tmp, static_cast<uint64_t>(static_cast<int64_t>(offset)));
+  ctx.Emit(a64::LoadStoreRegisterOffset(op, size, rt, base, tmp));
+}
+
+}  // namespace
+
+Status EmitLoadImm64(JitContext& ctx, const isa::Insn& insn, const isa::Insn& next) {
+  // dst = imm64
+  EmitMovImm(ctx, Width::kX, Map(insn.dst), isa::Imm64(insn, next));
+  return {};
+}
+
+Status EmitLoadStore(JitContext& ctx, uint32_t slot, const isa::Insn& insn) {
+  const uint8_t cls = isa::ClassOf(insn.opcode);
+  const Size size = SizeOf(insn.opcode);
+  const Reg dst = Map(insn.dst);
+  const Reg src = Map(insn.src);
+  if (cls == isa::kClassLdx) {
+    // dst = *(size *)(src + off), zero- or sign-extended to 64 bits
+    const uint8_t mode = isa::ModeOf(insn.opcode);
+    const bool sign = mode == isa::kModeMemSx || mode == isa::kModeProbeMemSx;
+    const LoadStoreOp op = sign ? LoadStoreOp::kLoadSigned64 : LoadStoreOp::kLoad;
+    EmitAccess(ctx, op, size, dst, src, insn.offset, kTmp1);
+    if (mode == isa::kModeProbeMem || mode == isa::kModeProbeMemSx) {
+      return AddExceptionHandler(ctx, slot, dst);
+    }
+    return {};
+  }
+  if (cls == isa::kClassSt) {
+    // *(size *)(dst + off) = imm
+    EmitMovImm(ctx, Width::kX, kTmp1, static_cast<uint64_t>(static_cast<int64_t>(insn.imm)));
+    EmitAccess(ctx, LoadStoreOp::kStore, size, kTmp1, dst, insn.offset, kTmp2);
+    return {};
+  }
+  // *(size *)(dst + off) = src
+  EmitAccess(ctx, LoadStoreOp::kStore, size, src, dst, insn.offset, kTmp1);
+  return {};
+}
+
+}  // namespace bpfdiff::jit

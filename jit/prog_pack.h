@@ -1,0 +1,134 @@
+// The prog pack allocator (kernel/bpf/core.c, bpf_prog_pack_*), modelled.
+//
+// JIT images share 2 MiB packs of RX memory divided into 64-byte chunks,
+// tracked by one bitmap per pack. A new pack is filled with
+// AARCH64_BREAK_FAULT. The JIT writes into an RW buffer; finalize copies it
+// into the RX slot and then flushes the caches for exactly that range; free
+// invalidates the whole slot with one fill and one flush, clears its bits,
+// and releases a pack that became empty. A request larger than a pack gets
+// an allocation of its own (the kernel's execmem path).
+//
+// Slot layout, as bpf_jit_binary_pack_alloc makes it:
+//
+//   slot start (64-byte aligned)
+//   +--------+-------------------+------------------------+-----------+
+//   | header | hole (BRK words)  | image: code, extable   | tail (BRK)|
+//   | u32 sz |  0..56 bytes      |                        |           |
+//   +--------+-------------------+------------------------+-----------+
+//
+// The hole is pseudo-random (the kernel uses get_random_u32_below) from a
+// seeded generator, so a given seed gives the same layout on every machine.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jit/text_patching.h"
+#include "support/result.h"
+
+namespace bpfdiff::jit {
+
+inline constexpr uint64_t kPackSize = 2 << 20;
+inline constexpr uint64_t kChunkSize = 64;
+inline constexpr uint64_t kChunksPerPack = kPackSize / kChunkSize;
+inline constexpr uint64_t kHeaderSize = 8;  // struct bpf_binary_header, image aligned to 8
+
+// Bugs the pack can be told to have, for negative controls (see
+// harness/planted_bug.h for how one is switched on). Never set in normal use.
+struct PackBugs {
+  bool flush_before_copy = false;        // finalize flushes, then copies (the v3 bug)
+  bool skip_invalidate_on_free = false;  // free leaves the old code in place
+  bool per_word_invalidate = false;      // free fills and flushes word by word
+};
+
+class PackAllocation {
+ public:
+  uint64_t rx_slot() const { return rx_slot_; }
+  uint64_t slot_bytes() const { return slot_bytes_; }
+  uint64_t rx_image() const { return rx_slot_ + image_offset_; }
+  uint64_t image_bytes() const { return image_bytes_; }
+  // The RW image the JIT writes (empty after Finalize).
+  uint8_t* rw_image() { return rw_.empty() ? nullptr : rw_.data() + image_offset_; }
+  bool finalized() const { return finalized_; }
+  bool oversize() const { return pack_ < 0; }
+  int pack() const { return pack_; }
+  uint64_t first_chunk() const { return first_chunk_; }
+
+ private:
+  friend class ProgPack;
+  uint64_t rx_slot_ = 0;
+  uint64_t slot_bytes_ = 0;
+  uint64_t image_offset_ = 0;
+  uint64_t image_bytes_ = 0;
+  std::vector<uint8_t> rw_;  // whole slot; freed by Finalize
+  int pack_ = -1;
+  uint64_t first_chunk_ = 0;
+  bool finalized_ = false;
+};
+
+struct PackAccounting {
+  int packs = 0;               // packs currently allocated
+  uint64_t chunks_used = 0;
+  uint64_t chunks_free = 0;    // in allocated packs
+  uint64_t largest_free_run = 0;  // in chunks, over allocated packs
+  int oversize_allocations = 0;
+  int live_rw_buffers = 0;     // allocations not yet finalized or freed
+  uint64_t packs_created = 0;  // over the allocator's life
+  uint64_t packs_released = 0;
+};
+
+struct PackConfig {
+  TextMemory packs;     // kMaxPacks * kPackSize bytes of RX guest memory
+  TextMemory oversize;  // for requests larger than a pack
+  uint64_t seed = 1;    // for the holes
+  PackBugs bugs;
+};
+
+class ProgPack {
+ public:
+  ProgPack(const PackConfig& config, TextPatcher& patcher);
+  ~ProgPack();
+  ProgPack(const ProgPack&) = delete;
+  ProgPack& operator=(const ProgPack&) = delete;
+
+  // Reserves an RX slot for an image of `image_bytes` (a multiple of 4) and
+  // the RW buffer the JIT writes it into, filled with AARCH64_BREAK_FAULT.
+  Result<std::unique_ptr<PackAllocation>> Alloc(uint64_t image_bytes);
+
+  // Copies the RW buffer into the RX slot, flushes the caches for that range
+  // and frees the RW buffer (bpf_jit_binary_pack_finalize).
+  void Finalize(PackAllocation& allocation);
+
+  // Invalidates the slot, clears its bits and releases an empty pack. Also
+  // frees the RW buffer of an allocation that was never finalized (the
+  // JIT's failure paths).
+  void Free(std::unique_ptr<PackAllocation> allocation);
+
+  PackAccounting Accounting() const;
+
+  // The chunk bitmap of pack `pack` (for checks): bit i = chunk i in use.
+  const std::vector<uint64_t>* Bitmap(int pack) const;
+
+ private:
+  struct Pack;
+  struct OversizeBlock {
+    uint64_t offset, bytes;
+  };
+  std::optional<uint64_t> FindFreeRun(const Pack& pack, uint64_t chunks) const;
+  Result<int> NewPack();
+  void Invalidate(uint64_t rx, uint64_t bytes);
+
+  PackConfig config_;
+  TextPatcher& patcher_;
+  std::vector<std::unique_ptr<Pack>> packs_;  // index = pack slot in the region
+  std::vector<OversizeBlock> oversize_used_;
+  uint64_t random_state_;
+  int live_rw_buffers_ = 0;
+  uint64_t packs_created_ = 0;
+  uint64_t packs_released_ = 0;
+};
+
+}  // namespace bpfdiff::jit
