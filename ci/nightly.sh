@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The main job on embedded defaults: builds the release preset and runs the
+# nightly conformance report (see `bpfdiff nightly --help`). Extra
+# arguments go to `bpfdiff nightly`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$(nproc)" --target bpfdiff
+suites=(--suite tests/conformance)
+[[ -d ../shared/conformance/bpf_conformance ]] && suites+=(--suite ../shared/conformance/bpf_conformance)
+exec build/release/harness/bpfdiff conformance "${suites[@]}" --engine all --include-groups callx "$@"

@@ -1,0 +1,63 @@
+// Running one case on several engines over one sandbox and comparing every
+// outcome with the reference engine's (the first).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/compare.h"
+#include "harness/engine.h"
+#include "harness/sandbox.h"
+#include "oracle/load.h"
+
+namespace bpfdiff {
+
+struct EngineRun {
+  std::string engine;
+  std::optional<Outcome> outcome;  // nullopt when the engine could not prepare
+  std::string prepare_error;
+  Verdict verdict;                 // against the reference (kMatch for the reference)
+};
+
+struct CaseRun {
+  std::optional<std::string> load_error;  // the case did not load: nothing ran
+  std::optional<LoadedCase> loaded;
+  std::vector<EngineRun> runs;            // [0] is the reference
+  // The first divergence among the runs, if any.
+  const EngineRun* FirstDivergence() const;
+  // Poisoned verdicts, with their reasons.
+  std::vector<std::string> PoisonReasons() const;
+};
+
+struct RunOptions {
+  uint64_t interp_budget = 1'000'000;
+  // JIT budget: this many arm64 instructions per interpreted instruction,
+  // plus a constant, so that only a JIT that loops where the interpreter
+  // does not runs out.
+  uint64_t jit_budget_factor = 64;
+  uint64_t jit_budget_base = 100'000;
+};
+
+class DifferentialRunner {
+ public:
+  DifferentialRunner(Sandbox& sandbox, std::vector<std::unique_ptr<Engine>> engines)
+      : sandbox_(sandbox), engines_(std::move(engines)) {}
+
+  CaseRun Run(const CaseSource& source, const RunOptions& options = {});
+
+  std::vector<std::unique_ptr<Engine>>& engines() { return engines_; }
+  Sandbox& sandbox() { return sandbox_; }
+
+ private:
+  Sandbox& sandbox_;
+  std::vector<std::unique_ptr<Engine>> engines_;
+};
+
+// The engines by name: "interp", "jit" (LSE atomics), "jit-llsc", or "all"
+// (all three, interp first). Error for an unknown name.
+Result<std::vector<std::unique_ptr<Engine>>> MakeEngines(Sandbox& sandbox, std::string_view which,
+                                                         const jit::JitBugs& bugs = {});
+
+}  // namespace bpfdiff
