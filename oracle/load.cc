@@ -294,8 +294,13 @@ Result<LoadedProgram> LoadProgram(const isa::Program& program, size_t index,
   std::vector<std::vector<Insn>> replacement(program.size());
   for (size_t pc = 0; pc < program.size(); ++pc) {
     Insn insn = program.insns[pc];
+    if (slots[pc].second_slot) {
+      // Keep what the first slot of a map lddw wrote here (the address's
+      // upper half); only a plain lddw's second slot is copied as it is.
+      if (replacement[pc].empty()) replacement[pc] = {insn};
+      continue;
+    }
     replacement[pc] = {insn};
-    if (slots[pc].second_slot) continue;
     const Shape shape = FormById(slots[pc].form).shape;
     if (shape == Shape::kLddwMapFd || shape == Shape::kLddwMapValue) {
       size_t map_index = 0;
@@ -381,9 +386,11 @@ Result<LoadedCase> LoadCase(const CaseSource& source) {
       if (map.programs.size() > map.max_entries) {
         return Fail("prog_array map {} lists {} programs for {} entries", map.fd, map.programs.size(), map.max_entries);
       }
-    } else if (map.initial_values.size() > MapValuesBytes(map)) {
-      return Fail("map {} has {} bytes of initial values, more than its {} value bytes", map.fd,
-                  map.initial_values.size(), MapValuesBytes(map));
+    } else if (map.type == isa::MapType::kHash && !map.initial_values.empty()) {
+      return Fail("hash map {} cannot have initial values (fill it with map_update_elem)", map.fd);
+    } else if (map.initial_values.size() > uint64_t{map.value_size} * map.max_entries) {
+      return Fail("map {} has {} bytes of initial values, more than its {} values of {} bytes", map.fd,
+                  map.initial_values.size(), map.max_entries, map.value_size);
     }
   }
 
