@@ -36,7 +36,6 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
       return loaded.programs.size() == 1 ? compiled.error()
                                          : Fail("program {}: {}", i, compiled.message());
     }
-    sandbox_.env().SetProgramEntry(i, compiled->entry());
     compiled_.push_back(std::move(compiled).value());
   }
   return {};
@@ -132,6 +131,9 @@ Outcome JitEngine::Run(uint64_t budget) {
   machine.set_observer(this);
   machine.set_budget(budget);
   tail_calls_.clear();
+  // The program objects a tail call reads point at this engine's images
+  // (other engines prepared for the same case have their own).
+  for (size_t i = 0; i < compiled_.size(); ++i) env.SetProgramEntry(i, compiled_[i].entry());
   machine.PrepareCall(compiled_[0].entry(), {env.context_address(), env.context_length(), 0, 0, 0},
                       guest::StackTop(cpu_));
   for (;;) {

@@ -12,8 +12,16 @@ using a64::Reg;
 using a64::Size;
 using a64::Width;
 
-// The address register: dst, or kTmp1 = dst + off.
-Reg EmitAddress(JitContext& ctx, Reg dst, int16_t offset) {
+// The address register: dst, or kTmp1 = dst + off. `keep_apart` is a
+// register the lowering overwrites while the address is still needed (the
+// LL/SC fetch forms load into src): when it is dst itself, the address is
+// copied to kTmp1 first. The kernel's emit_ll_sc_atomic uses dst directly
+// when off == 0, which loses the address when src == dst.
+Reg EmitAddress(JitContext& ctx, Reg dst, int16_t offset, Reg keep_apart = Reg::kZr) {
+  if (offset == 0 && dst == keep_apart) {
+    ctx.Emit(a64::Mov(Width::kX, kTmp1, dst));
+    return kTmp1;
+  }
   if (offset == 0) return dst;
   const auto value = static_cast<uint64_t>(static_cast<int64_t>(offset));
   if (offset > 0 && offset < 4096) {
@@ -132,8 +140,15 @@ Status EmitAtomic(JitContext& ctx, uint32_t, const isa::Insn& insn) {
   const bool is64 = isa::SizeOf(insn.opcode) == isa::kSizeDW;
   const Size size = is64 ? Size::k64 : Size::k32;
   const Width w = is64 ? Width::kX : Width::kW;
-  const Reg address = EmitAddress(ctx, Map(insn.dst), insn.offset);
-  if (ctx.options.atomics == AtomicLowering::kLse) return EmitLse(ctx, insn, size, w, address);
+  if (ctx.options.atomics == AtomicLowering::kLse) {
+    return EmitLse(ctx, insn, size, w, EmitAddress(ctx, Map(insn.dst), insn.offset));
+  }
+  // The fetch forms and xchg load the old value into src (cmpxchg into r0)
+  // inside the loop, while the address is still needed.
+  const bool loads_src = (insn.imm & isa::kAtomicFetch) != 0 && insn.imm != isa::kAtomicCmpXchg;
+  const Reg overwritten = insn.imm == isa::kAtomicCmpXchg ? Map(0) : loads_src ? Map(insn.src) : Reg::kZr;
+  const Reg address = EmitAddress(ctx, Map(insn.dst), insn.offset,
+                                  ctx.options.bugs.llsc_address_overwritten ? Reg::kZr : overwritten);
   return EmitLlSc(ctx, insn, size, w, address);
 }
 

@@ -38,6 +38,10 @@ struct JitBugs {
   bool alu32_add_no_zext = false;    // 32-bit add done as a 64-bit add
   bool extable_against_rw = false;   // extable offsets computed against the RW image
   bool extra_pass_grows = false;     // the extra pass emits one more word (a clean failure)
+  // The LL/SC fetch/xchg/cmpxchg forms keep using dst as the address after
+  // loading the old value into src (or r0) when that is the same register:
+  // the pattern of the kernel's emit_ll_sc_atomic with off == 0.
+  bool llsc_address_overwritten = false;
 };
 
 struct JitOptions {

@@ -78,10 +78,18 @@ void GuestEnvironment::Install(const LoadedCase& loaded) {
   for (auto [address, bytes] : value_ranges_) values_bytes_ = address + bytes - guest::kMapValuesBase;
   initial_values_.assign(values_bytes_, 0);
   for (size_t i = 0, r = 0; i < loaded.maps.size(); ++i) {
-    if (MapValuesBytes(loaded.maps[i]) == 0) continue;
-    const auto& initial = loaded.maps[i].initial_values;
-    std::memcpy(initial_values_.data() + (value_ranges_[r].first - guest::kMapValuesBase),
-                initial.data(), initial.size());
+    const isa::MapSpec& map = loaded.maps[i];
+    if (MapValuesBytes(map) == 0) continue;
+    // The initial bytes list the values one after another; in memory each
+    // value starts at a multiple of round_up(value_size, 8), as in the
+    // kernel's array map (hash maps get theirs through map_update_elem).
+    uint8_t* values = initial_values_.data() + (value_ranges_[r].first - guest::kMapValuesBase);
+    const uint64_t stride = (uint64_t{map.value_size} + 7) & ~uint64_t{7};
+    if (map.type == isa::MapType::kArray) {
+      for (size_t b = 0; b < map.initial_values.size(); ++b) {
+        values[b / map.value_size * stride + b % map.value_size] = map.initial_values[b];
+      }
+    }
     ++r;
   }
   context_length_ = loaded.memory.size();
@@ -91,6 +99,10 @@ void GuestEnvironment::Install(const LoadedCase& loaded) {
   initial_context_ = loaded.memory;
   std::memset(memory_.HostPointer(guest::kContextBase, guest::kContextSize), 0, guest::kContextSize);
   Reset();
+}
+
+void GuestEnvironment::ReplaceContext(const std::vector<uint8_t>& memory) {
+  if (memory.size() == initial_context_.size()) initial_context_ = memory;
 }
 
 void GuestEnvironment::SetProgramEntry(size_t index, uint64_t rx_address) {

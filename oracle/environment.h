@@ -43,6 +43,10 @@ class GuestEnvironment {
   // memory. Records the initial image that Reset() restores.
   void Install(const LoadedCase& loaded);
 
+  // Replaces the input memory's initial bytes (same length as installed):
+  // another input for the same programs.
+  void ReplaceContext(const std::vector<uint8_t>& memory);
+
   // Records the JIT'd entry of program `index` in its GuestProg object (what
   // a tail call through a prog_array jumps to).
   void SetProgramEntry(size_t index, uint64_t rx_address);

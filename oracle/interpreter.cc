@@ -127,6 +127,7 @@ Outcome Interpreter::RunProgram(size_t index, const std::array<uint64_t, 5>& arg
 
   size_t program_index = index;
   const Insn* code = loaded_.programs[index].program.insns.data();
+  uint8_t* executed = options_.executed ? (*options_.executed)[index].data() : nullptr;
   uint32_t pc = 0;
   uint64_t steps = 0;
   const uint64_t budget = options_.budget;
@@ -153,6 +154,7 @@ Outcome Interpreter::RunProgram(size_t index, const std::array<uint64_t, 5>& arg
       return finish(EndKind::kBudget, 0, fmt::format("{} instructions", budget));
     }
     const Insn insn = code[pc];
+    if (executed != nullptr) executed[pc] = 1;
     uint64_t& dst = r[insn.dst];
     const uint64_t src = r[insn.src];
     const uint64_t imm = SExt32(insn.imm);
@@ -357,6 +359,7 @@ Outcome Interpreter::RunProgram(size_t index, const std::array<uint64_t, 5>& arg
         }
         outcome.tail_calls.push_back(static_cast<uint32_t>(program_index));
         code = loaded_.programs[program_index].program.insns.data();
+        if (executed != nullptr) executed = (*options_.executed)[program_index].data();
         next = 0;
         break;
       }

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "oracle/environment.h"
 #include "oracle/load.h"
@@ -21,6 +22,9 @@ struct InterpreterOptions {
   uint64_t budget = 1'000'000;  // BPF instructions per run
   int cpu = 0;
   StackGeometry geometry;
+  // When set, executed[program][slot] is set to 1 for every instruction
+  // that runs (opcode-table coverage for the fuzzers); sized by the caller.
+  std::vector<std::vector<uint8_t>>* executed = nullptr;
 };
 
 class Interpreter {
