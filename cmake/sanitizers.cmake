@@ -9,4 +9,7 @@ if(BPFDIFF_LIBFUZZER)
   # Coverage instrumentation for every library; only fuzz targets link the
   # libFuzzer driver (see fuzz_target.cmake).
   add_compile_options(-fsanitize=fuzzer-no-link)
+  # Every other executable (the CLI, tests, benchmarks) links the coverage
+  # runtime without libFuzzer's main.
+  add_link_options(-fsanitize=fuzzer-no-link)
 endif()

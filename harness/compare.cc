@@ -1,5 +1,7 @@
 #include "harness/compare.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -25,6 +27,7 @@ Verdict CompareBytes(const Namer& n, std::string_view what, const std::vector<ui
   if (x.size() != y.size()) {
     return n.Differ(fmt::format("{} size", what), x.size(), y.size());
   }
+  if (x.empty() || std::memcmp(x.data(), y.data(), x.size()) == 0) return {};
   for (size_t i = 0; i < x.size(); ++i) {
     if (x[i] == y[i]) continue;
     std::string where;

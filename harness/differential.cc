@@ -1,5 +1,7 @@
 #include "harness/differential.h"
 
+#include <algorithm>
+
 #include "harness/interp_engine.h"
 #include "harness/jit_engine.h"
 
@@ -8,6 +10,11 @@ namespace bpfdiff {
 const EngineRun* CaseRun::FirstDivergence() const {
   for (const auto& run : runs) {
     if (run.verdict.kind == Verdict::Kind::kDivergence) return &run;
+  }
+  for (const auto& variant : variants) {
+    for (const auto& run : variant) {
+      if (run.verdict.kind == Verdict::Kind::kDivergence) return &run;
+    }
   }
   return nullptr;
 }
@@ -32,34 +39,58 @@ CaseRun DifferentialRunner::Run(const CaseSource& source, const RunOptions& opti
   GuestEnvironment& env = sandbox_.env();
   env.Install(loaded_case);
 
-  uint64_t reference_steps = 0;
-  for (size_t i = 0; i < engines_.size(); ++i) {
+  // Prepare every engine (compile), then run them one after another.
+  const size_t count = std::min(engines_.size(), options.engine_limit);
+  std::vector<size_t> prepared;
+  std::vector<EngineRun> failed(count);
+  for (size_t i = 0; i < count; ++i) {
     Engine& engine = *engines_[i];
-    EngineRun run;
-    run.engine = std::string(engine.name());
+    failed[i].engine = std::string(engine.name());
     if (auto status = engine.Prepare(loaded_case); !status) {
-      run.prepare_error = status.message();
-      run.verdict = {Verdict::Kind::kPoisoned, "", std::string(engine.name()) + " could not prepare: " + status.message()};
-      result.runs.push_back(std::move(run));
+      failed[i].prepare_error = status.message();
+      failed[i].verdict = {Verdict::Kind::kPoisoned, "",
+                           std::string(engine.name()) + " could not prepare: " + status.message()};
       continue;
     }
+    prepared.push_back(i);
+  }
+  result.runs = RunEngines(loaded_case, prepared, failed, options);
+  for (const auto& memory : options.input_variants) {
+    if (memory.size() != loaded_case.memory.size()) continue;
+    env.ReplaceContext(memory);
+    result.variants.push_back(RunEngines(loaded_case, prepared, failed, options));
+  }
+  for (size_t i : prepared) engines_[i]->Release();
+  return result;
+}
+
+std::vector<EngineRun> DifferentialRunner::RunEngines(const LoadedCase& loaded,
+                                                      const std::vector<size_t>& prepared,
+                                                      std::vector<EngineRun> runs, const RunOptions& options) {
+  GuestEnvironment& env = sandbox_.env();
+  uint64_t reference_steps = 0;
+  for (size_t i : prepared) {
+    EngineRun& run = runs[i];
+    run.verdict = {};
     env.Reset();
     const uint64_t budget = i == 0 ? options.interp_budget
                                    : reference_steps * options.jit_budget_factor + options.jit_budget_base;
-    run.outcome = engine.Run(budget);
-    engine.Release();
+    run.outcome = engines_[i]->Run(budget);
     if (i == 0) {
       reference_steps = run.outcome->steps;
-    } else if (result.runs.front().outcome) {
-      run.verdict = Compare(*result.runs.front().outcome, *run.outcome, result.runs.front().engine, run.engine);
-      if (run.verdict.kind == Verdict::Kind::kDivergence && loaded_case.clobbered_read) {
+    } else if (runs.front().outcome) {
+      run.verdict = Compare(*runs.front().outcome, *run.outcome, runs.front().engine, run.engine);
+      if (run.verdict.kind == Verdict::Kind::kDivergence && loaded.clobbered_read) {
         // The engines may legitimately disagree on a register a call left undefined.
-        run.verdict = {Verdict::Kind::kPoisoned, "", *loaded_case.clobbered_read};
+        run.verdict = {Verdict::Kind::kPoisoned, "", *loaded.clobbered_read};
+      } else if (run.verdict.kind == Verdict::Kind::kDivergence && runs.front().outcome->read_engine_private) {
+        run.verdict = {Verdict::Kind::kPoisoned, "",
+                       "the program touched bytes that differ between engines by design (JIT code, "
+                       "program objects, or the stack outside the BPF frames)"};
       }
     }
-    result.runs.push_back(std::move(run));
   }
-  return result;
+  return runs;
 }
 
 Result<std::vector<std::unique_ptr<Engine>>> MakeEngines(Sandbox& sandbox, std::string_view which,

@@ -25,6 +25,9 @@ struct CaseRun {
   std::optional<std::string> load_error;  // the case did not load: nothing ran
   std::optional<LoadedCase> loaded;
   std::vector<EngineRun> runs;            // [0] is the reference
+  // Runs of the same compiled programs on other input memories
+  // (RunOptions::input_variants), one list of runs per variant.
+  std::vector<std::vector<EngineRun>> variants;
   // The first divergence among the runs, if any.
   const EngineRun* FirstDivergence() const;
   // Poisoned verdicts, with their reasons.
@@ -38,6 +41,12 @@ struct RunOptions {
   // does not runs out.
   uint64_t jit_budget_factor = 64;
   uint64_t jit_budget_base = 100'000;
+  // Run only the first this many engines (the fuzzers skip the LL/SC
+  // lowering for programs without atomics: its code is the same as LSE's).
+  size_t engine_limit = ~size_t{0};
+  // More input memories (each as long as the case's) to run the already
+  // compiled programs on: cheap runs, since the code is translated once.
+  std::vector<std::vector<uint8_t>> input_variants;
 };
 
 class DifferentialRunner {
@@ -47,6 +56,13 @@ class DifferentialRunner {
 
   CaseRun Run(const CaseSource& source, const RunOptions& options = {});
 
+ private:
+  // One run of every prepared engine from the installed state; compares
+  // each with the first.
+  std::vector<EngineRun> RunEngines(const LoadedCase& loaded, const std::vector<size_t>& prepared,
+                                    std::vector<EngineRun> failed, const RunOptions& options);
+
+ public:
   std::vector<std::unique_ptr<Engine>>& engines() { return engines_; }
   Sandbox& sandbox() { return sandbox_; }
 

@@ -19,15 +19,27 @@ class InterpreterEngine final : public Engine {
     return {};
   }
   Outcome Run(uint64_t budget) override {
-    InterpreterOptions options{budget, cpu_, Sandbox::Geometry()};
+    InterpreterOptions options{budget, cpu_, Sandbox::Geometry(), nullptr};
+    if (coverage_ != nullptr) {
+      coverage_->resize(loaded_->programs.size());
+      for (size_t p = 0; p < loaded_->programs.size(); ++p) {
+        (*coverage_)[p].assign(loaded_->programs[p].program.size(), 0);
+      }
+      options.executed = coverage_;
+    }
     return Interpreter(sandbox_.env(), *loaded_, options).Run();
   }
   void Release() override { loaded_ = nullptr; }
+
+  // Where to record the instructions each run executes (see
+  // InterpreterOptions::executed); nullptr to stop.
+  void set_coverage(std::vector<std::vector<uint8_t>>* coverage) { coverage_ = coverage; }
 
  private:
   Sandbox& sandbox_;
   int cpu_;
   const LoadedCase* loaded_ = nullptr;
+  std::vector<std::vector<uint8_t>>* coverage_ = nullptr;
 };
 
 }  // namespace bpfdiff

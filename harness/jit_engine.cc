@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/a64_access.h"
 #include "oracle/guest_layout.h"
 
 namespace bpfdiff {
@@ -11,6 +12,16 @@ namespace {
 
 constexpr uint32_t kBreakFault = 0xd4202000;  // AARCH64_BREAK_FAULT
 constexpr int kZeroRegister = 31;
+
+class MachineRegisterView final : public RegisterReader {
+ public:
+  explicit MachineRegisterView(const Machine& machine) : machine_(machine) {}
+  uint64_t X(int reg) const override { return machine_.ReadX(reg); }
+  uint64_t Sp() const override { return machine_.ReadSp(); }
+
+ private:
+  const Machine& machine_;
+};
 
 bool IsAtomic(const isa::Insn& insn) {
   return isa::ClassOf(insn.opcode) == isa::kClassStx && isa::ModeOf(insn.opcode) == isa::kModeAtomic;
@@ -55,18 +66,23 @@ std::optional<JitEngine::Location> JitEngine::Locate(uint64_t pc) const {
 }
 
 void JitEngine::OnBlock(int cpu, uint64_t address, uint32_t size) {
-  // A block that starts at a program's tail-call entry is a tail call into
-  // it: nothing else branches past a prologue.
-  for (size_t p = 0; p < compiled_.size(); ++p) {
-    if (address == compiled_[p].entry() + jit::TailCallEntryOffset()) {
-      tail_calls_.push_back(static_cast<uint32_t>(p));
+  // A block that starts at a program's tail-call entry, other than by
+  // running on from the prologue (Unicorn ends a block at a page boundary),
+  // is a tail call into it: nothing else branches past a prologue.
+  const bool fell_through = address == previous_block_end_;
+  previous_block_end_ = address + size;
+  if (!fell_through) {
+    for (size_t p = 0; p < compiled_.size(); ++p) {
+      if (address == compiled_[p].entry() + jit::TailCallEntryOffset()) {
+        tail_calls_.push_back(static_cast<uint32_t>(p));
+      }
     }
   }
   if (forward_ != nullptr) forward_->OnBlock(cpu, address, size);
 }
 
 Outcome JitEngine::Finish(Outcome outcome) {
-  Machine& machine = sandbox_.cpu(cpu_);
+  Machine& machine = *machine_;
   outcome.steps = machine.steps();
   outcome.tail_calls = tail_calls_;
   outcome.memory = sandbox_.env().Capture(cpu_, Sandbox::Geometry());
@@ -76,7 +92,7 @@ Outcome JitEngine::Finish(Outcome outcome) {
 }
 
 Outcome JitEngine::Unhandled(Outcome outcome, const MachineStop& stop) {
-  Machine& machine = sandbox_.cpu(cpu_);
+  Machine& machine = *machine_;
   GuestMemory& memory = sandbox_.env().memory();
   uint32_t word = 0;
   if (const uint8_t* p = memory.HostPointer(stop.pc, 4)) std::memcpy(&word, p, 4);
@@ -100,6 +116,19 @@ Outcome JitEngine::Unhandled(Outcome outcome, const MachineStop& stop) {
   const uint32_t slot = location->subprogram->SlotAt(stop.pc);
   const isa::Insn& insn = loaded_->programs[location->program].program.insns[slot];
   FaultInfo fault{slot, static_cast<uint32_t>(location->program), stop.address, stop.access, false};
+  if (stop.kind == MachineStop::Kind::kFault && IsAtomic(insn)) {
+    // The architecture checks alignment before translation (the Arm ARM's
+    // AArch64.CheckAlignment comes before AArch64.TranslateAddress);
+    // Unicorn reports the translation fault of a misaligned atomic first.
+    const MachineRegisterView registers(machine);
+    if (auto range = MemoryAccessOf(word, stop.pc, registers)) {
+      const uint64_t bytes = isa::SizeBytes(insn.opcode);
+      if (range->begin % bytes != 0) {
+        fault.kind = AccessKind::kMisaligned;
+        fault.address = range->begin;
+      }
+    }
+  }
   if (stop.kind == MachineStop::Kind::kException) {
     if (!IsAtomic(insn)) {
       outcome.end = EndKind::kTrap;
@@ -118,19 +147,33 @@ Outcome JitEngine::Unhandled(Outcome outcome, const MachineStop& stop) {
 }
 
 Outcome JitEngine::Run(uint64_t budget) {
-  Outcome outcome;
   if (compiled_.empty()) {
+    Outcome outcome;
     outcome.end = EndKind::kHarnessError;
     outcome.message = "nothing compiled";
     return outcome;
   }
+  // The fast machine first; a fault it cannot pin to one instruction means
+  // running the call again, from the same initial state, on a precise one.
+  if (Machine* fast = sandbox_.fast_cpu(); fast != nullptr && cpu_ == 0) {
+    if (auto outcome = RunOn(*fast, budget)) return std::move(*outcome);
+    ++precise_reruns_;
+    sandbox_.env().Reset();
+  }
+  auto outcome = RunOn(sandbox_.cpu(cpu_), budget);
+  return std::move(*outcome);
+}
+
+std::optional<Outcome> JitEngine::RunOn(Machine& machine, uint64_t budget) {
+  machine_ = &machine;
+  Outcome outcome;
   GuestEnvironment& env = sandbox_.env();
-  Machine& machine = sandbox_.cpu(cpu_);
   HelperContext helpers{env.memory(), env.helper_state(cpu_)};
   machine.set_helper_context(&helpers, &outcome.helper_calls);
   machine.set_observer(this);
   machine.set_budget(budget);
   tail_calls_.clear();
+  previous_block_end_ = 0;
   // The program objects a tail call reads point at this engine's images
   // (other engines prepared for the same case have their own).
   for (size_t i = 0; i < compiled_.size(); ++i) env.SetProgramEntry(i, compiled_[i].entry());
@@ -174,6 +217,10 @@ Outcome JitEngine::Run(uint64_t budget) {
         outcome.end = EndKind::kBudget;
         outcome.message = fmt::format("{} arm64 instructions", budget);
         return Finish(std::move(outcome));
+      case MachineStop::Kind::kImpreciseFault:
+        machine.set_helper_context(nullptr, nullptr);
+        machine.set_observer(nullptr);
+        return std::nullopt;
       case MachineStop::Kind::kStep:
       case MachineStop::Kind::kHelperTrap:  // the engine traps no helper
       case MachineStop::Kind::kError:

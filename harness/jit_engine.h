@@ -30,6 +30,9 @@ class JitEngine final : public Engine, private ExecutionObserver {
 
   const std::vector<jit::CompiledProgram>& compiled() const { return compiled_; }
 
+  // How many runs had to be repeated on a precise machine.
+  uint64_t precise_reruns() const { return precise_reruns_; }
+
   // Another observer to forward executed blocks to (the lifecycle checks).
   void set_observer(ExecutionObserver* observer) { forward_ = observer; }
 
@@ -42,6 +45,9 @@ class JitEngine final : public Engine, private ExecutionObserver {
 
  private:
   void OnBlock(int cpu, uint64_t address, uint32_t size) override;
+  // One run on `machine`; nullopt when a fast machine could not locate a
+  // fault precisely.
+  std::optional<Outcome> RunOn(Machine& machine, uint64_t budget);
   Outcome Finish(Outcome outcome);
   // The outcome of a fault with no exception-table entry, or a CPU exception.
   Outcome Unhandled(Outcome outcome, const MachineStop& stop);
@@ -54,6 +60,9 @@ class JitEngine final : public Engine, private ExecutionObserver {
   std::vector<jit::CompiledProgram> compiled_;
   std::vector<uint32_t> tail_calls_;
   ExecutionObserver* forward_ = nullptr;
+  Machine* machine_ = nullptr;  // the machine of the current run
+  uint64_t previous_block_end_ = 0;
+  uint64_t precise_reruns_ = 0;
 };
 
 }  // namespace bpfdiff

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/a64_access.h"
 #include "oracle/guest_layout.h"
 
 namespace bpfdiff {
@@ -46,8 +47,8 @@ constexpr int kXRegs[] = {
 
 }  // namespace
 
-Result<std::unique_ptr<Machine>> Machine::Create(GuestMemory& memory, int cpu) {
-  std::unique_ptr<Machine> machine(new Machine(memory, cpu));
+Result<std::unique_ptr<Machine>> Machine::Create(GuestMemory& memory, int cpu, MachineMode mode) {
+  std::unique_ptr<Machine> machine(new Machine(memory, cpu, mode));
   if (auto status = machine->Initialize(); !status) return status.error();
   return machine;
 }
@@ -75,11 +76,12 @@ Status Machine::Initialize() {
     uint64_t begin, end;  // inclusive
   };
   const CodeHook code_hooks[] = {
-      {&Machine::OnJitCode, guest::kPackBase, guest::kOversizeBase + guest::kOversizeSize - 1},
       {&Machine::OnHelperCode, guest::kHelperBase, guest::kHelperBase + guest::kHelperRegionSize - 1},
       {&Machine::OnStopCode, guest::kStopAddress, guest::kStopAddress + 3},
+      {&Machine::OnJitCode, guest::kPackBase, guest::kOversizeBase + guest::kOversizeSize - 1},
   };
   for (const auto& h : code_hooks) {
+    if (h.fn == &Machine::OnJitCode && mode_ == MachineMode::kFast) continue;
     err = uc_hook_add(uc_, &hook, UC_HOOK_CODE, reinterpret_cast<void*>(h.fn), this, h.begin, h.end);
     if (err != UC_ERR_OK) return UnicornError("add code hook", err);
   }
@@ -134,6 +136,7 @@ MachineStop Machine::Resume(uint64_t max_steps) {
     stop.kind = MachineStop::Kind::kFault;
     stop.address = fault_address_;
     stop.access = fault_access_;
+    if (mode_ == MachineMode::kFast && fault_access_ != AccessKind::kExec) LocateFault(stop);
   } else if (budget_hit_) {
     stop.kind = MachineStop::Kind::kBudget;
   } else if (step_hit_) {
@@ -210,9 +213,19 @@ void Machine::OnStopCode(uc_engine* uc, uint64_t, uint32_t, void* self) {
   uc_emu_stop(uc);
 }
 
-void Machine::OnBlock(uc_engine*, uint64_t address, uint32_t size, void* self) {
+void Machine::OnBlock(uc_engine* uc, uint64_t address, uint32_t size, void* self) {
   auto* m = static_cast<Machine*>(self);
   m->MarkTranslated(address, address + size);
+  if (m->mode_ == MachineMode::kFast) {
+    // The budget in whole blocks: enough to stop a program that loops.
+    m->last_block_ = address;
+    m->last_block_size_ = size;
+    m->steps_ += size / 4;
+    if (m->steps_ > m->budget_) {
+      m->budget_hit_ = true;
+      uc_emu_stop(uc);
+    }
+  }
   if (m->observer_ != nullptr) m->observer_->OnBlock(m->cpu_, address, size);
 }
 
@@ -266,6 +279,54 @@ MachineContext Machine::SaveContext() {
 void Machine::RestoreContext(const MachineContext& context) {
   uc_context_restore(uc_, context.context_);
   steps_ = context.steps_;
+}
+
+namespace {
+
+class MachineRegisters final : public RegisterReader {
+ public:
+  explicit MachineRegisters(const Machine& machine) : machine_(machine) {}
+  uint64_t X(int reg) const override { return machine_.ReadX(reg); }
+  uint64_t Sp() const override { return machine_.ReadSp(); }
+
+ private:
+  const Machine& machine_;
+};
+
+}  // namespace
+
+void Machine::LocateFault(MachineStop& stop) {
+  // The registers are exact up to the faulting instruction; the pc is the
+  // start of some block. The faulting instruction is in the block that
+  // was running, and is the one whose access holds the faulting address.
+  const MachineRegisters registers(*this);
+  int matches = 0;
+  uint64_t found = 0;
+  for (uint64_t pc = last_block_; pc < last_block_ + last_block_size_; pc += 4) {
+    const uint8_t* p = memory_.HostPointer(pc, 4);
+    if (p == nullptr) break;
+    uint32_t word;
+    std::memcpy(&word, p, 4);
+    const auto range = MemoryAccessOf(word, pc, registers);
+    if (range && range->Contains(stop.address)) {
+      ++matches;
+      found = pc;
+    }
+  }
+  if (matches == 1) {
+    stop.pc = found;
+    WritePc(found);
+    return;
+  }
+  stop.kind = MachineStop::Kind::kImpreciseFault;
+  stop.message = fmt::format("{} accesses of the block at 0x{:x} may have faulted at 0x{:x}", matches,
+                             last_block_, stop.address);
+}
+
+uint64_t Machine::ReadSp() const {
+  uint64_t sp = 0;
+  uc_reg_read(uc_, UC_ARM64_REG_SP, &sp);
+  return sp;
 }
 
 uint64_t Machine::ReadX(int reg) const {

@@ -5,10 +5,17 @@
 // before any code is translated, because Unicorn does not apply a hook to
 // blocks it translated earlier:
 //
-//  - a code hook over the JIT regions (packs, oversize), which keeps the PC
-//    exact at every instruction (Unicorn otherwise reports the start of the
-//    translated block on a fault), counts instructions for the budget and
-//    the step limit, and stops *before* an instruction when asked;
+//  - (precise machines) a code hook over the JIT regions (packs, oversize),
+//    which keeps the PC exact at every instruction (Unicorn otherwise
+//    reports the start of the translated block on a fault), counts
+//    instructions for the budget and the step limit, and stops *before* an
+//    instruction when asked. It doubles the cost of translating code;
+//  - (fast machines) no such hook: the budget counts whole blocks, and on a
+//    fault the faulting instruction is found by decoding the block that
+//    was running (its registers are exact up to the fault): the one memory
+//    access whose range holds the faulting address. When that is not one
+//    instruction, Resume() says so (kImpreciseFault) and the caller runs the
+//    call again on a precise machine;
 //  - a code hook over the helper stubs, which performs the helper with the
 //    shared implementation (oracle/helpers.h) and lets the stub's RET return;
 //  - a code hook on the stop page, the return address of the outermost call;
@@ -42,6 +49,7 @@ struct MachineStop {
     kBudget,     // the instruction budget ran out
     kStep,       // the step limit of this Resume() was reached (pc = next insn)
     kHelperTrap, // a trapped helper was called (helper_id); it has not run, x0..x4 hold its arguments
+    kImpreciseFault,  // fast machine: a fault whose instruction could not be told apart
     kError,      // Unicorn failed
   };
   Kind kind = Kind::kError;
@@ -78,10 +86,14 @@ class ExecutionObserver {
   virtual void OnBlock(int cpu, uint64_t address, uint32_t size) = 0;
 };
 
+enum class MachineMode : uint8_t { kPrecise, kFast };
+
 class Machine {
  public:
   // Maps every region of `memory` (the same host buffers) into a new engine.
-  static Result<std::unique_ptr<Machine>> Create(GuestMemory& memory, int cpu);
+  static Result<std::unique_ptr<Machine>> Create(GuestMemory& memory, int cpu,
+                                                 MachineMode mode = MachineMode::kPrecise);
+  MachineMode mode() const { return mode_; }
   ~Machine();
   Machine(const Machine&) = delete;
   Machine& operator=(const Machine&) = delete;
@@ -93,7 +105,8 @@ class Machine {
   void PrepareCall(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t sp);
 
   // Runs until the call returns or something stops it; at most
-  // `max_steps` more instructions of JIT code in this call (then kStep).
+  // `max_steps` more instructions of JIT code in this call (then kStep;
+  // precise machines only).
   MachineStop Resume(uint64_t max_steps = ~uint64_t{0});
 
   // Saves / restores every register (and the instruction count), so that
@@ -118,6 +131,7 @@ class Machine {
   void set_observer(ExecutionObserver* observer) { observer_ = observer; }
 
   uint64_t ReadX(int reg) const;
+  uint64_t ReadSp() const;
   void WriteX(int reg, uint64_t value);
   uint64_t ReadPc() const;
   void WritePc(uint64_t pc);
@@ -136,7 +150,9 @@ class Machine {
   void set_count_atomics(bool on) { count_atomics_ = on; }
 
  private:
-  Machine(GuestMemory& memory, int cpu) : memory_(memory), cpu_(cpu) {}
+  Machine(GuestMemory& memory, int cpu, MachineMode mode) : memory_(memory), cpu_(cpu), mode_(mode) {}
+  // Fast machines: finds the faulting instruction in the last block.
+  void LocateFault(MachineStop& stop);
   Status Initialize();
 
   static void OnJitCode(uc_engine* uc, uint64_t address, uint32_t size, void* self);
@@ -148,7 +164,10 @@ class Machine {
 
   GuestMemory& memory_;
   int cpu_;
+  MachineMode mode_;
   uc_engine* uc_ = nullptr;
+  uint64_t last_block_ = 0;  // the block running (fast machines)
+  uint32_t last_block_size_ = 0;
   uc_context* pristine_ = nullptr;
 
   // Per call.

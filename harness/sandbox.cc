@@ -20,6 +20,12 @@ Result<std::unique_ptr<Sandbox>> Sandbox::Create(const SandboxOptions& options) 
     sandbox->patcher_->AddMachine(machine->get());
     sandbox->machines_.push_back(std::move(machine).value());
   }
+  if (options.fast_machine) {
+    auto fast = Machine::Create(memory, 0, MachineMode::kFast);
+    if (!fast) return fast.error();
+    sandbox->patcher_->AddMachine(fast->get());
+    sandbox->fast_ = std::move(fast).value();
+  }
   Region* packs = memory.FindByName("packs");
   Region* oversize = memory.FindByName("oversize");
   jit::PackConfig config;
@@ -28,6 +34,12 @@ Result<std::unique_ptr<Sandbox>> Sandbox::Create(const SandboxOptions& options) 
   config.seed = options.pack_seed;
   config.bugs = options.pack_bugs;
   sandbox->pack_ = std::make_unique<jit::ProgPack>(config, *sandbox->patcher_);
+  if (options.resident_program) {
+    auto resident = sandbox->pack_->Alloc(4);
+    if (!resident) return resident.error();
+    sandbox->pack_->Finalize(**resident);
+    sandbox->resident_ = std::move(resident).value();
+  }
   return sandbox;
 }
 

@@ -18,6 +18,8 @@ struct SandboxOptions {
   int cpus = 1;
   uint64_t pack_seed = 1;
   jit::PackBugs pack_bugs;
+  bool resident_program = true;  // see Sandbox::resident_
+  bool fast_machine = true;      // see fast_cpu()
 };
 
 class Sandbox {
@@ -25,7 +27,11 @@ class Sandbox {
   static Result<std::unique_ptr<Sandbox>> Create(const SandboxOptions& options = {});
 
   GuestEnvironment& env() { return *env_; }
+  // A precise machine per CPU (exact pc at every instruction; stepping).
   Machine& cpu(int index) { return *machines_[static_cast<size_t>(index)]; }
+  // A fast machine for CPU 0, for plain runs (see MachineMode); nullptr
+  // when the sandbox was made without one.
+  Machine* fast_cpu() { return fast_.get(); }
   int cpus() const { return static_cast<int>(machines_.size()); }
   jit::ProgPack& pack() { return *pack_; }
   UnicornTextPatcher& patcher() { return *patcher_; }
@@ -40,8 +46,13 @@ class Sandbox {
 
   std::unique_ptr<GuestEnvironment> env_;
   std::vector<std::unique_ptr<Machine>> machines_;
+  std::unique_ptr<Machine> fast_;
   std::unique_ptr<UnicornTextPatcher> patcher_;
   std::unique_ptr<jit::ProgPack> pack_;
+  // A program that stays loaded, as on any system running BPF: it keeps the
+  // first pack alive, so that loading and freeing one program at a time
+  // does not create (and fill 2 MiB of) a new pack every time.
+  std::unique_ptr<jit::PackAllocation> resident_;
 };
 
 }  // namespace bpfdiff

@@ -145,6 +145,7 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
 
   // Pass 1: forms, fields, lddw pairs, call targets.
   std::vector<bool> second_slot(n, false);
+  std::vector<SlotInfo> slots(n);
   std::set<uint32_t> starts = {0};
   for (size_t pc = 0; pc < n; ++pc) {
     const Insn& insn = insns[pc];
@@ -165,6 +166,7 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
                             insn.opcode, insn.offset, insn.imm));
     }
     const Form& form = FormById(*id);
+    slots[pc] = {*id, false};
     if (auto status = CheckFields(pc, insn, form); !status) return status.error();
     if (form.is_wide()) {
       if (pc + 1 >= n) return At(pc, &form, "truncated: the second slot is missing");
@@ -179,6 +181,7 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
                   fmt::format("second slot of lddw map_fd must have imm 0, not {}", next.imm));
       }
       second_slot[pc + 1] = true;
+      slots[pc + 1] = {*id, true};
       if (form.shape == Shape::kLddwMapFd || form.shape == Shape::kLddwMapValue) {
         const MapSpec* map = nullptr;
         for (const auto& m : maps) {
@@ -206,13 +209,13 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
     }
   }
 
-  Program program{std::move(insns), std::move(maps), {starts.begin(), starts.end()}};
+  Program program{std::move(insns), std::move(maps), {starts.begin(), starts.end()}, std::move(slots)};
 
   // Pass 2: jump targets and subprogram ends.
   for (size_t pc = 0; pc < n; ++pc) {
     if (second_slot[pc]) continue;
     const Insn& insn = program.insns[pc];
-    const Form& form = FormById(*Classify(insn));
+    const Form& form = FormById(program.slots[pc].form);
     if (IsJump(form.shape) || form.shape == Shape::kCallLocal) {
       const int64_t target = JumpTarget(insn, form.shape, pc);
       if (target < 0 || target >= static_cast<int64_t>(n)) {
@@ -233,10 +236,10 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
     if (second_slot[last]) {
       return At(last, nullptr, "the last instruction of a subprogram must be exit or a jump, not lddw");
     }
-    const Insn& insn = program.insns[last];
-    const Shape shape = FormById(*Classify(insn)).shape;
+    const Form& last_form = FormById(program.slots[last].form);
+    const Shape shape = last_form.shape;
     if (shape != Shape::kExit && shape != Shape::kJa && shape != Shape::kJa32) {
-      return At(last, &FormById(*Classify(insn)),
+      return At(last, &last_form,
                 sub == 0 && program.subprogram_starts.size() == 1
                     ? "the program must end in exit or an unconditional jump"
                     : fmt::format("subprogram {} must end in exit or an unconditional jump", sub));
@@ -255,18 +258,6 @@ Result<Program> DecodeProgram(std::span<const uint8_t> bytes, std::vector<MapSpe
   return MakeProgram(std::move(insns), std::move(maps));
 }
 
-std::vector<SlotInfo> ClassifySlots(const Program& program) {
-  std::vector<SlotInfo> slots(program.size());
-  for (size_t pc = 0; pc < program.size(); ++pc) {
-    const FormId id = *Classify(program.insns[pc]);
-    slots[pc] = {id, false};
-    if (FormById(id).is_wide()) {
-      slots[pc + 1] = {id, true};
-      ++pc;
-    }
-  }
-  return slots;
-}
 
 Requirements RequirementsOf(std::span<const Insn> insns) {
   Requirements req;

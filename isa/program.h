@@ -43,11 +43,20 @@ struct MapSpec {
 
 std::string_view MapTypeName(MapType type);
 
+// Per-slot form of a validated program; the second slot of an lddw has the
+// lddw's form too, and `second_slot` tells it apart.
+struct SlotInfo {
+  FormId form;
+  bool second_slot;
+};
+
 struct Program {
   std::vector<Insn> insns;
   std::vector<MapSpec> maps;
   // Derived by MakeProgram: first slot of every subprogram, sorted; [0] = 0.
   std::vector<uint32_t> subprogram_starts;
+  // Derived by MakeProgram: the form of every slot.
+  std::vector<SlotInfo> slots;
 
   size_t size() const { return insns.size(); }
   // The subprogram containing slot `pc`.
@@ -62,13 +71,8 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps =
 // Decodes little-endian instruction bytes and validates them.
 Result<Program> DecodeProgram(std::span<const uint8_t> bytes, std::vector<MapSpec> maps = {});
 
-// Per-slot form ids of a validated program; the second slot of an lddw has
-// the lddw's form too, and IsSecondSlot() tells it apart.
-struct SlotInfo {
-  FormId form;
-  bool second_slot;
-};
-std::vector<SlotInfo> ClassifySlots(const Program& program);
+// The form of every slot of a validated program (Program::slots).
+inline const std::vector<SlotInfo>& ClassifySlots(const Program& program) { return program.slots; }
 
 // The highest CPU version and the union of groups that the program's forms
 // need (the upstream runner's selection rule).

@@ -27,7 +27,7 @@ uint32_t Pop(Reg a, Reg b) {  // ldp a, b, [sp], #16
 }  // namespace
 
 void EmitPrologue(JitContext& ctx) {
-  const uint32_t start = ctx.idx;
+  [[maybe_unused]] const uint32_t start = ctx.idx;
   ctx.Emit(a64::Mov(Width::kX, Reg::kX9, a64::kLr));  // mov x9, lr: the fentry patch site
   ctx.Emit(a64::Nop());                                // POKE_OFFSET
   ctx.Emit(Push(a64::kFp, a64::kLr));                  // frame record

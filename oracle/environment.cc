@@ -13,6 +13,7 @@ struct RegionSpec {
   uint64_t base;
   uint64_t size;
   uint8_t permissions;
+  bool engine_private = false;
 };
 
 constexpr RegionSpec kRegions[] = {
@@ -21,11 +22,11 @@ constexpr RegionSpec kRegions[] = {
     {"context", guest::kContextBase, guest::kContextSize, kPermRead | kPermWrite},
     {"map values", guest::kMapValuesBase, guest::kMapValuesSize, kPermRead | kPermWrite},
     {"map objects", guest::kMapObjectsBase, guest::kMapObjectsSize, kPermRead},
-    {"program objects", guest::kProgObjectsBase, guest::kProgObjectsSize, kPermRead},
+    {"program objects", guest::kProgObjectsBase, guest::kProgObjectsSize, kPermRead, true},
     {"stacks", guest::kStackBase, guest::kStackStride * guest::kMaxCpus, kPermRead | kPermWrite},
     {"per-cpu", guest::kPerCpuBase, guest::kPerCpuStride * guest::kMaxCpus, kPermRead | kPermWrite},
-    {"packs", guest::kPackBase, guest::kPackSize * guest::kMaxPacks, kPermRead | kPermExec},
-    {"oversize", guest::kOversizeBase, guest::kOversizeSize, kPermRead | kPermExec},
+    {"packs", guest::kPackBase, guest::kPackSize * guest::kMaxPacks, kPermRead | kPermExec, true},
+    {"oversize", guest::kOversizeBase, guest::kOversizeSize, kPermRead | kPermExec, true},
 };
 
 }  // namespace
@@ -35,6 +36,7 @@ Result<std::unique_ptr<GuestEnvironment>> GuestEnvironment::Create() {
   for (const auto& spec : kRegions) {
     auto region = env->memory_.Map(spec.name, spec.base, spec.size, spec.permissions);
     if (!region) return region.error();
+    (*region)->engine_private = spec.engine_private;
   }
   // Helper stubs: each helper's entry is a RET (the machine performs the
   // helper in a hook before it executes); the stop page spins on itself.

@@ -29,6 +29,10 @@ struct Region {
   uint64_t size = 0;
   uint8_t permissions = 0;
   uint8_t* host = nullptr;  // page aligned, `size` bytes
+  // The region holds bytes that differ between engines by design (JIT code,
+  // program objects that point at it): a program reading it is not
+  // comparable. See GuestMemory::private_read().
+  bool engine_private = false;
 
   bool Contains(uint64_t address, uint64_t length) const {
     return address >= base && length <= size && address - base <= size - length;
@@ -56,8 +60,16 @@ class GuestMemory {
       last_ = region;
     }
     if (!(region->permissions & PermissionFor(kind))) return nullptr;
+    private_read_ |= region->engine_private;
     return region->host + (address - region->base);
   }
+
+  // Whether anything was read from an engine-private region since the last
+  // ClearPrivateRead() (Translate() of any kind counts).
+  bool private_read() const { return private_read_; }
+  void ClearPrivateRead() { private_read_ = false; }
+  // The region the last successful Translate() hit.
+  const Region* last_region() const { return last_; }
 
   // The region containing the whole range, or nullptr.
   Region* Find(uint64_t address, uint64_t length = 1);
@@ -113,6 +125,7 @@ class GuestMemory {
 
   std::vector<std::unique_ptr<Region>> regions_;
   Region* last_ = nullptr;
+  bool private_read_ = false;
 };
 
 }  // namespace bpfdiff

@@ -220,8 +220,14 @@ HelperResult CallHelper(int64_t id, HelperContext& context, const HelperArgs& ar
 HelperResult InvokeHelper(int64_t id, HelperContext& context, const HelperArgs& args,
                           std::vector<HelperCall>& trace) {
   HelperResult result = CallHelper(id, context, args);
-  trace.push_back(HelperCall{static_cast<int32_t>(id), args,
-                             result.kind == Kind::kReturn ? result.value : 0});
+  // The trace holds the arguments the helper takes; the other argument
+  // registers hold whatever the caller left there, which is undefined.
+  HelperArgs used{};
+  const HelperInfo* helper = FindHelper(id);
+  for (int i = 0; helper != nullptr && i < helper->num_args; ++i) {
+    used[static_cast<size_t>(i)] = args[static_cast<size_t>(i)];
+  }
+  trace.push_back(HelperCall{static_cast<int32_t>(id), used, result.kind == Kind::kReturn ? result.value : 0});
   return result;
 }
 

@@ -69,7 +69,9 @@ const HelperInfo* FindHelper(int64_t id);
 HelperResult CallHelper(int64_t id, HelperContext& context, const HelperArgs& args);
 
 // Calls helper `id` as every engine must: the call is appended to `trace`
-// (with the value it returned, 0 when it stopped or failed).
+// with the arguments the helper takes (the rest 0: those registers hold
+// whatever the caller left, which is undefined) and the value it returned
+// (0 when it stopped or failed).
 HelperResult InvokeHelper(int64_t id, HelperContext& context, const HelperArgs& args,
                           std::vector<HelperCall>& trace);
 

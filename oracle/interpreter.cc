@@ -117,6 +117,21 @@ Outcome Interpreter::RunProgram(size_t index, const std::array<uint64_t, 5>& arg
   Outcome outcome;
   GuestMemory& memory = env_.memory();
   HelperContext helper_context{memory, env_.helper_state(options_.cpu)};
+  memory.ClearPrivateRead();
+  // The stack bytes a program may see: the BPF frames of every call depth.
+  const uint64_t deepest_frame = options_.geometry.FramePointer(options_.cpu, isa::kMaxCallDepth - 1) - isa::kStackSize;
+  const uint64_t stack_top = options_.geometry.FramePointer(options_.cpu, 0);
+  auto outside_frames = [&](uint64_t address, uint64_t size) {
+    const Region* region = memory.last_region();
+    if (region == nullptr || region->base != guest::kStackBase) return false;
+    if (address < deepest_frame || address + size > stack_top) return true;
+    for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
+      const uint64_t fp = options_.geometry.FramePointer(options_.cpu, depth);
+      if (address >= fp - isa::kStackSize && address + size <= fp) return false;
+    }
+    return true;
+  };
+  bool outside = false;
 
   uint64_t r[isa::kNumRegs] = {};
   for (int i = 0; i < 5; ++i) r[i + 1] = args[static_cast<size_t>(i)];
@@ -132,20 +147,25 @@ Outcome Interpreter::RunProgram(size_t index, const std::array<uint64_t, 5>& arg
   uint64_t steps = 0;
   const uint64_t budget = options_.budget;
 
+  auto end_with_fault = [&](const FaultInfo& info) {
+    outcome.end = EndKind::kFault;
+    outcome.fault = info;
+    outcome.steps = steps;
+    outcome.read_engine_private = outside || memory.private_read();
+    return outcome;
+  };
   // An access that faults: reported at its first inaccessible byte, as a CPU does.
   auto fault = [&](uint64_t address, uint64_t size, AccessKind kind) {
     const uint64_t first = memory.FirstInaccessible(address, size, kind);
     const bool partial = first != address || (size > 1 && memory.Accessible(address, 1, kind));
-    outcome.end = EndKind::kFault;
-    outcome.fault = FaultInfo{pc, static_cast<uint32_t>(program_index), first, kind, partial};
-    outcome.steps = steps;
-    return outcome;
+    return end_with_fault(FaultInfo{pc, static_cast<uint32_t>(program_index), first, kind, partial});
   };
   auto finish = [&](EndKind end, uint64_t r0, std::string message = {}) {
     outcome.end = end;
     outcome.r0 = r0;
     outcome.message = std::move(message);
     outcome.steps = steps;
+    outcome.read_engine_private = outside || memory.private_read();
     return outcome;
   };
 
@@ -385,6 +405,7 @@ Outcome Interpreter::RunProgram(size_t index, const std::array<uint64_t, 5>& arg
             dst = 0;  // the exception-table fixup
             break;
           }
+          outside |= outside_frames(address, size);
           const uint64_t value = ReadSized(p, size);
           dst = sign ? SignExtend(value, size) : value;
           break;
@@ -394,6 +415,7 @@ Outcome Interpreter::RunProgram(size_t index, const std::array<uint64_t, 5>& arg
           const uint64_t address = dst + SExt32(insn.offset);
           uint8_t* p = memory.Translate(address, size, AccessKind::kWrite);
           if (p == nullptr) return fault(address, size, AccessKind::kWrite);
+          outside |= outside_frames(address, size);
           WriteSized(p, size, cls == isa::kClassSt ? imm : src);
           break;
         }
@@ -402,15 +424,14 @@ Outcome Interpreter::RunProgram(size_t index, const std::array<uint64_t, 5>& arg
           // so memory it may not read faults as a read.
           const uint64_t address = dst + SExt32(insn.offset);
           if (address % size != 0) {
-            outcome.end = EndKind::kFault;
-            outcome.fault = FaultInfo{pc, static_cast<uint32_t>(program_index), address, AccessKind::kMisaligned};
-            outcome.steps = steps;
-            return outcome;
+            return end_with_fault(FaultInfo{pc, static_cast<uint32_t>(program_index), address,
+                                            AccessKind::kMisaligned, false});
           }
           uint8_t* p = memory.Translate(address, size, AccessKind::kWrite);
           if (p == nullptr) {
             return fault(address, size, memory.Accessible(address, size, AccessKind::kRead) ? AccessKind::kWrite : AccessKind::kRead);
           }
+          outside |= outside_frames(address, size);
           const uint64_t old = Atomic(p, size, insn.imm, src, r[0]);
           if (insn.imm == isa::kAtomicCmpXchg) {
             r[0] = old;

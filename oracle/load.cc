@@ -116,7 +116,7 @@ RegisterUse UseOf(const Insn& insn, const Form& form) {
 
 // Verifier-lite checks that do not depend on data flow.
 Status CheckProgram(const isa::Program& program, size_t index) {
-  auto slots = isa::ClassifySlots(program);
+  const auto& slots = isa::ClassifySlots(program);
   const size_t subprograms = program.subprogram_starts.size();
   std::vector<std::vector<size_t>> callees(subprograms);
   for (size_t pc = 0; pc < program.size(); ++pc) {
@@ -179,7 +179,7 @@ Status CheckProgram(const isa::Program& program, size_t index) {
 
 // Finds the first read of a register that a call left undefined.
 std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t index) {
-  auto slots = isa::ClassifySlots(program);
+  const auto& slots = isa::ClassifySlots(program);
   const size_t n = program.size();
   // Per slot: registers that may be clobbered on entry, and by which call.
   std::vector<uint16_t> in(n, 0);
@@ -256,7 +256,7 @@ Result<LoadedProgram> Rewrite(const isa::Program& source,
   out.source_slot.reserve(next);
   std::vector<Insn> insns;
   insns.reserve(next);
-  auto slots = isa::ClassifySlots(source);
+  const auto& slots = isa::ClassifySlots(source);
   for (size_t i = 0; i < n; ++i) {
     for (Insn insn : replacement[i]) {
       if (!slots[i].second_slot && replacement[i].size() == 1) {
@@ -290,7 +290,7 @@ Result<LoadedProgram> LoadProgram(const isa::Program& program, size_t index,
                                   const std::vector<uint64_t>& value_addresses,
                                   const LoadOptions& options) {
   if (auto status = CheckProgram(program, index); !status) return status.error();
-  auto slots = isa::ClassifySlots(program);
+  const auto& slots = isa::ClassifySlots(program);
   std::vector<std::vector<Insn>> replacement(program.size());
   for (size_t pc = 0; pc < program.size(); ++pc) {
     Insn insn = program.insns[pc];

@@ -64,6 +64,11 @@ struct Outcome {
   std::vector<uint32_t> tail_calls;  // program index of each tail call taken
   MemorySnapshot memory;
   uint64_t steps = 0;  // instructions executed (engine-specific; not compared)
+  // The run read memory whose bytes differ between engines by design: JIT
+  // code, program objects, or the stack outside the BPF frames (where the
+  // JIT keeps saved registers). Set by the interpreter; not compared, but a
+  // divergence after it is not a JIT bug.
+  bool read_engine_private = false;
 
   // One line: "exit r0=0x1" / "fault at insn 3: read of 0x0" / ...
   std::string Summary() const;
