@@ -1,0 +1,91 @@
+#include "fuzz/fuzz_case.h"
+
+#include <fmt/format.h>
+
+#include "fuzz/generator/generator.h"
+#include "harness/export.h"
+#include "harness/jit_engine.h"
+#include "isa/disassembler.h"
+
+namespace bpfdiff::fuzz {
+
+Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs) {
+  std::unique_ptr<DiffHarness> harness(new DiffHarness());
+  SandboxOptions options;
+  options.pack_bugs = bugs.pack;
+  auto sandbox = Sandbox::Create(options);
+  if (!sandbox) return sandbox.error();
+  harness->sandbox_ = std::move(sandbox).value();
+  std::vector<std::unique_ptr<Engine>> engines;
+  auto interpreter = std::make_unique<InterpreterEngine>(*harness->sandbox_);
+  harness->interpreter_ = interpreter.get();
+  interpreter->set_coverage(&harness->executed_);
+  engines.push_back(std::move(interpreter));
+  engines.push_back(std::make_unique<JitEngine>(*harness->sandbox_,
+                                                jit::JitOptions{jit::AtomicLowering::kLse, bugs.jit}, "jit"));
+  engines.push_back(std::make_unique<JitEngine>(
+      *harness->sandbox_, jit::JitOptions{jit::AtomicLowering::kLlSc, bugs.jit}, "jit-llsc"));
+  harness->runner_ = std::make_unique<DifferentialRunner>(*harness->sandbox_, std::move(engines));
+  return harness;
+}
+
+bool HasAtomics(const CaseSource& source) {
+  for (const auto& program : source.programs) {
+    for (const auto& insn : program) {
+      if (isa::ClassOf(insn.opcode) == isa::kClassStx && isa::ModeOf(insn.opcode) == isa::kModeAtomic) return true;
+      if (insn.opcode == isa::kOpCall && insn.src == 0 && insn.imm == 194) return true;  // kptr_xchg may inline
+    }
+  }
+  return false;
+}
+
+CaseRun DiffHarness::RunCase(const CaseSource& source, size_t variants) {
+  RunOptions options;
+  options.engine_limit = HasAtomics(source) ? 3 : 2;
+  // Other input memories: the same bytes rotated and flipped, so that the
+  // variants are a function of the input (reproducible).
+  for (size_t v = 1; v <= variants && !source.memory.empty(); ++v) {
+    std::vector<uint8_t> memory = source.memory;
+    for (size_t i = 0; i < memory.size(); ++i) {
+      memory[i] = static_cast<uint8_t>(source.memory[(i + v) % memory.size()] ^ (0x5a * v));
+    }
+    options.input_variants.push_back(std::move(memory));
+  }
+  return runner_->Run(source, options);
+}
+
+DiffHarness::Result DiffHarness::RunInput(std::span<const uint8_t> input, size_t variants) {
+  Result result;
+  result.source = DecodeFuzzInput(input);
+  if (result.source) result.run = RunCase(*result.source, variants);
+  return result;
+}
+
+std::string DescribeDivergence(const CaseSource& source, const CaseRun& run) {
+  std::string out;
+  for (size_t p = 0; p < source.programs.size(); ++p) {
+    out += fmt::format("program {}:\n{}", p, isa::DisassembleForDisplay(source.programs[p]));
+  }
+  auto describe_runs = [&](const std::vector<EngineRun>& runs, std::string_view title) {
+    out += fmt::format("{}:\n", title);
+    for (const auto& engine_run : runs) {
+      if (engine_run.outcome) {
+        out += fmt::format("  {}: {}", engine_run.engine, engine_run.outcome->Describe());
+      } else if (!engine_run.prepare_error.empty()) {
+        out += fmt::format("  {}: could not prepare: {}\n", engine_run.engine, engine_run.prepare_error);
+      }
+    }
+  };
+  describe_runs(run.runs, "outcomes");
+  for (size_t v = 0; v < run.variants.size(); ++v) describe_runs(run.variants[v], fmt::format("input variant {}", v + 1));
+  if (const EngineRun* diverged = run.FirstDivergence()) {
+    out += fmt::format("first divergence ({}): {}\n", diverged->engine, diverged->verdict.Describe());
+  }
+  if (!run.runs.empty() && run.runs.front().outcome) {
+    out += "as a .data regression test (expectations are the interpreter's):\n";
+    out += ExportCase(source, *run.runs.front().outcome, "Found by bpfdiff's differential fuzzer.");
+  }
+  return out;
+}
+
+}  // namespace bpfdiff::fuzz

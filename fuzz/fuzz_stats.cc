@@ -1,0 +1,125 @@
+#include "fuzz/fuzz_stats.h"
+
+#include <cctype>
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace bpfdiff::fuzz {
+
+std::string ReasonCategory(const std::string& reason) {
+  std::string out;
+  bool in_number = false;
+  for (size_t i = 0; i < reason.size(); ++i) {
+    const char c = reason[i];
+    const bool digit = std::isdigit(static_cast<unsigned char>(c)) ||
+                       (in_number && std::isxdigit(static_cast<unsigned char>(c))) ||
+                       (c == 'x' && in_number && i > 0 && reason[i - 1] == '0');
+    if (digit) {
+      if (!in_number) out += 'N';
+      in_number = true;
+      continue;
+    }
+    in_number = false;
+    out += c;
+  }
+  return out.size() > 100 ? out.substr(0, 100) : out;
+}
+
+FuzzStats::FuzzStats(std::string target)
+    : target_(std::move(target)),
+      start_(std::chrono::steady_clock::now()),
+      last_print_(start_),
+      generated_(isa::AllForms().size(), false),
+      completed_(isa::AllForms().size(), false) {}
+
+void FuzzStats::Rejected(const std::string& reason) {
+  ++inputs_;
+  ++rejected_[ReasonCategory(reason)];
+}
+
+void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
+                       const std::vector<std::vector<uint8_t>>& executed) {
+  ++inputs_;
+  if (run.load_error) {
+    ++rejected_[ReasonCategory(*run.load_error)];
+    return;
+  }
+  ++compared_;
+  const LoadedCase& loaded = *run.loaded;
+  // The form of every source slot (the source validated, so each has one).
+  std::vector<std::vector<isa::FormId>> forms(source.programs.size());
+  for (size_t p = 0; p < source.programs.size(); ++p) {
+    const auto& insns = source.programs[p];
+    for (size_t pc = 0; pc < insns.size(); ++pc) {
+      const bool second = pc > 0 && insns[pc - 1].opcode == isa::kOpLddw;
+      const auto form = isa::Classify(second ? insns[pc - 1] : insns[pc]);
+      forms[p].push_back(form.value_or(0));
+      if (form && !second) generated_[*form] = true;
+    }
+  }
+  bool all_match = true;
+  for (const auto& engine_run : run.runs) {
+    if (engine_run.verdict.kind == Verdict::Kind::kPoisoned) {
+      ++poisoned_[ReasonCategory(engine_run.verdict.detail)];
+      all_match = false;
+    } else if (engine_run.verdict.kind == Verdict::Kind::kDivergence) {
+      all_match = false;
+    }
+  }
+  const Outcome* reference = run.runs.empty() || !run.runs.front().outcome ? nullptr : &*run.runs.front().outcome;
+  if (reference != nullptr) ++ends_[std::string(EndKindName(reference->end))];
+  if (!all_match || reference == nullptr) return;
+  ++matched_;
+  if (reference->end != EndKind::kExit && reference->end != EndKind::kUnwind) return;
+  for (size_t p = 0; p < executed.size() && p < loaded.programs.size(); ++p) {
+    const auto& source_slot = loaded.programs[p].source_slot;
+    for (size_t pc = 0; pc < executed[p].size() && pc < source_slot.size(); ++pc) {
+      if (executed[p][pc]) completed_[forms[p][source_slot[pc]]] = true;
+    }
+  }
+}
+
+size_t FuzzStats::forms_generated() const {
+  return static_cast<size_t>(std::count(generated_.begin(), generated_.end(), true));
+}
+size_t FuzzStats::forms_completed() const {
+  return static_cast<size_t>(std::count(completed_.begin(), completed_.end(), true));
+}
+
+std::vector<std::string> FuzzStats::MissingForms() const {
+  std::vector<std::string> missing;
+  for (const auto& form : isa::AllForms()) {
+    if (!completed_[form.id]) missing.push_back(form.name);
+  }
+  return missing;
+}
+
+void FuzzStats::MaybePrint(std::chrono::seconds interval) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_print_ < interval) return;
+  last_print_ = now;
+  Print();
+}
+
+void FuzzStats::Print() const {
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::string poisoned;
+  for (const auto& [reason, count] : poisoned_) poisoned += fmt::format(" [{}: {}]", reason, count);
+  std::string rejected;
+  for (const auto& [reason, count] : rejected_) rejected += fmt::format(" [{}: {}]", reason, count);
+  std::string ends;
+  for (const auto& [end, count] : ends_) ends += fmt::format(" {}={}", end, count);
+  fmt::print(stderr,
+             "#{} {}: {:.0f}s, {} inputs, {} compared ({:.0f}/s), {} agreed, {} extra runs ({:.0f}/s); "
+             "forms generated {}/{}, completed on every engine {}/{} ({:.1f}%); ends:{}\n"
+             "  poisoned:{}\n  rejected:{}\n",
+             target_, "stats", seconds, inputs_ + not_ours_, compared_, compared_ / std::max(seconds, 1e-9),
+             matched_, extra_runs_, extra_runs_ / std::max(seconds, 1e-9), forms_generated(), forms_total(),
+             forms_completed(), forms_total(), 100.0 * static_cast<double>(forms_completed()) / static_cast<double>(forms_total()),
+             ends, poisoned.empty() ? " none" : poisoned, rejected.empty() ? " none" : rejected);
+}
+
+}  // namespace bpfdiff::fuzz

@@ -1,0 +1,700 @@
+#include "fuzz/generator/function_builder.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "fuzz/generator/interesting_values.h"
+#include "oracle/helpers.h"
+
+namespace bpfdiff::fuzz {
+namespace {
+
+using isa::Insn;
+
+constexpr int kMaxConstructs = 64;  // per function
+constexpr int kMaxRegionDepth = 4;
+constexpr int kMaxLoopDepth = 2;
+constexpr int kMaxRegionConstructs = 24;
+constexpr uint8_t kR0 = 0, kR1 = 1, kR2 = 2, kR3 = 3, kR4 = 4, kFp = isa::kFramePointer;
+
+Insn Make(uint8_t opcode, uint8_t dst = 0, uint8_t src = 0, int16_t offset = 0, int32_t imm = 0) {
+  return Insn{opcode, dst, src, offset, imm};
+}
+
+uint8_t SizeCode(unsigned bytes) {
+  switch (bytes) {
+    case 1: return isa::kSizeB;
+    case 2: return isa::kSizeH;
+    case 4: return isa::kSizeW;
+    default: return isa::kSizeDW;
+  }
+}
+
+constexpr unsigned kSizes[] = {1, 2, 4, 8};
+
+constexpr uint8_t kAluOps[] = {isa::kAluAdd, isa::kAluSub, isa::kAluMul, isa::kAluDiv,  isa::kAluOr,
+                               isa::kAluAnd, isa::kAluLsh, isa::kAluRsh, isa::kAluMod,  isa::kAluXor,
+                               isa::kAluMov, isa::kAluArsh};
+constexpr uint8_t kConditions[] = {isa::kJmpJeq,  isa::kJmpJgt,  isa::kJmpJge,  isa::kJmpJset,
+                                   isa::kJmpJne,  isa::kJmpJsgt, isa::kJmpJsge, isa::kJmpJlt,
+                                   isa::kJmpJle,  isa::kJmpJslt, isa::kJmpJsle};
+constexpr int32_t kAtomicOps[] = {
+    isa::kAtomicAdd,  isa::kAtomicOr,   isa::kAtomicAnd,   isa::kAtomicXor,
+    isa::kAtomicAdd | isa::kAtomicFetch, isa::kAtomicOr | isa::kAtomicFetch,
+    isa::kAtomicAnd | isa::kAtomicFetch, isa::kAtomicXor | isa::kAtomicFetch,
+    isa::kAtomicXchg, isa::kAtomicCmpXchg};
+constexpr int32_t kSimpleHelpers[] = {kHelperGetPrandomU32, kHelperGetSmpProcessorId,
+                                      kHelperGetCurrentPidTgid};
+
+template <typename T, size_t N>
+constexpr size_t Count(const T (&)[N]) {
+  return N;
+}
+
+}  // namespace
+
+FunctionBuilder::FunctionBuilder(const CaseLayout& layout, Role role, size_t function, size_t functions)
+    : layout_(layout), role_(role), function_(function), functions_(functions) {
+  // Every register is 0 on entry on every engine; what the function may
+  // read depends on how it is entered.
+  auto& r = state_.regs;
+  for (auto& reg : r) reg = RegState::Scalar();
+  r[kFp] = RegState::Pointer(Area::kStack, 0, 512);
+  const RegState context = RegState::Pointer(Area::kContext, 0, static_cast<int32_t>(layout.context_length));
+  switch (role) {
+    case Role::kMainEntry:
+      r[kR1] = context;  // r2 = its length
+      break;
+    case Role::kTailTarget:
+      // r1 = ctx; r3 is zero-extended by the JIT's bounds check and r4, r5
+      // may hold what a call left undefined in the caller. What the caller
+      // left in r0, r2, r6..r9 may be stack addresses.
+      for (auto& reg : r) reg = RegState::Scalar(true);
+      r[kFp] = RegState::Pointer(Area::kStack, 0, 512);
+      r[kR1] = context;
+      r[kR3] = r[kR4] = r[5] = RegState{};
+      break;
+    case Role::kSubprogram: {
+      // Arguments are plain scalars (the caller passes no stack address but
+      // r1 in caller-stack mode); r0 and r6..r9 are the caller's.
+      const Signature& sig = layout.signatures[function];
+      for (auto& reg : r) reg = RegState::Scalar(true);
+      r[kFp] = RegState::Pointer(Area::kStack, 0, 512);
+      for (int a = 1; a <= 5; ++a) r[static_cast<size_t>(a)] = a <= sig.args ? RegState::Scalar() : RegState{};
+      if (sig.caller_stack) r[kR1] = RegState::Pointer(Area::kCallerStack, 0, 64);
+      break;
+    }
+  }
+}
+
+void FunctionBuilder::Build(RecordReader& records) {
+  for (int n = 0; n < kMaxConstructs && !records.exhausted(); ++n) {
+    const Record r = records.Next();
+    if (r.kind() == kEndOfFunction) break;
+    Construct(r);
+    if (!regions_.empty() && ++regions_.back().constructs >= kMaxRegionConstructs) EndRegion();
+  }
+  while (!regions_.empty()) EndRegion();
+  if (role_ == Role::kMainEntry) {
+    // Make every function a subprogram by calling the ones no one calls.
+    for (size_t callee : uncalled_) {
+      const Signature& sig = layout_.signatures[callee];
+      if (sig.caller_stack) {
+        Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, kFp));
+        Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, kR1, 0, 0, -64));
+      }
+      for (int a = sig.caller_stack ? 2 : 1; a <= sig.args; ++a) EmitMovImm(static_cast<uint8_t>(a), static_cast<uint64_t>(a));
+      local_calls_.emplace_back(code_.size(), callee);
+      Emit(Make(isa::kOpCall, 0, isa::kPseudoCall));
+      ClobberCallerSaved();
+      SetScalar(kR0);
+    }
+  }
+  if (!state_.regs[kR0].readable()) EmitMovImm(kR0, 0);
+  Emit(Make(isa::kOpExit));
+}
+
+void FunctionBuilder::Construct(const Record& r) {
+  const uint8_t k = r.kind();
+  if (k < 60 || (k >= 246 && k < 255)) return Alu(r);
+  if (k < 70) return MovImm(r);
+  if (k < 78) return LoadImm64(r);
+  if (k < 100) return Load(r);
+  if (k < 118) return Store(r);
+  if (k < 128) return AtomicOp(r);
+  if (k < 140) return ProbeLoad(r);
+  if (k < 146) return UntrustedPointer(r);
+  if (k < 156) return PointerSetup(r);
+  if (k < 172) return BeginIf(r);
+  if (k < 177) return BeginDead(r);
+  if (k < 185) return BeginLoop(r);
+  if (k < 205) return EndRegion();
+  if (k < 223) return HelperCall(r);
+  if (k < 230) return LocalCall(r);
+  if (k < 234) return Callx(r);
+  if (k < 239) return TailCall(r);
+  if (k < 243) return EarlyExit(r);
+  if (k < 245) return DeliberateFault(r);
+  return LegacyPacket(r);
+}
+
+// --- Registers --------------------------------------------------------------
+
+int FunctionBuilder::PickWritable(uint8_t choice, bool callee_saved_only) const {
+  // Inside a loop a callee-saved pointer must stay what the body saw on its
+  // first iteration (r0..r5 start every iteration undefined, see BeginLoop).
+  for (int i = 0; i < isa::kNumRegs; ++i) {
+    const auto reg = static_cast<uint8_t>(callee_saved_only ? 6 + (choice + i) % 4 : (choice + i) % 10);
+    if (reserved(reg)) continue;
+    if (loops_ > 0 && reg >= 6 && state_.regs[reg].pointer()) continue;
+    return reg;
+  }
+  return -1;
+}
+
+int FunctionBuilder::PickReadable(uint8_t choice) const {
+  for (int i = 0; i < isa::kNumRegs; ++i) {
+    const auto reg = static_cast<uint8_t>((choice + i) % isa::kNumRegs);
+    if (state_.regs[reg].readable()) return reg;
+  }
+  return -1;
+}
+
+uint8_t FunctionBuilder::ScalarOperand(uint8_t choice) {
+  const int reg = PickReadable(choice);
+  if (reg >= 0 && reg != kFp) return static_cast<uint8_t>(reg);
+  const int fresh = PickWritable(choice);
+  const auto target = static_cast<uint8_t>(fresh < 0 ? 0 : fresh);
+  EmitMovImm(target, static_cast<uint64_t>(static_cast<int64_t>(kInteresting32[choice % Count(kInteresting32)])));
+  return target;
+}
+
+void FunctionBuilder::ClobberCallerSaved() {
+  for (uint8_t reg = 1; reg <= 5; ++reg) state_.regs[reg] = RegState{};
+}
+
+void FunctionBuilder::EmitLddw(uint8_t dst, uint8_t src, uint64_t imm64) {
+  Emit(Make(isa::kOpLddw, dst, src, 0, static_cast<int32_t>(static_cast<uint32_t>(imm64))));
+  Emit(Make(0, 0, 0, 0, static_cast<int32_t>(static_cast<uint32_t>(imm64 >> 32))));
+}
+
+void FunctionBuilder::EmitMovImm(uint8_t dst, uint64_t value) {
+  const auto low = static_cast<int32_t>(static_cast<uint32_t>(value));
+  if (static_cast<uint64_t>(static_cast<int64_t>(low)) == value) {
+    Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluMov, dst, 0, 0, low));
+  } else if ((value >> 32) == 0) {
+    Emit(Make(isa::kClassAlu | isa::kSrcK | isa::kAluMov, dst, 0, 0, low));
+  } else {
+    EmitLddw(dst, 0, value);
+  }
+  SetScalar(dst);
+}
+
+int32_t FunctionBuilder::Immediate(const Record& r, size_t byte) const {
+  if (r.Flag(byte, 7)) return static_cast<int32_t>(r.Word());
+  return kInteresting32[r.Pick(byte, Count(kInteresting32))];
+}
+
+uint64_t FunctionBuilder::Immediate64(const Record& r) const {
+  if (r.Flag(1, 7)) return kInteresting64[r.Pick(2, Count(kInteresting64))];
+  return uint64_t{r.Word()} << (8 * r.Pick(2, 5)) ^ static_cast<uint64_t>(static_cast<int64_t>(Immediate(r, 3)));
+}
+
+// --- ALU ----------------------------------------------------------------
+
+void FunctionBuilder::Alu(const Record& r) {
+  const int picked = PickWritable(r.byte(2));
+  if (picked < 0) return;
+  const auto dst = static_cast<uint8_t>(picked);
+  const bool is64 = !r.Flag(1, 0);
+  const uint8_t cls = is64 ? isa::kClassAlu64 : isa::kClassAlu;
+  const uint32_t which = r.Pick(0, 21);
+  // Everything but mov reads dst: make sure it holds a value.
+  const bool reads_dst = which != 10 && which != 12;
+  if (reads_dst && !state_.regs[dst].readable()) EmitMovImm(dst, static_cast<uint64_t>(Immediate(r, 3)));
+  const bool tainted = reads_dst && state_.regs[dst].stack_derived;
+  bool src_tainted = false;
+  if (which < 12) {
+    // dst = dst OP src|imm, every binary operation; div/mod also signed.
+    const uint8_t op = kAluOps[which];
+    const bool signed_div = (op == isa::kAluDiv || op == isa::kAluMod) && r.Flag(1, 2);
+    const int16_t offset = signed_div ? 1 : 0;
+    if (r.Flag(1, 1)) {
+      const uint8_t src = ScalarOperand(r.byte(3));
+      src_tainted = state_.regs[src].stack_derived;
+      Emit(Make(cls | isa::kSrcX | op, dst, src, offset));
+    } else {
+      Emit(Make(cls | isa::kSrcK | op, dst, 0, offset, Immediate(r, 4)));
+    }
+  } else if (which == 12) {
+    // dst = (s8|s16|s32)src
+    const uint8_t src = ScalarOperand(r.byte(3));
+    src_tainted = state_.regs[src].stack_derived;
+    const int16_t widths64[] = {8, 16, 32};
+    const int16_t width = is64 ? widths64[r.Pick(4, 3)] : widths64[r.Pick(4, 2)];
+    Emit(Make(cls | isa::kSrcX | isa::kAluMov, dst, src, width));
+  } else if (which == 13) {
+    // dst = -dst
+    Emit(Make(cls | isa::kSrcK | isa::kAluNeg, dst));
+  } else {
+    // Byte order: le/be (ALU) or bswap (ALU64), 16, 32 or 64 bits.
+    const int32_t widths[] = {16, 32, 64};
+    const int32_t width = widths[r.Pick(4, 3)];
+    const uint32_t kind = r.Pick(5, 3);
+    const uint8_t opcode = kind == 0   ? (isa::kClassAlu | isa::kSrcK | isa::kAluEnd)
+                           : kind == 1 ? (isa::kClassAlu | isa::kSrcX | isa::kAluEnd)
+                                       : (isa::kClassAlu64 | isa::kSrcK | isa::kAluEnd);
+    Emit(Make(opcode, dst, 0, 0, width));
+  }
+  SetScalar(dst);
+  state_.regs[dst].stack_derived = tainted || src_tainted;
+}
+
+void FunctionBuilder::MovImm(const Record& r) {
+  const int dst = PickWritable(r.byte(0));
+  if (dst < 0) return;
+  const int32_t imm = Immediate(r, 1);
+  const uint8_t cls = r.Flag(2, 0) ? isa::kClassAlu : isa::kClassAlu64;
+  Emit(Make(cls | isa::kSrcK | isa::kAluMov, static_cast<uint8_t>(dst), 0, 0, imm));
+  SetScalar(static_cast<uint8_t>(dst));
+}
+
+void FunctionBuilder::LoadImm64(const Record& r) {
+  const int picked = PickWritable(r.byte(0));
+  if (picked < 0) return;
+  const auto dst = static_cast<uint8_t>(picked);
+  const uint32_t kind = r.Pick(1, 4);
+  if (kind == 1 && !layout_.value_maps.empty()) {
+    // dst = &map (a map object: read-only, for helpers)
+    const MapInfo& map = layout_.value_maps[r.Pick(2, static_cast<uint32_t>(layout_.value_maps.size()))];
+    EmitLddw(dst, isa::kPseudoMapFd, static_cast<uint32_t>(map.fd));
+    SetScalar(dst);
+    return;
+  }
+  if (kind == 2 && !layout_.value_maps.empty()) {
+    // dst = &map value + offset
+    const MapInfo& map = layout_.value_maps[r.Pick(2, static_cast<uint32_t>(layout_.value_maps.size()))];
+    const uint32_t stride = (map.value_size + 7) & ~7u;
+    const uint32_t area = map.type == isa::MapType::kArray ? stride * map.entries : 0;
+    if (area == 0) return;  // hash values are reached through lookups
+    const uint32_t offset = (r.Word() % area) & ~7u;
+    Emit(Make(isa::kOpLddw, dst, isa::kPseudoMapValue, 0, map.fd));
+    Emit(Make(0, 0, 0, 0, static_cast<int32_t>(offset)));
+    state_.regs[dst] = RegState::Pointer(Area::kMapValue, static_cast<int32_t>(offset),
+                                         static_cast<int32_t>(area), map.index);
+    return;
+  }
+  // dst = imm64
+  EmitLddw(dst, 0, Immediate64(r));
+  SetScalar(dst);
+}
+
+// --- Memory -----------------------------------------------------------------
+
+std::optional<FunctionBuilder::Access> FunctionBuilder::PickAccess(const Record& r, unsigned size,
+                                                                   bool aligned, bool) {
+  // Candidates: r10 and every register that points somewhere.
+  uint8_t candidates[isa::kNumRegs];
+  size_t count = 0;
+  for (uint8_t reg = 0; reg < isa::kNumRegs; ++reg) {
+    if (state_.regs[reg].pointer()) candidates[count++] = reg;
+  }
+  const uint8_t base = candidates[r.Pick(2, static_cast<uint32_t>(count))];
+  const RegState& s = state_.regs[base];
+  // The area, in offsets relative to where the pointer's offsets count from.
+  const int32_t low = s.area == Area::kStack ? -512 : 0;
+  const int32_t high = s.area == Area::kStack ? 0 : s.limit;
+  if (high - low < static_cast<int32_t>(size)) {
+    // Too small (a short input memory): use the stack.
+    const auto slot = static_cast<int32_t>(r.Pick(3, 512 / size));
+    return Access{kFp, static_cast<int16_t>(-512 + slot * static_cast<int32_t>(size))};
+  }
+  const auto span = static_cast<uint32_t>(high - low) - size + 1;
+  int32_t at = low + static_cast<int32_t>((r.byte(3) | r.byte(4) << 8) % span);
+  if (aligned) at -= (at - low) % static_cast<int32_t>(size);
+  const int32_t offset = at - s.offset;
+  if (offset < INT16_MIN || offset > INT16_MAX) return std::nullopt;
+  return Access{base, static_cast<int16_t>(offset)};
+}
+
+void FunctionBuilder::Load(const Record& r) {
+  const unsigned size = kSizes[r.Pick(0, 4)];
+  const bool sign = size != 8 && r.Flag(0, 4);
+  const auto access = PickAccess(r, size, r.Flag(1, 0), false);
+  const int dst = PickWritable(r.byte(5));
+  if (!access || dst < 0) return;
+  const uint8_t mode = sign ? isa::kModeMemSx : isa::kModeMem;
+  // dst = *(size *)(base + offset)
+  Emit(Make(isa::kClassLdx | mode | SizeCode(size), static_cast<uint8_t>(dst), access->base, access->offset));
+  SetScalar(static_cast<uint8_t>(dst));
+}
+
+void FunctionBuilder::Store(const Record& r) {
+  const unsigned size = kSizes[r.Pick(0, 4)];
+  const auto access = PickAccess(r, size, r.Flag(1, 0), true);
+  if (!access) return;
+  if (r.Flag(0, 4)) {
+    // *(size *)(base + offset) = imm
+    Emit(Make(isa::kClassSt | isa::kModeMem | SizeCode(size), access->base, 0, access->offset, Immediate(r, 5)));
+    return;
+  }
+  // *(size *)(base + offset) = src; never a stack address (see the header).
+  uint8_t src = ScalarOperand(r.byte(5));
+  if (state_.regs[src].stack_derived) return;
+  Emit(Make(isa::kClassStx | isa::kModeMem | SizeCode(size), access->base, src, access->offset));
+}
+
+void FunctionBuilder::AtomicOp(const Record& r) {
+  const bool is64 = r.Flag(0, 0);
+  const unsigned size = is64 ? 8 : 4;
+  const int32_t op = kAtomicOps[r.Pick(1, Count(kAtomicOps))];
+  const auto access = PickAccess(r, size, true, true);
+  if (!access) return;
+  const bool fetch = (op & isa::kAtomicFetch) != 0;
+  int src;
+  if (fetch && op != isa::kAtomicCmpXchg) {
+    // The old value comes back in src, so src must be writable (and must
+    // not be the base register, which would lose the pointer).
+    src = PickWritable(r.byte(5));
+    if (src < 0 || src == access->base) return;
+    if (!state_.regs[static_cast<size_t>(src)].readable()) EmitMovImm(static_cast<uint8_t>(src), 1);
+  } else {
+    src = ScalarOperand(r.byte(5));
+  }
+  if (state_.regs[static_cast<size_t>(src)].stack_derived) return;
+  if (op == isa::kAtomicCmpXchg) {
+    // r0 is compared and receives the old value.
+    if (reserved(kR0) || access->base == kR0) return;
+    if (!state_.regs[kR0].readable() || state_.regs[kR0].stack_derived) EmitMovImm(kR0, 0);
+  }
+  Emit(Make(isa::kClassStx | isa::kModeAtomic | (is64 ? isa::kSizeDW : isa::kSizeW), access->base,
+            static_cast<uint8_t>(src), access->offset, op));
+  if (op == isa::kAtomicCmpXchg) {
+    SetScalar(kR0);
+  } else if (fetch) {
+    SetScalar(static_cast<uint8_t>(src));
+  }
+}
+
+void FunctionBuilder::ProbeLoad(const Record& r) {
+  // A load through an untrusted pointer: any value the program holds that
+  // is not derived from its stack, at any offset. It may fault; the
+  // exception table then gives 0.
+  int base = -1;
+  for (int i = 0; i < isa::kNumRegs && base < 0; ++i) {
+    const auto reg = static_cast<uint8_t>((r.byte(2) + i) % isa::kNumRegs);
+    const RegState& s = state_.regs[reg];
+    if (s.readable() && !s.stack_derived) base = reg;
+  }
+  const int dst = PickWritable(r.byte(3));
+  if (base < 0 || dst < 0) return;
+  const unsigned size = kSizes[r.Pick(0, 4)];
+  const bool sign = size != 8 && r.Flag(0, 4);
+  const auto offset = static_cast<int16_t>(r.Flag(1, 0) ? static_cast<int16_t>(r.byte(4) | r.byte(5) << 8)
+                                                        : static_cast<int16_t>(r.byte(4) % 64));
+  const uint8_t mode = sign ? isa::kModeProbeMemSx : isa::kModeProbeMem;
+  Emit(Make(isa::kClassLdx | mode | SizeCode(size), static_cast<uint8_t>(dst), static_cast<uint8_t>(base), offset));
+  SetScalar(static_cast<uint8_t>(dst));
+}
+
+void FunctionBuilder::UntrustedPointer(const Record& r) {
+  const int dst = PickWritable(r.byte(0));
+  if (dst < 0) return;
+  uint64_t address = kInterestingAddresses[r.Pick(1, Count(kInterestingAddresses))];
+  if (r.Flag(2, 0)) address += r.byte(3);
+  EmitMovImm(static_cast<uint8_t>(dst), address);
+}
+
+void FunctionBuilder::PointerSetup(const Record& r) {
+  const uint32_t kind = r.Pick(0, 4);
+  if (kind == 3) {
+    // ptr += imm, staying inside its area (not in a loop: the offset would drift).
+    if (loops_ > 0) return;
+    const int reg = PickReadable(r.byte(1));
+    if (reg < 0 || reg == kFp || !state_.regs[static_cast<size_t>(reg)].pointer()) return;
+    RegState& s = state_.regs[static_cast<size_t>(reg)];
+    const int32_t low = s.area == Area::kStack ? -512 : 0;
+    const int32_t high = s.area == Area::kStack ? 0 : s.limit;
+    const int32_t target = low + static_cast<int32_t>(r.Word() % static_cast<uint32_t>(high - low + 1));
+    Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, static_cast<uint8_t>(reg), 0, 0, target - s.offset));
+    s.offset = target;
+    return;
+  }
+  const int picked = PickWritable(r.byte(1));
+  if (picked < 0) return;
+  const auto dst = static_cast<uint8_t>(picked);
+  if (kind == 0) {
+    // dst = r10 - k: a pointer into this frame
+    const auto k = static_cast<int32_t>(8 * (1 + r.Pick(2, 64)));
+    Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, dst, kFp));
+    Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, dst, 0, 0, -k));
+    state_.regs[dst] = RegState::Pointer(Area::kStack, -k, 512);
+  } else if (kind == 1) {
+    // dst = another register's pointer (a copy of ctx, say)
+    for (uint8_t reg = 0; reg < 10; ++reg) {
+      const RegState& s = state_.regs[reg];
+      if (!s.pointer() || reg == dst) continue;
+      Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, dst, reg));
+      state_.regs[dst] = s;
+      return;
+    }
+  } else {
+    LoadImm64(Record({0, r.byte(1), 2, r.byte(2), r.byte(3), r.byte(4), r.byte(5), r.byte(6)}));
+  }
+}
+
+// --- Regions ------------------------------------------------------------
+
+void FunctionBuilder::BeginIf(const Record& r) {
+  if (regions_.size() >= kMaxRegionDepth) return;
+  // if (a OP b) skip the region
+  const uint8_t a = ScalarOperand(r.byte(1));
+  const bool is32 = r.Flag(0, 7);
+  const uint8_t cls = is32 ? isa::kClassJmp32 : isa::kClassJmp;
+  const uint8_t op = kConditions[r.Pick(0, Count(kConditions))];
+  Insn jump;
+  if (r.Flag(2, 0)) {
+    jump = Make(cls | isa::kSrcX | op, a, ScalarOperand(r.byte(3)));
+  } else {
+    jump = Make(cls | isa::kSrcK | op, a, 0, 0, Immediate(r, 4));
+  }
+  regions_.push_back({Region::Kind::kIf, code_.size(), 0, 0, state_});
+  Emit(jump);
+}
+
+void FunctionBuilder::BeginDead(const Record& r) {
+  if (regions_.size() >= kMaxRegionDepth) return;
+  // goto over code that never runs (ja, or ja32 = gotol)
+  regions_.push_back({Region::Kind::kDead, code_.size(), 0, 0, state_});
+  Emit(r.Flag(0, 0) ? Make(isa::kClassJmp32 | isa::kJmpJa) : Make(isa::kClassJmp | isa::kJmpJa));
+}
+
+void FunctionBuilder::BeginLoop(const Record& r) {
+  if (regions_.size() >= kMaxRegionDepth || loops_ >= kMaxLoopDepth) return;
+  // The counter lives in a callee-saved register the body never writes.
+  const int counter = PickWritable(r.byte(0), true);
+  if (counter < 0 || state_.regs[static_cast<size_t>(counter)].pointer()) return;
+  EmitMovImm(static_cast<uint8_t>(counter), 1 + r.Pick(1, 6));
+  reserved_ |= static_cast<uint16_t>(1u << counter);
+  ++loops_;
+  // r0..r5 start every iteration as the previous one's calls left them.
+  for (uint8_t reg = 0; reg <= 5; ++reg) state_.regs[reg] = RegState{};
+  regions_.push_back({Region::Kind::kLoop, 0, code_.size(), static_cast<uint8_t>(counter), state_});
+}
+
+void FunctionBuilder::EndRegion() {
+  if (regions_.empty()) return;
+  Region region = regions_.back();
+  regions_.pop_back();
+  if (region.kind == Region::Kind::kLoop) {
+    // counter -= 1; if (counter != 0) goto head
+    const uint8_t c = region.counter;
+    Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluSub, c, 0, 0, 1));
+    const auto back = static_cast<int64_t>(region.loop_head) - static_cast<int64_t>(code_.size()) - 1;
+    Emit(Make(isa::kClassJmp | isa::kSrcK | isa::kJmpJne, c, 0, static_cast<int16_t>(back), 0));
+    reserved_ &= static_cast<uint16_t>(~(1u << c));
+    --loops_;
+    state_.reachable = true;
+    SetScalar(c);
+    return;
+  }
+  const auto distance = static_cast<int64_t>(code_.size()) - static_cast<int64_t>(region.jump_slot) - 1;
+  Insn& jump = code_[region.jump_slot];
+  if (jump.opcode == (isa::kClassJmp32 | isa::kJmpJa)) {
+    jump.imm = static_cast<int32_t>(distance);
+  } else {
+    jump.offset = static_cast<int16_t>(distance);
+  }
+  state_ = region.kind == Region::Kind::kDead ? region.before : MachineState::Merge(region.before, state_);
+}
+
+// --- Calls ------------------------------------------------------------------
+
+void FunctionBuilder::SetUpHelperArgs(const Record& r, int32_t helper) {
+  const MapInfo* map = layout_.value_maps.empty()
+                           ? nullptr
+                           : &layout_.value_maps[r.Pick(1, static_cast<uint32_t>(layout_.value_maps.size()))];
+  switch (helper) {
+    case kHelperMapLookupElem:
+    case kHelperMapUpdateElem:
+    case kHelperMapDeleteElem: {
+      // r1 = &map; r2 = &key on the stack; (update) r3 = &value, r4 = flags
+      EmitLddw(kR1, isa::kPseudoMapFd, static_cast<uint32_t>(map->fd));
+      const int32_t key_slot = -8 * static_cast<int32_t>(1 + r.Pick(2, 4));
+      const int32_t key = map->type == isa::MapType::kArray ? static_cast<int32_t>(r.Pick(3, map->entries + 2))
+                                                            : static_cast<int32_t>(r.Pick(3, 4));
+      Emit(Make(isa::kClassSt | isa::kModeMem | isa::kSizeDW, kFp, 0, static_cast<int16_t>(key_slot), key));
+      Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR2, kFp));
+      Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, kR2, 0, 0, key_slot));
+      if (helper == kHelperMapUpdateElem) {
+        const int32_t value_slot = -64 - 8 * static_cast<int32_t>((map->value_size + 7) / 8);
+        for (uint32_t b = 0; b < map->value_size; b += 8) {
+          Emit(Make(isa::kClassSt | isa::kModeMem | isa::kSizeDW, kFp, 0,
+                    static_cast<int16_t>(value_slot + static_cast<int32_t>(b)), Immediate(r, 4) + static_cast<int32_t>(b)));
+        }
+        Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, 3, kFp));
+        Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, 3, 0, 0, value_slot));
+        EmitMovImm(kR4, r.Pick(5, 4));
+      }
+      break;
+    }
+    case kHelperProbeRead: {
+      // r1 = &stack buffer, r2 = size, r3 = an untrusted pointer
+      const auto size = static_cast<int32_t>(r.Pick(2, 65));
+      Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, kFp));
+      Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, kR1, 0, 0, -128));
+      EmitMovImm(kR2, static_cast<uint64_t>(size));
+      EmitMovImm(kR3, kInterestingAddresses[r.Pick(3, Count(kInterestingAddresses))]);
+      break;
+    }
+    case kHelperUnwind:
+      // r1 = 0 stops the program (now and then), anything else goes on
+      EmitMovImm(kR1, r.Pick(2, 8) == 0 ? 0 : static_cast<uint64_t>(Immediate(r, 3)) | 1);
+      break;
+    case kHelperKptrXchg: {
+      // r1 = &an 8-byte slot (stack or map value), r2 = the new value
+      const auto slot = static_cast<int32_t>(-8 * (1 + r.Pick(2, 8)));
+      Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, kFp));
+      Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, kR1, 0, 0, slot));
+      EmitMovImm(kR2, static_cast<uint64_t>(Immediate(r, 3)));
+      break;
+    }
+    default: break;
+  }
+}
+
+void FunctionBuilder::HelperCall(const Record& r) {
+  static constexpr int32_t kHelpers[] = {kHelperMapLookupElem, kHelperMapUpdateElem, kHelperMapDeleteElem,
+                                         kHelperProbeRead,     kHelperUnwind,        kHelperKptrXchg,
+                                         kHelperMapLookupElem, kHelperGetPrandomU32};
+  int32_t helper = kHelpers[r.Pick(0, Count(kHelpers))];
+  const bool map_helper = helper <= kHelperMapDeleteElem;
+  if (map_helper && layout_.value_maps.empty()) helper = kSimpleHelpers[r.Pick(6, Count(kSimpleHelpers))];
+  if (helper == kHelperGetPrandomU32) helper = kSimpleHelpers[r.Pick(6, Count(kSimpleHelpers))];
+  if (reserved(kR0)) return;
+  SetUpHelperArgs(r, helper);
+  const MapInfo* map = helper == kHelperMapLookupElem
+                           ? &layout_.value_maps[r.Pick(1, static_cast<uint32_t>(layout_.value_maps.size()))]
+                           : nullptr;
+  Emit(Make(isa::kOpCall, 0, 0, 0, helper));
+  ClobberCallerSaved();
+  SetScalar(kR0);
+  if (map != nullptr && r.Flag(6, 7) && regions_.size() < kMaxRegionDepth) {
+    // if (r0 == NULL) skip; inside, r0 points to the value.
+    regions_.push_back({Region::Kind::kIf, code_.size(), 0, 0, state_});
+    Emit(Make(isa::kClassJmp | isa::kSrcK | isa::kJmpJeq, kR0, 0, 0, 0));
+    state_.regs[kR0] = RegState::Pointer(Area::kMapValue, 0, static_cast<int32_t>(map->value_size), map->index);
+  }
+}
+
+void FunctionBuilder::LocalCall(const Record& r) {
+  if (role_ == Role::kTailTarget || function_ + 1 >= functions_ || reserved(kR0)) return;
+  // Only later functions: the call graph stays acyclic.
+  const size_t callee = function_ + 1 + r.Pick(0, static_cast<uint32_t>(functions_ - function_ - 1));
+  const Signature& sig = layout_.signatures[callee];
+  if (sig.caller_stack) {
+    Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, kFp));
+    Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, kR1, 0, 0, -64));
+  }
+  for (int a = sig.caller_stack ? 2 : 1; a <= sig.args; ++a) {
+    // An argument is a value of ours, never a stack address.
+    const uint8_t src = ScalarOperand(r.byte(static_cast<size_t>(a)));
+    if (state_.regs[src].stack_derived) {
+      EmitMovImm(static_cast<uint8_t>(a), static_cast<uint64_t>(a));
+    } else if (src != a) {
+      Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, static_cast<uint8_t>(a), src));
+    }
+    SetScalar(static_cast<uint8_t>(a));
+  }
+  local_calls_.emplace_back(code_.size(), callee);
+  Emit(Make(isa::kOpCall, 0, isa::kPseudoCall));
+  ClobberCallerSaved();
+  SetScalar(kR0);
+}
+
+void FunctionBuilder::Callx(const Record& r) {
+  // r0 or a callee-saved register holds the helper id; the arguments are
+  // set up as for a direct call.
+  const int holder = r.Flag(0, 0) ? PickWritable(r.byte(5), true) : (reserved(kR0) ? -1 : 0);
+  if (holder < 0 || reserved(kR0)) return;
+  int32_t helper = kSimpleHelpers[r.Pick(6, Count(kSimpleHelpers))];
+  if (r.Pick(0, 4) == 1) helper = kHelperUnwind;
+  if (r.Pick(0, 4) == 2 && !layout_.value_maps.empty()) helper = kHelperMapLookupElem;
+  SetUpHelperArgs(r, helper);
+  uint64_t id = static_cast<uint64_t>(helper);
+  if (r.Pick(2, 32) == 0) id = r.Flag(3, 0) ? 0x100 + r.byte(4) : 99;  // no such helper: an error
+  EmitMovImm(static_cast<uint8_t>(holder), id);
+  Emit(Make(isa::kOpCallX, static_cast<uint8_t>(holder)));
+  ClobberCallerSaved();
+  SetScalar(kR0);
+}
+
+void FunctionBuilder::TailCall(const Record& r) {
+  if (role_ == Role::kSubprogram || !layout_.prog_array) return;
+  // r1 = ctx (what the target expects), r2 = &prog_array, r3 = index
+  int context = -1;
+  for (uint8_t reg = 0; reg < 10 && context < 0; ++reg) {
+    const RegState& s = state_.regs[reg];
+    if (s.pointer() && s.area == Area::kContext && s.offset == 0) context = reg;
+  }
+  if (context < 0) return;
+  if (context != kR1) Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, static_cast<uint8_t>(context)));
+  EmitLddw(kR2, isa::kPseudoMapFd, static_cast<uint32_t>(layout_.prog_array->fd));
+  uint64_t index = r.Pick(1, layout_.prog_array->entries + 2);
+  if (r.Pick(2, 16) == 0) index |= uint64_t{1} << 32;  // only the low 32 bits count
+  EmitMovImm(kR3, index);
+  Emit(r.Flag(3, 0) ? Make(isa::kOpCall, 0, 0, 0, kHelperTailCall) : Make(isa::kOpTailCall));
+  ClobberCallerSaved();
+}
+
+void FunctionBuilder::EarlyExit(const Record& r) {
+  if (reserved(kR0)) return;
+  // return r0 from here
+  if (!state_.regs[kR0].readable() || r.Flag(0, 0)) EmitMovImm(kR0, static_cast<uint64_t>(Immediate(r, 1)));
+  Emit(Make(isa::kOpExit));
+  state_.reachable = false;
+}
+
+void FunctionBuilder::DeliberateFault(const Record& r) {
+  const int reg = PickWritable(r.byte(1));
+  if (reg < 0) return;
+  const auto dst = static_cast<uint8_t>(reg);
+  switch (r.Pick(0, 3)) {
+    case 0:
+      // A plain load through an untrusted pointer: an unhandled fault.
+      EmitMovImm(dst, kInterestingAddresses[r.Pick(2, 6)]);
+      Emit(Make(isa::kClassLdx | isa::kModeMem | SizeCode(kSizes[r.Pick(3, 4)]), dst, dst, 0));
+      SetScalar(dst);
+      break;
+    case 1:
+      // A store to a read-only map object.
+      if (layout_.value_maps.empty()) return;
+      EmitLddw(dst, isa::kPseudoMapFd, static_cast<uint32_t>(layout_.value_maps.front().fd));
+      Emit(Make(isa::kClassSt | isa::kModeMem | isa::kSizeW, dst, 0, 0, 1));
+      SetScalar(dst);
+      break;
+    default:
+      // A misaligned atomic on the stack.
+      if (state_.regs[dst].stack_derived) return;
+      if (!state_.regs[dst].readable()) EmitMovImm(dst, 1);
+      Emit(Make(isa::kClassStx | isa::kModeAtomic | isa::kSizeDW, kFp, dst,
+                static_cast<int16_t>(-16 + 1 + r.Pick(2, 7)), isa::kAtomicAdd));
+      break;
+  }
+}
+
+void FunctionBuilder::LegacyPacket(const Record& r) {
+  if (reserved(kR0)) return;
+  // r0 = ntoh(*(packet + [src +] imm)): interpreter only (the JIT rejects it).
+  const uint8_t size = SizeCode(kSizes[r.Pick(0, 3)]);
+  const auto imm = static_cast<int32_t>(r.Pick(1, 136));
+  if (r.Flag(2, 0)) {
+    Emit(Make(isa::kClassLd | isa::kModeInd | size, 0, ScalarOperand(r.byte(3)), 0, imm));
+  } else {
+    Emit(Make(isa::kClassLd | isa::kModeAbs | size, 0, 0, 0, imm));
+  }
+  ClobberCallerSaved();
+  SetScalar(kR0);
+}
+
+}  // namespace bpfdiff::fuzz

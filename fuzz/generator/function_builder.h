@@ -1,0 +1,129 @@
+// Emits one function (a subprogram) of a generated program, one construct
+// per record, keeping the register state that makes every construct valid.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "fuzz/generator/record_reader.h"
+#include "fuzz/generator/register_state.h"
+#include "isa/insn.h"
+#include "isa/program.h"
+
+namespace bpfdiff::fuzz {
+
+struct MapInfo {
+  int32_t fd;
+  isa::MapType type;
+  uint32_t key_size, value_size, entries;
+  uint8_t index;  // in the case's map list
+};
+
+// A subprogram's calling convention: how many scalar arguments it takes,
+// and whether r1 points into the caller's frame (64 bytes) instead.
+struct Signature {
+  int args = 0;
+  bool caller_stack = false;
+};
+
+struct CaseLayout {
+  uint32_t context_length = 0;
+  std::vector<MapInfo> value_maps;        // array and hash maps
+  std::optional<MapInfo> prog_array;      // with tail-call targets
+  std::vector<Signature> signatures;      // per function of the main program
+};
+
+class FunctionBuilder {
+ public:
+  enum class Role : uint8_t { kMainEntry, kSubprogram, kTailTarget };
+
+  FunctionBuilder(const CaseLayout& layout, Role role, size_t function, size_t functions);
+
+  // Emits constructs until the records say the function ends (or it is
+  // long enough), then closes every open region and returns with exit.
+  void Build(RecordReader& records);
+
+  // Before Build() of the main entry: functions no one else calls, which
+  // the main entry calls at its end so that every function is a subprogram.
+  void set_uncalled(std::vector<size_t> uncalled) { uncalled_ = std::move(uncalled); }
+
+  std::vector<isa::Insn>& code() { return code_; }
+  // (slot, callee function) of every local call, to patch after layout.
+  const std::vector<std::pair<size_t, size_t>>& local_calls() const { return local_calls_; }
+
+ private:
+  struct Region {
+    enum class Kind : uint8_t { kIf, kDead, kLoop, kGuarded } kind;
+    size_t jump_slot;       // the forward jump to patch at the end (not loops)
+    size_t loop_head;       // loops: the first slot of the body
+    uint8_t counter;        // loops: the counter register
+    MachineState before;    // the state where the region began
+    int constructs = 0;
+  };
+
+  using RegKind = RegState::Kind;
+
+  void Construct(const Record& r);
+  void Emit(isa::Insn insn) { code_.push_back(insn); }
+  void EmitLddw(uint8_t dst, uint8_t src, uint64_t imm64);
+  void EmitMovImm(uint8_t dst, uint64_t value);
+
+  bool in_region() const { return !regions_.empty(); }
+  bool reserved(uint8_t reg) const { return (reserved_ >> reg) & 1; }
+  // A register this construct may overwrite (with a scalar), or -1.
+  int PickWritable(uint8_t choice, bool callee_saved_only = false) const;
+  // A register holding any value, or -1.
+  int PickReadable(uint8_t choice) const;
+  // A readable register, made readable with a constant if none is.
+  uint8_t ScalarOperand(uint8_t choice);
+  // A register pointing into memory the function may access with `size`
+  // bytes, and an offset from it that stays inside the area.
+  struct Access {
+    uint8_t base;
+    int16_t offset;
+  };
+  std::optional<Access> PickAccess(const Record& r, unsigned size, bool aligned, bool writable);
+  void SetScalar(uint8_t reg) { state_.regs[reg] = RegState::Scalar(); }
+  void ClobberCallerSaved();
+
+  int32_t Immediate(const Record& r, size_t byte) const;
+  uint64_t Immediate64(const Record& r) const;
+
+  // Constructs.
+  void Alu(const Record& r);
+  void MovImm(const Record& r);
+  void LoadImm64(const Record& r);
+  void Load(const Record& r);
+  void Store(const Record& r);
+  void AtomicOp(const Record& r);
+  void ProbeLoad(const Record& r);
+  void UntrustedPointer(const Record& r);
+  void PointerSetup(const Record& r);
+  void BeginIf(const Record& r);
+  void BeginDead(const Record& r);
+  void BeginLoop(const Record& r);
+  void EndRegion();
+  void HelperCall(const Record& r);
+  void SetUpHelperArgs(const Record& r, int32_t helper);
+  void LocalCall(const Record& r);
+  void Callx(const Record& r);
+  void TailCall(const Record& r);
+  void EarlyExit(const Record& r);
+  void DeliberateFault(const Record& r);
+  void LegacyPacket(const Record& r);
+
+  const CaseLayout& layout_;
+  Role role_;
+  size_t function_;
+  size_t functions_;
+  std::vector<isa::Insn> code_;
+  MachineState state_;
+  std::vector<Region> regions_;
+  uint16_t reserved_ = 0;  // loop counters
+  int loops_ = 0;
+  std::vector<std::pair<size_t, size_t>> local_calls_;
+  std::vector<size_t> uncalled_;
+};
+
+}  // namespace bpfdiff::fuzz

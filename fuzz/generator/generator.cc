@@ -1,0 +1,145 @@
+#include "fuzz/generator/generator.h"
+
+#include <algorithm>
+
+#include "fuzz/generator/function_builder.h"
+#include "fuzz/generator/fuzz_format.h"
+#include "fuzz/generator/record_reader.h"
+#include "isa/program.h"
+
+namespace bpfdiff::fuzz {
+namespace {
+
+// Deterministic data (input memory, initial map values, signatures) from
+// the header's seed: splitmix64.
+class DataStream {
+ public:
+  explicit DataStream(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  std::vector<uint8_t> Bytes(size_t n) {
+    std::vector<uint8_t> bytes(n);
+    for (auto& b : bytes) b = static_cast<uint8_t>(Next());
+    return bytes;
+  }
+
+ private:
+  uint64_t state_;
+};
+
+constexpr uint32_t kValueSizes[] = {8, 16, 24, 64};
+
+std::optional<CaseSource> DecodeRaw(std::span<const uint8_t> input) {
+  // Bytes 2.. are instruction slots. Drop the slots that name no form (and
+  // the second slot of an lddw travels with its first), keep the rest as
+  // it is; the load step's validation decides.
+  std::vector<isa::Insn> insns;
+  const auto bytes = input.subspan(2);
+  for (size_t i = 0; i + isa::kInsnSize <= bytes.size(); i += isa::kInsnSize) {
+    const isa::Insn insn = isa::Insn::FromBytes(&bytes[i]);
+    const bool second_of_lddw = !insns.empty() && insns.back().opcode == isa::kOpLddw;
+    if (second_of_lddw || isa::Classify(insn)) insns.push_back(insn);
+  }
+  if (insns.empty()) return std::nullopt;
+  CaseSource source;
+  source.programs.push_back(std::move(insns));
+  return source;
+}
+
+}  // namespace
+
+std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
+  if (input.size() < 2 || input[0] != kFormatVersion) return std::nullopt;
+  if (input[1] == kModeRaw) return DecodeRaw(input);
+
+  RecordReader records(input);
+  DataStream data(records.HeaderWord(6));
+  CaseSource source;
+  CaseLayout layout;
+  layout.context_length = records.HeaderByte(5) % 129;
+  source.memory = data.Bytes(layout.context_length);
+  source.options.inline_kptr_xchg = records.HeaderByte(14) & 1;
+
+  // Maps.
+  const uint8_t map_bits = records.HeaderByte(3);
+  const uint32_t value_size = kValueSizes[(map_bits >> 3) & 3];
+  auto add_map = [&](int32_t fd, isa::MapType type, uint32_t key, uint32_t value, uint32_t entries) {
+    isa::MapSpec spec{fd, type, key, value, entries, {}, {}};
+    if (type != isa::MapType::kProgArray) {
+      const uint32_t stride = (value + 7) & ~7u;
+      // Hash values start empty; array values get data.
+      if (type == isa::MapType::kArray) spec.initial_values = data.Bytes(stride * entries);
+      layout.value_maps.push_back({fd, type, key, value, entries, static_cast<uint8_t>(source.maps.size())});
+    }
+    source.maps.push_back(std::move(spec));
+  };
+  if (map_bits & 1) add_map(1, isa::MapType::kArray, 4, value_size, 4);
+  if (map_bits & 2) add_map(2, isa::MapType::kHash, 8, value_size, 8);
+  if (map_bits & 4) add_map(3, isa::MapType::kArray, 4, 8, 1);
+  const size_t targets = records.HeaderByte(4) % 4;
+  if (targets > 0) {
+    // Slot i holds program i + 1; the last slot stays empty.
+    isa::MapSpec prog_array{4, isa::MapType::kProgArray, 4, 8, static_cast<uint32_t>(targets + 1), {}, {}};
+    for (size_t t = 1; t <= targets; ++t) prog_array.programs.push_back(static_cast<int32_t>(t));
+    prog_array.programs.push_back(-1);
+    layout.prog_array = MapInfo{4, isa::MapType::kProgArray, 4, 8, static_cast<uint32_t>(targets + 1),
+                                static_cast<uint8_t>(source.maps.size())};
+    source.maps.push_back(std::move(prog_array));
+  }
+
+  // The main program: function 0 and its subprograms. Callees are built
+  // first so that the main entry knows which of them nobody calls.
+  const size_t functions = 1 + records.HeaderByte(2) % 4;
+  layout.signatures.resize(functions);
+  for (size_t f = 1; f < functions; ++f) {
+    layout.signatures[f].args = static_cast<int>(data.Next() % 6);
+    layout.signatures[f].caller_stack = layout.signatures[f].args > 0 && data.Next() % 3 == 0;
+  }
+  std::vector<FunctionBuilder> builders;
+  for (size_t f = 0; f < functions; ++f) {
+    builders.emplace_back(layout, f == 0 ? FunctionBuilder::Role::kMainEntry : FunctionBuilder::Role::kSubprogram,
+                          f, functions);
+  }
+  std::vector<bool> called(functions, false);
+  for (size_t f = functions; f-- > 1;) {
+    builders[f].Build(records);
+    for (const auto& [slot, callee] : builders[f].local_calls()) called[callee] = true;
+  }
+  // The main entry's own calls are known only after it is built; it calls
+  // at its end whatever no later function calls.
+  std::vector<size_t> uncalled;
+  for (size_t f = 1; f < functions; ++f) {
+    if (!called[f]) uncalled.push_back(f);
+  }
+  builders[0].set_uncalled(uncalled);
+  builders[0].Build(records);
+
+  // Lay the functions out one after another and resolve local calls.
+  std::vector<isa::Insn> program;
+  std::vector<size_t> starts;
+  for (auto& builder : builders) {
+    starts.push_back(program.size());
+    program.insert(program.end(), builder.code().begin(), builder.code().end());
+  }
+  for (size_t f = 0; f < functions; ++f) {
+    for (const auto& [slot, callee] : builders[f].local_calls()) {
+      const size_t at = starts[f] + slot;
+      program[at].imm = static_cast<int32_t>(static_cast<int64_t>(starts[callee]) - static_cast<int64_t>(at) - 1);
+    }
+  }
+  source.programs.push_back(std::move(program));
+
+  // Tail-call targets: one function each.
+  for (size_t t = 0; t < targets; ++t) {
+    FunctionBuilder target(layout, FunctionBuilder::Role::kTailTarget, 0, 1);
+    target.Build(records);
+    source.programs.push_back(std::move(target.code()));
+  }
+  return source;
+}
+
+}  // namespace bpfdiff::fuzz

@@ -1,0 +1,28 @@
+// The structure-aware generator: fuzz bytes -> a valid, terminating case.
+//
+// Valid by construction: registers are written before they are read (and
+// never read after a call left them undefined), memory accesses stay inside
+// the stack frame, the input memory or a map value unless the generator
+// means them to fault (an untrusted pointer behind a PROBE_MEM load, or a
+// rare deliberate fault), atomics are aligned, helpers get arguments of the
+// right kind, local calls form an acyclic graph no deeper than the kernel's
+// limit. Terminating by construction: jumps go forward, except the back
+// edge of a loop whose counter the body never writes; tail calls end after
+// 33 by the kernel's own rule.
+//
+// The generator never knows which engine will run its output.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "oracle/load.h"
+
+namespace bpfdiff::fuzz {
+
+// The case an input describes, or nullopt when the input is not of this
+// format version (or, in raw mode, holds no instruction at all).
+std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input);
+
+}  // namespace bpfdiff::fuzz
