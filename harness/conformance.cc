@@ -82,9 +82,11 @@ Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std
     files.insert(files.end(), listed->begin(), listed->end());
   }
 
-  auto sandbox = Sandbox::Create();
+  SandboxOptions sandbox_options;
+  sandbox_options.pack_bugs = options.bugs.pack;
+  auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) return sandbox.error();
-  auto engines = MakeEngines(**sandbox, options.engine, options.bugs);
+  auto engines = MakeEngines(**sandbox, options.engine, options.bugs.jit);
   if (!engines) return engines.error();
   DifferentialRunner runner(**sandbox, std::move(engines).value());
 

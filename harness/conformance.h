@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/differential.h"
+#include "harness/planted_bug.h"
 #include "isa/opcode_table.h"
 
 namespace bpfdiff {
@@ -22,7 +23,7 @@ struct ConformanceOptions {
   uint32_t groups = isa::kGroupsDefault;
   std::optional<std::string> include;  // regex over file names
   std::optional<std::string> exclude;
-  jit::JitBugs bugs;  // planted bugs (negative controls only)
+  PlantedBugs bugs;  // negative controls only (see planted_bug.h)
 };
 
 enum class TestStatus : uint8_t { kPass, kFail, kSkip };

@@ -72,6 +72,11 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const LoadedCase& loaded,
   for (size_t i : prepared) {
     EngineRun& run = runs[i];
     run.verdict = {};
+    if (i != 0 && runs.front().outcome && runs.front().outcome->end == EndKind::kBudget) {
+      // Nothing to compare with: do not spend the (much larger) JIT budget.
+      run.verdict = {Verdict::Kind::kPoisoned, "", runs.front().engine + " ran out of its instruction budget"};
+      continue;
+    }
     env.Reset();
     const uint64_t budget = i == 0 ? options.interp_budget
                                    : reference_steps * options.jit_budget_factor + options.jit_budget_base;

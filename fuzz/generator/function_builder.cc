@@ -684,7 +684,9 @@ void FunctionBuilder::DeliberateFault(const Record& r) {
 }
 
 void FunctionBuilder::LegacyPacket(const Record& r) {
-  if (reserved(kR0)) return;
+  // Rare on purpose: the JIT rejects these (the kernel's verifier rewrites
+  // them), so every program with one is a run the JITs cannot compare.
+  if (reserved(kR0) || r.byte(6) >= 8) return;
   // r0 = ntoh(*(packet + [src +] imm)): interpreter only (the JIT rejects it).
   const uint8_t size = SizeCode(kSizes[r.Pick(0, 3)]);
   const auto imm = static_cast<int32_t>(r.Pick(1, 136));

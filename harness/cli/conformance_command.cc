@@ -6,6 +6,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/conformance.h"
+#include "harness/planted_bug.h"
 
 namespace bpfdiff::cli {
 namespace {
@@ -37,6 +38,12 @@ int Run(const ConformanceArgs& args) {
     }
     options.groups |= *group;
   }
+  auto bugs = PlantedBugsFromEnvironment();
+  if (!bugs) {
+    fmt::print(stderr, "bpfdiff conformance: {}\n", bugs.message());
+    return kExitBadInput;
+  }
+  options.bugs = *bugs;
   if (!args.include.empty()) options.include = args.include;
   if (!args.exclude.empty()) options.exclude = args.exclude;
   auto summary = RunConformance(options, std::cout);

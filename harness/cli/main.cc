@@ -3,6 +3,12 @@
 
 #include "harness/cli/commands.h"
 
+// Defined in fuzz/cli/ (they decode fuzz artifacts); the executable is where
+// every layer meets.
+namespace bpfdiff::fuzz {
+void AddTriageCommands(CLI::App& app, int& exit_code);
+}
+
 int main(int argc, char** argv) {
   CLI::App app{
       "bpfdiff: differential fuzzing and conformance testing of the Linux BPF arm64 JIT.\n"
@@ -15,6 +21,7 @@ int main(int argc, char** argv) {
   bpfdiff::cli::AddConformanceCommand(app, exit_code);
   bpfdiff::cli::AddPluginCommand(app, exit_code);
   bpfdiff::cli::AddJitCommand(app, exit_code);
+  bpfdiff::fuzz::AddTriageCommands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -5,6 +5,7 @@
 #include "harness/case_file.h"
 #include "harness/cli/commands.h"
 #include "harness/differential.h"
+#include "harness/planted_bug.h"
 #include "isa/disassembler.h"
 
 namespace bpfdiff::cli {
@@ -23,12 +24,19 @@ int Run(const RunArgs& args) {
     return kExitBadInput;
   }
   for (const auto& warning : file->warnings) fmt::print(stderr, "warning: {}\n", warning);
-  auto sandbox = Sandbox::Create();
+  auto bugs = PlantedBugsFromEnvironment();
+  if (!bugs) {
+    fmt::print(stderr, "bpfdiff run: {}\n", bugs.message());
+    return kExitBadInput;
+  }
+  SandboxOptions sandbox_options;
+  sandbox_options.pack_bugs = bugs->pack;
+  auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) {
     fmt::print(stderr, "bpfdiff run: {}\n", sandbox.message());
     return kExitFailed;
   }
-  auto engines = MakeEngines(**sandbox, args.engine);
+  auto engines = MakeEngines(**sandbox, args.engine, bugs->jit);
   if (!engines) {
     fmt::print(stderr, "bpfdiff run: {}\n", engines.message());
     return kExitBadInput;
