@@ -530,7 +530,8 @@ void FunctionBuilder::SetUpHelperArgs(const Record& r, int32_t helper) {
         const int32_t value_slot = -64 - 8 * static_cast<int32_t>((map->value_size + 7) / 8);
         for (uint32_t b = 0; b < map->value_size; b += 8) {
           Emit(Make(isa::kClassSt | isa::kModeMem | isa::kSizeDW, kFp, 0,
-                    static_cast<int16_t>(value_slot + static_cast<int32_t>(b)), Immediate(r, 4) + static_cast<int32_t>(b)));
+                    static_cast<int16_t>(value_slot + static_cast<int32_t>(b)),
+                    static_cast<int32_t>(static_cast<uint32_t>(Immediate(r, 4)) + b)));
         }
         Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, 3, kFp));
         Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, 3, 0, 0, value_slot));
