@@ -32,7 +32,7 @@ std::vector<Image> Snapshot(const bpfdiff::jit::CompiledProgram& program) {
     Image image;
     image.words = sub.words;
     for (uint32_t w : sub.address_words) {
-      for (uint32_t i = w; i < w + 3 && i < image.words.size(); ++i) image.words[i] = 0;  // movz/movk/movk
+      if (w < image.words.size()) image.words[w] = 0;
     }
     const uint8_t* table = sandbox->env().memory().HostPointer(sub.rx_extable, uint64_t{sub.extable_entries} * 12);
     for (uint32_t e = 0; e < sub.extable_entries; ++e) {

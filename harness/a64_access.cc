@@ -25,12 +25,18 @@ std::optional<AccessRange> MemoryAccessOf(uint32_t word, uint64_t pc, const Regi
   const bool vector = Bits(word, 26, 26) != 0;
   if (vector) return std::nullopt;  // SIMD&FP registers: the JIT emits none
 
+  // PRFM and PRFUM (size 11, opc 10 in the register forms) are hints: they
+  // neither access memory nor fault.
+  const bool prefetch = size == 3 && Bits(word, 23, 22) == 2;
+
   // Load/store register (unsigned immediate): [Xn|SP, #imm12 << size]
   if ((word & 0x3b000000) == 0x39000000) {
+    if (prefetch) return std::nullopt;
     return Range(Base(word, regs) + (uint64_t{Bits(word, 21, 10)} << size), 1ull << size);
   }
   // Load/store register (register offset): [Xn|SP, Rm{, extend {#size}}]
   if ((word & 0x3b200c00) == 0x38200800) {
+    if (prefetch) return std::nullopt;
     const auto rm = static_cast<int>(Bits(word, 20, 16));
     const uint64_t m = rm == 31 ? 0 : regs.X(rm);
     uint64_t offset = 0;
@@ -46,6 +52,7 @@ std::optional<AccessRange> MemoryAccessOf(uint32_t word, uint64_t pc, const Regi
   if ((word & 0x3b200c00) == 0x38200000) return Range(Base(word, regs), 1ull << size);
   // Load/store register (unscaled, post-, pre-indexed, unprivileged)
   if ((word & 0x3b200000) == 0x38000000) {
+    if (prefetch) return std::nullopt;
     const int64_t simm9 = SignExtend(Bits(word, 20, 12), 9);
     const bool post_index = Bits(word, 11, 10) == 1;
     return Range(Base(word, regs) + (post_index ? 0 : static_cast<uint64_t>(simm9)), 1ull << size);
@@ -60,12 +67,19 @@ std::optional<AccessRange> MemoryAccessOf(uint32_t word, uint64_t pc, const Regi
   }
   // Load/store exclusive, load-acquire/store-release, compare-and-swap: [Xn|SP]
   if ((word & 0x3f000000) == 0x08000000) {
-    const bool pair = Bits(word, 23, 23) == 0 && Bits(word, 21, 21) != 0;  // ldxp/stxp/casp
+    const bool pair = Bits(word, 23, 23) == 0 && Bits(word, 21, 21) != 0;
+    if (pair && Bits(word, 31, 31) == 0) {
+      // CASP: bits 31..30 are 0:sz, two registers of 4 << sz bytes
+      return Range(Base(word, regs), 2 * (4ull << Bits(word, 30, 30)));
+    }
+    // LDXP/STXP (1:sz, two registers) and the single-register forms
     return Range(Base(word, regs), (1ull << size) * (pair ? 2 : 1));
   }
-  // Load register (literal): [pc + imm19 * 4]
+  // Load register (literal): [pc + imm19 * 4]; opc 00 LDR W, 01 LDR X,
+  // 10 LDRSW (4 bytes), 11 PRFM (a hint)
   if ((word & 0x3b000000) == 0x18000000) {
-    const uint64_t bytes = Bits(word, 31, 30) == 0 ? 4 : 8;
+    if (size == 3) return std::nullopt;
+    const uint64_t bytes = size == 1 ? 8 : 4;
     return Range(pc + static_cast<uint64_t>(SignExtend(Bits(word, 23, 5), 19) * 4), bytes);
   }
   return std::nullopt;

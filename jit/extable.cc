@@ -26,12 +26,13 @@ Status AddExceptionHandler(JitContext& ctx, uint32_t slot, a64::Reg dst) {
     return {};
   }
   const uint64_t entry_offset = uint64_t{ctx.exentry_idx} * kExtableEntrySize;
-  // The RX addresses the kernel searches with; the planted bug uses the RW
-  // image's instead, as the review of the arm64 prog pack series caught.
+  // Both ends of each offset are RX addresses, where the kernel searches.
+  // The planted bug takes the load's address in the RW image instead (the
+  // mix-up the review of the arm64 prog pack series caught): every entry
+  // then points kRwAliasDistance before its load.
   const uint64_t image = ctx.options.bugs.extable_against_rw ? ctx.rw_image_alias : ctx.ro_image;
-  const uint64_t extable = image + (ctx.ro_extable - ctx.ro_image);
   const uint64_t pc = image + (uint64_t{ctx.idx} - 1) * 4;
-  const uint64_t insn_field = extable + entry_offset;
+  const uint64_t insn_field = ctx.ro_extable + entry_offset;
   const uint64_t fixup_field = insn_field + 4;
   const int64_t insn_offset = static_cast<int64_t>(pc) - static_cast<int64_t>(insn_field);
   const int64_t fixup_offset = static_cast<int64_t>(fixup_field) - static_cast<int64_t>(pc + 4);

@@ -92,7 +92,8 @@ struct CompiledSubprogram {
   std::vector<uint32_t> offsets;
   std::vector<uint32_t> words;  // the code as emitted (the RW buffer is gone after finalize)
   // Word indices that encode the RX address of another subprogram (they
-  // differ when the same program lands at another pack offset).
+  // differ when the same program lands at another pack offset): every word
+  // of each movz/movk/movk sequence.
   std::vector<uint32_t> address_words;
 
   bool ContainsCode(uint64_t pc) const { return pc >= rx_image && pc < rx_image + 4ull * code_words; }

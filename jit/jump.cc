@@ -156,8 +156,11 @@ Status EmitJump(JitContext& ctx, uint32_t slot, const isa::Insn& insn) {
         const uint32_t target = slot + 1 + static_cast<uint32_t>(insn.imm);
         const size_t callee = ctx.program.SubprogramOf(target);
         const uint64_t address = (*ctx.subprogram_entries)[callee];
-        ctx.address_words.push_back(ctx.idx);
+        const uint32_t first = ctx.idx;
         EmitCall(ctx, address);
+        // The movz/movk/movk that build the address (EmitAddressMov always
+        // emits three words, so the image keeps its size in the extra pass).
+        for (uint32_t w = first; w < first + 3; ++w) ctx.address_words.push_back(w);
       } else {
         // r0 = helper(r1..r5)
         EmitCall(ctx, ctx.env.helper_base + ctx.env.helper_stride * static_cast<uint32_t>(insn.imm));
