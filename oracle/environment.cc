@@ -128,6 +128,13 @@ void GuestEnvironment::Reset() {
   }
 }
 
+void GuestEnvironment::ResetCpu(int cpu) {
+  const uint64_t top = guest::StackTop(cpu);
+  std::memset(memory_.HostPointer(top - kResetStackBytes, kResetStackBytes), 0, kResetStackBytes);
+  helper_state_[cpu] = HelperState{};
+  helper_state_[cpu].cpu = cpu;
+}
+
 MemorySnapshot GuestEnvironment::Capture(int cpu, const StackGeometry& geometry) const {
   MemorySnapshot snapshot;
   const GuestMemory& memory = memory_;

@@ -55,6 +55,10 @@ class GuestEnvironment {
   // input memory, map values, the top of every CPU's stack, helper state.
   void Reset();
 
+  // Resets what one CPU's run may change and nothing else: the top of its
+  // stack and its helper state (for schedules where other CPUs are mid-run).
+  void ResetCpu(int cpu);
+
   // What a run left: the BPF frames of `cpu`'s stack, input memory, values.
   MemorySnapshot Capture(int cpu, const StackGeometry& geometry) const;
 

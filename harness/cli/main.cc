@@ -7,6 +7,7 @@
 // every layer meets.
 namespace bpfdiff::fuzz {
 void AddTriageCommands(CLI::App& app, int& exit_code);
+void AddPackCommands(CLI::App& app, int& exit_code);
 }
 
 int main(int argc, char** argv) {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   bpfdiff::cli::AddPluginCommand(app, exit_code);
   bpfdiff::cli::AddJitCommand(app, exit_code);
   bpfdiff::fuzz::AddTriageCommands(app, exit_code);
+  bpfdiff::fuzz::AddPackCommands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,36 @@
+// The invariants of the prog pack lifecycle, each with a name, and what a
+// broken one reports: the CPU, the pc, the slot and the operation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace bpfdiff::lifecycle {
+
+enum class Invariant : uint8_t {
+  kFreedSlotInvalid,     // after a free, every word of the slot is AARCH64_BREAK_FAULT
+  kOwnership,            // a CPU fetches only from the program it runs (or its tail-call targets)
+  kNoOverwriteInUse,     // no slot is written while a CPU runs the program in it
+  kIcacheDiscipline,     // no CPU executes code written since the last clean+invalidate
+  kOneCacheOpPerRange,   // finalize: one copy, one flush; free: one fill, one flush
+  kExtableStructure,     // one entry per PROBE_MEM load, pointing at it, sorted
+  kAccounting,           // bitmaps match live allocations; no empty pack; no RW buffer left
+  kStaleEntryTraps,      // calling a freed program's entry traps on its first instruction
+  kOutcome,              // the JIT'd call's outcome equals the interpreter's
+};
+
+std::string_view InvariantName(Invariant invariant);
+
+struct Violation {
+  Invariant invariant;
+  int cpu = -1;           // -1: not about one CPU
+  uint64_t pc = 0;
+  std::string slot;       // "program 3 at 0x10000040 (+0x80)"
+  std::string operation;  // the operation that broke it
+  std::string detail;
+
+  std::string Describe() const;
+};
+
+}  // namespace bpfdiff::lifecycle

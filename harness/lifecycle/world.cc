@@ -1,0 +1,559 @@
+#include "harness/lifecycle/world.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "harness/compare.h"
+#include "jit/registers.h"
+#include "oracle/guest_layout.h"
+#include "oracle/interpreter.h"
+
+namespace bpfdiff::lifecycle {
+namespace {
+
+constexpr int32_t kProgArrayFd = 4;
+constexpr uint32_t kBreakFault = 0xd4202000;
+
+isa::MapSpec ProgArraySpec() {
+  return isa::MapSpec{kProgArrayFd, isa::MapType::kProgArray, 4, 8, World::kTailEntries, {}, {}};
+}
+
+bool Overlaps(uint64_t a_begin, uint64_t a_end, uint64_t b_begin, uint64_t b_end) {
+  return a_begin < b_end && b_begin < a_end;
+}
+
+// Removes [begin, end) from a set of ranges.
+void Subtract(std::vector<std::pair<uint64_t, uint64_t>>& ranges, uint64_t begin, uint64_t end) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (auto [b, e] : ranges) {
+    if (!Overlaps(b, e, begin, end)) {
+      out.emplace_back(b, e);
+      continue;
+    }
+    if (b < begin) out.emplace_back(b, begin);
+    if (e > end) out.emplace_back(end, e);
+  }
+  ranges = std::move(out);
+}
+
+bool IsProbeLoad(const isa::Insn& insn) {
+  const uint8_t mode = isa::ModeOf(insn.opcode);
+  return isa::ClassOf(insn.opcode) == isa::kClassLdx && (mode == isa::kModeProbeMem || mode == isa::kModeProbeMemSx);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<World>> World::Create(const WorldOptions& options) {
+  std::unique_ptr<World> world(new World(options));
+  if (auto status = world->Initialize(); !status) return status.error();
+  return world;
+}
+
+World::~World() {
+  for (auto& cpu : cpus_) cpu.call.reset();
+  if (sandbox_) sandbox_->patcher().set_listener(nullptr);
+}
+
+Status World::Initialize() {
+  SandboxOptions sandbox_options;
+  sandbox_options.cpus = options_.cpus;
+  sandbox_options.pack_seed = options_.pack_seed;
+  sandbox_options.pack_bugs = options_.bugs.pack;
+  sandbox_options.resident_program = false;  // packs come and go with the programs
+  sandbox_options.fast_machine = false;      // every CPU steps precisely
+  auto sandbox = Sandbox::Create(sandbox_options);
+  if (!sandbox) return sandbox.error();
+  sandbox_ = std::move(sandbox).value();
+  jit::JitOptions jit_options;
+  jit_options.bugs = options_.bugs.jit;
+  jit_ = std::make_unique<jit::Jit>(sandbox_->pack(), Sandbox::JitEnvironment(), jit_options);
+  cpus_.resize(static_cast<size_t>(options_.cpus));
+  sandbox_->patcher().set_listener(this);
+
+  // What the interpreter sees: every program id (an empty id runs "exit"),
+  // and the prog_array.
+  CaseSource empty;
+  empty.programs.push_back({isa::Insn{isa::kOpExit, 0, 0, 0, 0}});
+  auto exit_only = LoadCase(empty);
+  if (!exit_only) return exit_only.error();
+  world_case_.programs.assign(kMaxPrograms, exit_only->programs.front());
+  world_case_.maps = {ProgArraySpec()};
+  sandbox_->env().Install(world_case_);
+  programs_.resize(kMaxPrograms);
+
+  // The tail callers: r2 = &prog_array, r3 = entry, tail call; 0x7a11 if it falls through.
+  for (int entry = 0; entry < kTailEntries; ++entry) {
+    std::vector<isa::Insn> caller = {
+        {isa::kOpLddw, 2, isa::kPseudoMapFd, 0, kProgArrayFd}, {0, 0, 0, 0, 0},
+        {isa::kClassAlu64 | isa::kSrcK | isa::kAluMov, 3, 0, 0, entry},
+        {isa::kOpTailCall, 0, 0, 0, 0},
+        {isa::kClassAlu64 | isa::kSrcK | isa::kAluMov, 0, 0, 0, 0x7a11},
+        {isa::kOpExit, 0, 0, 0, 0}};
+    auto id = Install(std::move(caller), "load of a tail caller");
+    if (!id) return id.error();
+  }
+  return {};
+}
+
+std::string World::SlotName(int id) const {
+  const Program* p = programs_[static_cast<size_t>(id)].get();
+  if (p == nullptr || p->slots.empty()) return fmt::format("program {}", id);
+  return fmt::format("program {} at 0x{:x} (+0x{:x})", id, p->slots.front().first,
+                     p->slots.front().second - p->slots.front().first);
+}
+
+void World::Report(Invariant invariant, int cpu, uint64_t pc, int id, const std::string& operation,
+                   std::string detail) {
+  violations_.push_back({invariant, cpu, pc, id >= 0 ? SlotName(id) : "", operation, std::move(detail)});
+}
+
+int World::ProgramAt(uint64_t address, bool freed) const {
+  for (size_t id = 0; id < programs_.size(); ++id) {
+    const Program* p = programs_[id].get();
+    if (p == nullptr || (p->state == Program::State::kFreed) != freed) continue;
+    for (auto [b, e] : p->slots) {
+      if (address >= b && address < e) return static_cast<int>(id);
+    }
+  }
+  return -1;
+}
+
+Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) {
+  // An id whose program is gone (and is in no prog_array entry).
+  int id = -1;
+  for (int candidate = 0; candidate < kMaxPrograms && id < 0; ++candidate) {
+    const Program* p = programs_[static_cast<size_t>(candidate)].get();
+    const bool in_array = std::count(tail_targets_.begin(), tail_targets_.end(), candidate) > 0;
+    if ((p == nullptr || p->state == Program::State::kFreed) && !in_array) id = candidate;
+  }
+  if (id < 0) return Fail("all {} program ids are in use", kMaxPrograms);
+  CaseSource source;
+  source.programs.push_back(std::move(insns));
+  source.maps = {ProgArraySpec()};
+  auto loaded = LoadCase(source);
+  if (!loaded) return loaded.error();
+
+  operation_ = fmt::format("{} (program {})", what, id);
+  copies_ = fills_ = flushes_ = {};
+  auto compiled = jit_->Compile(loaded->programs.front().program);
+  if (!compiled) {
+    CheckAccounting(operation_);
+    return compiled.error();
+  }
+  auto program = std::make_unique<Program>();
+  program->source = source.programs.front();
+  program->loaded = std::move(loaded->programs.front());
+  program->compiled = std::move(compiled).value();
+  program->entry = program->compiled.entry();
+  for (const auto& sub : program->compiled.subprograms) {
+    program->slots.emplace_back(sub.allocation->rx_slot(), sub.allocation->rx_slot() + sub.allocation->slot_bytes());
+  }
+  // A freed program's object outlives its id: a call that (through a
+  // planted bug) still runs it may refer to it.
+  if (programs_[static_cast<size_t>(id)] != nullptr) retired_.push_back(std::move(programs_[static_cast<size_t>(id)]));
+  programs_[static_cast<size_t>(id)] = std::move(program);
+  const Program& p = *programs_[static_cast<size_t>(id)];
+  RefreshCalls();
+  world_case_.programs[static_cast<size_t>(id)] = p.loaded;
+  GuestMemory& memory = sandbox_->env().memory();
+  sandbox_->env().SetProgramEntry(static_cast<size_t>(id), p.entry);
+  memory.Store<uint32_t>(guest::ProgObjectAddress(static_cast<uint64_t>(id)) + guest::kProgIndexOffset,
+                         static_cast<uint32_t>(id));
+
+  // Finalize: one copy, then one flush, per image; nothing left dirty.
+  const auto images = static_cast<uint64_t>(p.compiled.subprograms.size());
+  const auto finalize = static_cast<size_t>(jit::TextOrigin::kFinalize);
+  if (copies_[finalize] != images || flushes_[finalize] != images) {
+    Report(Invariant::kOneCacheOpPerRange, -1, 0, id, operation_,
+           fmt::format("{} images finalized with {} copies and {} cache operations", images, copies_[finalize],
+                       flushes_[finalize]));
+  }
+  for (size_t c = 0; c < cpus_.size(); ++c) {
+    for (auto [b, e] : p.slots) {
+      for (auto [db, de] : cpus_[c].dirty) {
+        if (Overlaps(b, e, db, de)) {
+          Report(Invariant::kIcacheDiscipline, static_cast<int>(c), 0, id, operation_,
+                 fmt::format("finalize left 0x{:x}..0x{:x} written but not flushed", std::max(b, db),
+                             std::min(e, de)));
+        }
+      }
+    }
+  }
+  CheckExtable(id, operation_);
+  CheckAccounting(operation_);
+  return id;
+}
+
+Result<int> World::Load(const std::vector<isa::Insn>& insns, uint64_t pad_slots) {
+  if (pad_slots < 2) return Install(insns, "load");
+  // gotol over pad_slots / 2 lddw pairs (four words each): the program's
+  // own code lands that far into its image, or in an oversize allocation.
+  std::vector<isa::Insn> padded;
+  const uint64_t pairs = pad_slots / 2;
+  padded.reserve(1 + 2 * pairs + insns.size());
+  padded.push_back({isa::kClassJmp32 | isa::kJmpJa, 0, 0, 0, static_cast<int32_t>(pairs * 2)});
+  for (uint64_t i = 0; i < pairs; ++i) {
+    padded.push_back({isa::kOpLddw, 0, 0, 0, static_cast<int32_t>(0x9abc0000 + i)});
+    padded.push_back({0, 0, 0, 0, 0x12345678});
+  }
+  padded.insert(padded.end(), insns.begin(), insns.end());
+  return Install(std::move(padded), "load of a padded program");
+}
+
+void World::CheckExtable(int id, const std::string& operation) {
+  const Program& p = *programs_[static_cast<size_t>(id)];
+  const isa::Program& program = p.loaded.program;
+  const GuestMemory& memory = sandbox_->env().memory();
+  for (const auto& sub : p.compiled.subprograms) {
+    std::vector<uint32_t> loads;
+    for (uint32_t slot = sub.first_slot; slot < sub.end_slot; ++slot) {
+      if (IsProbeLoad(program.insns[slot])) loads.push_back(slot);
+    }
+    if (loads.size() != sub.extable_entries) {
+      Report(Invariant::kExtableStructure, -1, 0, id, operation,
+             fmt::format("{} PROBE_MEM loads but {} exception-table entries", loads.size(), sub.extable_entries));
+      continue;
+    }
+    uint64_t previous = 0;
+    for (uint32_t e = 0; e < sub.extable_entries; ++e) {
+      const uint64_t field = sub.rx_extable + uint64_t{e} * jit::kExtableEntrySize;
+      int32_t insn_offset = 0, fixup = 0;
+      if (const uint8_t* bytes = memory.HostPointer(field, jit::kExtableEntrySize)) {
+        std::memcpy(&insn_offset, bytes, 4);
+        std::memcpy(&fixup, bytes + 4, 4);
+      }
+      const uint64_t target = field + static_cast<uint64_t>(static_cast<int64_t>(insn_offset));
+      // The load is the last word of its instruction's lowering.
+      const uint32_t slot = loads[e];
+      const uint64_t load = sub.rx_image + 4ull * (sub.offsets[slot + 1 - sub.first_slot] - 1);
+      const auto raw = static_cast<uint32_t>(fixup);
+      const uint64_t resume = field + 4 - (raw & ((1u << 27) - 1));
+      const auto reg = static_cast<uint32_t>(jit::Map(program.insns[slot].dst));
+      std::string problem;
+      if (target != load) problem = fmt::format("points at 0x{:x}, the load is at 0x{:x}", target, load);
+      else if (resume != load + 4) problem = fmt::format("resumes at 0x{:x}, not after the load", resume);
+      else if ((raw >> 27) != reg) problem = fmt::format("zeroes x{}, the load's destination is x{}", raw >> 27, reg);
+      else if (target <= previous) problem = "entries are not sorted by target";
+      if (!problem.empty()) {
+        Report(Invariant::kExtableStructure, -1, 0, id, operation,
+               fmt::format("entry {} (instruction {}) {}", e, slot, problem));
+      }
+      previous = target;
+    }
+  }
+}
+
+void World::CheckAccounting(const std::string& operation) {
+  const jit::ProgPack& pack = sandbox_->pack();
+  const jit::PackAccounting accounting = pack.Accounting();
+  if (accounting.live_rw_buffers != 0) {
+    Report(Invariant::kAccounting, -1, 0, -1, operation,
+           fmt::format("{} RW buffers neither finalized nor freed", accounting.live_rw_buffers));
+  }
+  // Expected bitmaps from the live allocations.
+  std::vector<std::vector<uint64_t>> expected(guest::kMaxPacks);
+  int oversize = 0;
+  for (const auto& p : programs_) {
+    if (p == nullptr || p->state == Program::State::kFreed) continue;
+    for (const auto& sub : p->compiled.subprograms) {
+      const jit::PackAllocation& a = *sub.allocation;
+      if (a.oversize()) {
+        ++oversize;
+        continue;
+      }
+      auto& bits = expected[static_cast<size_t>(a.pack())];
+      bits.resize(jit::kChunksPerPack / 64, 0);
+      for (uint64_t c = a.first_chunk(); c < a.first_chunk() + a.slot_bytes() / jit::kChunkSize; ++c) {
+        bits[c / 64] |= uint64_t{1} << (c % 64);
+      }
+    }
+  }
+  for (int i = 0; i < static_cast<int>(guest::kMaxPacks); ++i) {
+    const std::vector<uint64_t>* bitmap = pack.Bitmap(i);
+    const auto& want = expected[static_cast<size_t>(i)];
+    if (bitmap == nullptr && want.empty()) continue;
+    if (bitmap == nullptr) {
+      Report(Invariant::kAccounting, -1, 0, -1, operation, fmt::format("pack {} holds programs but is not allocated", i));
+    } else if (want.empty()) {
+      Report(Invariant::kAccounting, -1, 0, -1, operation, fmt::format("pack {} is empty but not released", i));
+    } else if (*bitmap != want) {
+      Report(Invariant::kAccounting, -1, 0, -1, operation, fmt::format("pack {}'s bitmap does not match its programs", i));
+    }
+  }
+  if (accounting.oversize_allocations != oversize) {
+    Report(Invariant::kAccounting, -1, 0, -1, operation,
+           fmt::format("{} oversize allocations, {} live", accounting.oversize_allocations, oversize));
+  }
+}
+
+void World::Free(int id) {
+  if (id < kTailEntries || id >= kMaxPrograms) return;  // tail callers stay
+  Program* p = programs_[static_cast<size_t>(id)].get();
+  if (p == nullptr || p->state != Program::State::kLive) return;
+  operation_ = fmt::format("free of program {}", id);
+  for (int e = 0; e < kTailEntries; ++e) {
+    if (tail_targets_[static_cast<size_t>(e)] == id) SetTailTarget(e, -1);
+  }
+  p->state = Program::State::kPendingFree;
+  for (size_t c = 0; c < cpus_.size(); ++c) {
+    if (cpus_[c].call != nullptr) p->waiting.insert(static_cast<int>(c));
+  }
+  if (p->waiting.empty() || options_.bugs.free_without_grace_period) DoFree(id, operation_);
+}
+
+void World::DoFree(int id, std::string operation) {
+  Program& p = *programs_[static_cast<size_t>(id)];
+  const std::string outer = std::exchange(operation_, operation);
+  copies_ = fills_ = flushes_ = {};
+  const auto images = static_cast<uint64_t>(p.compiled.subprograms.size());
+  jit_->Release(p.compiled);
+  p.state = Program::State::kFreed;
+  p.waiting.clear();
+  RefreshCalls();
+  const auto free = static_cast<size_t>(jit::TextOrigin::kFree);
+  if (fills_[free] != images || flushes_[free] != images) {
+    Report(Invariant::kOneCacheOpPerRange, -1, 0, id, operation,
+           fmt::format("{} images freed with {} fills and {} cache operations", images, fills_[free], flushes_[free]));
+  }
+  // Every word of every freed slot is AARCH64_BREAK_FAULT (holes and tails too).
+  const GuestMemory& memory = sandbox_->env().memory();
+  for (auto [b, e] : p.slots) {
+    // (The pack regions stay mapped when a pack is released.)
+    const uint8_t* bytes = memory.HostPointer(b, e - b);
+    for (uint64_t a = b; bytes != nullptr && a < e; a += 4) {
+      uint32_t word = 0;
+      std::memcpy(&word, bytes + (a - b), 4);
+      if (word != kBreakFault) {
+        Report(Invariant::kFreedSlotInvalid, -1, a, id, operation,
+               fmt::format("word at 0x{:x} is 0x{:08x} after the free", a, word));
+        break;
+      }
+    }
+  }
+  CheckAccounting(operation);
+  operation_ = outer;
+}
+
+void World::RefreshCalls() {
+  for (auto& cpu : cpus_) {
+    if (cpu.call != nullptr) cpu.call->set_programs(Callable());
+  }
+}
+
+CallPrograms World::Callable() const {
+  CallPrograms programs;
+  for (size_t id = 0; id < programs_.size(); ++id) {
+    const Program* p = programs_[id].get();
+    const bool runnable = p != nullptr && p->state != Program::State::kFreed;
+    programs.compiled.push_back(runnable ? &p->compiled : nullptr);
+    programs.programs.push_back(runnable ? &p->loaded.program : nullptr);
+  }
+  return programs;
+}
+
+void World::Start(int cpu, int id) {
+  Cpu& c = cpus_[static_cast<size_t>(cpu)];
+  GuestEnvironment& env = sandbox_->env();
+  const std::array<uint64_t, 5> args = {env.context_address(), 0, 0, 0, 0};
+  // The interpreter first, on this CPU's stack, then the same stack reset
+  // for the JIT'd call.
+  env.ResetCpu(cpu);
+  InterpreterOptions options{options_.call_budget, cpu, Sandbox::Geometry(), nullptr};
+  Outcome expected = Interpreter(env, world_case_, options).RunProgram(static_cast<size_t>(id), args);
+  expected.memory = env.Capture(cpu, Sandbox::Geometry());
+  env.ResetCpu(cpu);
+  c.expected = std::move(expected);
+  c.program = id;
+  c.stale = false;
+  c.generation = generation_;
+  c.call = std::make_unique<JitCall>(env, sandbox_->cpu(cpu), cpu, Callable());
+  c.call->set_observer(this);
+  c.call->Start(static_cast<size_t>(id), args, options_.call_budget * 64 + 100'000);
+}
+
+void World::Step(int cpu, int id, uint64_t steps) {
+  if (cpu < 0 || cpu >= cpus()) return;
+  Cpu& c = cpus_[static_cast<size_t>(cpu)];
+  operation_ = fmt::format("cpu {} running", cpu);
+  if (c.call == nullptr) {
+    const Program* p = id >= 0 && id < kMaxPrograms ? programs_[static_cast<size_t>(id)].get() : nullptr;
+    if (p == nullptr || p->state != Program::State::kLive) return;
+    Start(cpu, id);
+  }
+  if (auto outcome = c.call->Step(steps)) Complete(cpu, std::move(*outcome));
+}
+
+void World::RunToCompletion(int cpu) {
+  if (cpu < 0 || cpu >= cpus() || cpus_[static_cast<size_t>(cpu)].call == nullptr) return;
+  operation_ = fmt::format("cpu {} running to the end", cpu);
+  if (auto outcome = cpus_[static_cast<size_t>(cpu)].call->Step()) Complete(cpu, std::move(*outcome));
+}
+
+void World::Complete(int cpu, Outcome outcome) {
+  Cpu& c = cpus_[static_cast<size_t>(cpu)];
+  const std::string operation = fmt::format("cpu {} ending a call of {}", cpu, SlotName(c.program));
+  if (c.stale) {
+    // A trap on the entry itself: a BRK stops with the pc on it, and so
+    // does a fetch from a released (unmapped) pack.
+    const uint64_t pc = sandbox_->cpu(cpu).ReadPc();
+    if (outcome.end != EndKind::kTrap || pc != c.stale_entry) {
+      Report(Invariant::kStaleEntryTraps, cpu, pc, -1, operation,
+             fmt::format("calling the freed entry 0x{:x} ended with {} at pc 0x{:x}", c.stale_entry,
+                         outcome.Summary(), pc));
+    }
+  } else if (c.generation != generation_) {
+    ++calls_not_comparable_;  // the prog_array changed while the call ran
+  } else {
+    const Verdict verdict = Compare(*c.expected, outcome);
+    if (verdict.kind == Verdict::Kind::kDivergence) {
+      Report(Invariant::kOutcome, cpu, 0, c.program, operation, verdict.Describe());
+    } else if (verdict.kind == Verdict::Kind::kMatch) {
+      ++calls_compared_;
+    } else {
+      ++calls_not_comparable_;
+    }
+  }
+  c.call.reset();
+  c.program = -1;
+  c.stale = false;
+  Quiescent(cpu);
+}
+
+void World::Quiescent(int cpu) {
+  for (size_t id = 0; id < programs_.size(); ++id) {
+    Program* p = programs_[id].get();
+    if (p == nullptr || p->state != Program::State::kPendingFree) continue;
+    p->waiting.erase(cpu);
+    if (p->waiting.empty()) DoFree(static_cast<int>(id), fmt::format("grace period end, free of program {}", id));
+  }
+}
+
+bool World::CallStale(int cpu) {
+  if (cpu < 0 || cpu >= cpus() || cpus_[static_cast<size_t>(cpu)].call != nullptr) return false;
+  for (size_t id = 0; id < programs_.size(); ++id) {
+    const Program* p = programs_[id].get();
+    if (p == nullptr || p->state != Program::State::kFreed || p->entry == 0) continue;
+    if (ProgramAt(p->entry, false) >= 0) continue;  // the slot holds another program now
+    Cpu& c = cpus_[static_cast<size_t>(cpu)];
+    operation_ = fmt::format("cpu {} calling the stale entry of program {}", cpu, id);
+    CallPrograms callable = Callable();
+    // The stale entry, as a program of its own for the call.
+    c.call = std::make_unique<JitCall>(sandbox_->env(), sandbox_->cpu(cpu), cpu, callable);
+    c.stale = true;
+    c.stale_entry = p->entry;
+    c.program = static_cast<int>(id);
+    sandbox_->env().ResetCpu(cpu);
+    c.call->set_observer(this);
+    c.call->StartAt(p->entry, {0, 0, 0, 0, 0}, 1000);
+    if (auto outcome = c.call->Step()) Complete(cpu, std::move(*outcome));
+    return true;
+  }
+  return false;
+}
+
+void World::SetTailTarget(int entry, int id) {
+  if (entry < 0 || entry >= kTailEntries) return;
+  if (id >= 0) {
+    const Program* p = id < kMaxPrograms ? programs_[static_cast<size_t>(id)].get() : nullptr;
+    if (p == nullptr || p->state != Program::State::kLive || id < kTailEntries) return;
+  }
+  tail_targets_[static_cast<size_t>(entry)] = id;
+  ++generation_;
+  world_case_.maps.front().programs.assign(tail_targets_.begin(), tail_targets_.end());
+  sandbox_->env().memory().Store<uint64_t>(
+      guest::MapObjectAddress(0) + guest::kMapPtrsOffset + 8 * static_cast<uint64_t>(entry),
+      id < 0 ? 0 : guest::ProgObjectAddress(static_cast<uint64_t>(id)));
+}
+
+void World::Synchronize() {
+  for (int cpu = 0; cpu < cpus(); ++cpu) RunToCompletion(cpu);
+  operation_ = "synchronize";
+  CheckAccounting(operation_);
+}
+
+void World::FreeAll() {
+  Synchronize();
+  for (int id = kTailEntries; id < kMaxPrograms; ++id) Free(id);
+  operation_ = "free of every program";
+  CheckAccounting(operation_);
+}
+
+std::vector<int> World::WaitingFor(int id) const {
+  if (id < 0 || id >= kMaxPrograms || programs_[static_cast<size_t>(id)] == nullptr) return {};
+  const auto& waiting = programs_[static_cast<size_t>(id)]->waiting;
+  return {waiting.begin(), waiting.end()};
+}
+
+const std::vector<isa::Insn>* World::Source(int id) const {
+  if (id < 0 || id >= kMaxPrograms || programs_[static_cast<size_t>(id)] == nullptr) return nullptr;
+  return &programs_[static_cast<size_t>(id)]->source;
+}
+
+std::vector<int> World::LivePrograms() const {
+  std::vector<int> live;
+  for (size_t id = 0; id < programs_.size(); ++id) {
+    if (programs_[id] != nullptr && programs_[id]->state == Program::State::kLive) live.push_back(static_cast<int>(id));
+  }
+  return live;
+}
+
+void World::OnWrite(uint64_t begin, uint64_t end, jit::TextOrigin origin) {
+  const auto o = static_cast<size_t>(origin);
+  if (origin == jit::TextOrigin::kFree || origin == jit::TextOrigin::kNewPack) {
+    ++fills_[o];
+  } else {
+    ++copies_[o];
+  }
+  // No slot is written while a CPU runs the program in it.
+  for (size_t c = 0; c < cpus_.size(); ++c) {
+    const Cpu& cpu = cpus_[c];
+    if (cpu.call == nullptr || cpu.stale) continue;
+    for (int id : {cpu.program, static_cast<int>(cpu.call->current_program())}) {
+      const Program* p = programs_[static_cast<size_t>(id)].get();
+      if (p == nullptr) continue;
+      for (auto [b, e] : p->slots) {
+        if (Overlaps(b, e, begin, end)) {
+          Report(Invariant::kNoOverwriteInUse, static_cast<int>(c), sandbox_->cpu(static_cast<int>(c)).ReadPc(), id,
+                 operation_, fmt::format("0x{:x}..0x{:x} written while cpu {} runs it", begin, end, c));
+        }
+      }
+    }
+    // Every CPU may now hold stale instructions for the range.
+  }
+  for (auto& cpu : cpus_) cpu.dirty.emplace_back(begin, end);
+}
+
+void World::OnFlush(uint64_t begin, uint64_t end, jit::TextOrigin origin) {
+  ++flushes_[static_cast<size_t>(origin)];
+  for (auto& cpu : cpus_) Subtract(cpu.dirty, begin, end);
+}
+
+void World::OnBlock(int cpu, uint64_t address, uint32_t size) {
+  Cpu& c = cpus_[static_cast<size_t>(cpu)];
+  const uint64_t end = address + size;
+  for (auto [b, e] : c.dirty) {
+    if (Overlaps(address, end, b, e)) {
+      Report(Invariant::kIcacheDiscipline, cpu, address, ProgramAt(address, false), operation_,
+             fmt::format("runs 0x{:x}..0x{:x}, written since the last cache maintenance", std::max(address, b),
+                         std::min(end, e)));
+      break;
+    }
+  }
+  if (c.stale || c.call == nullptr) return;
+  // Ownership: the block lies in the program the CPU runs.
+  const int owner = ProgramAt(address, false);
+  const auto running = static_cast<int>(c.call->current_program());
+  if (owner < 0) {
+    const int freed = ProgramAt(address, true);
+    Report(Invariant::kOwnership, cpu, address, freed, operation_,
+           freed >= 0 ? "fetches from a freed slot" : "fetches from no program's slot");
+  } else if (owner != running && owner != c.program) {
+    Report(Invariant::kOwnership, cpu, address, owner, operation_,
+           fmt::format("fetches from program {} while running program {}", owner, running));
+  }
+}
+
+}  // namespace bpfdiff::lifecycle
