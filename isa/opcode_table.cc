@@ -12,10 +12,21 @@ namespace {
 
 using enum CpuVersion;
 
+// What Classify needs of a form, packed: the forms of one opcode lie next to
+// each other (Classify runs for every slot of every program loaded).
+struct Matcher {
+  Discriminant discriminant;
+  int32_t value;
+  FormId id;
+};
+
 struct Table {
   std::vector<Form> forms;
   // opcode -> forms with that opcode (at most a handful).
   std::array<std::vector<FormId>, 256> by_opcode;
+  // The same, flat: matchers[matcher_begin[op] .. matcher_begin[op + 1]).
+  std::vector<Matcher> matchers;
+  std::array<uint16_t, 257> matcher_begin{};
   std::map<std::string, std::vector<FormId>, std::less<>> by_mnemonic;
 
   void Add(std::string name, std::string mnemonic, uint8_t opcode, Discriminant disc,
@@ -250,17 +261,24 @@ const Table& GetTable() {
     AddJumps(t);
     AddLoadsAndStores(t);
     AddAtomics(t);
+    for (size_t op = 0; op < 256; ++op) {
+      t.matcher_begin[op] = static_cast<uint16_t>(t.matchers.size());
+      for (FormId id : t.by_opcode[op]) {
+        t.matchers.push_back({t.forms[id].discriminant, t.forms[id].discriminant_value, id});
+      }
+    }
+    t.matcher_begin[256] = static_cast<uint16_t>(t.matchers.size());
     return t;
   }();
   return table;
 }
 
-bool Matches(const Form& form, const Insn& insn) {
-  switch (form.discriminant) {
+bool Matches(const Matcher& matcher, const Insn& insn) {
+  switch (matcher.discriminant) {
     case Discriminant::kNone: return true;
-    case Discriminant::kSrc: return insn.src == form.discriminant_value;
-    case Discriminant::kOffset: return insn.offset == form.discriminant_value;
-    case Discriminant::kImm: return insn.imm == form.discriminant_value;
+    case Discriminant::kSrc: return insn.src == matcher.value;
+    case Discriminant::kOffset: return insn.offset == matcher.value;
+    case Discriminant::kImm: return insn.imm == matcher.value;
   }
   return false;
 }
@@ -276,8 +294,10 @@ const Form& FormById(FormId id) {
 }
 
 std::optional<FormId> Classify(const Insn& insn) {
-  for (FormId id : GetTable().by_opcode[insn.opcode]) {
-    if (Matches(GetTable().forms[id], insn)) return id;
+  const Table& table = GetTable();
+  const uint16_t end = table.matcher_begin[insn.opcode + 1u];
+  for (uint16_t i = table.matcher_begin[insn.opcode]; i < end; ++i) {
+    if (Matches(table.matchers[i], insn)) return table.matchers[i].id;
   }
   return std::nullopt;
 }

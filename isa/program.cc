@@ -144,12 +144,11 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
   }
 
   // Pass 1: forms, fields, lddw pairs, call targets.
-  std::vector<bool> second_slot(n, false);
   std::vector<SlotInfo> slots(n);
   std::set<uint32_t> starts = {0};
   for (size_t pc = 0; pc < n; ++pc) {
     const Insn& insn = insns[pc];
-    if (second_slot[pc]) continue;
+    if (slots[pc].second_slot) continue;
     auto id = Classify(insn);
     if (!id) {
       if (!IsKnownOpcode(insn.opcode)) {
@@ -180,7 +179,6 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
         return At(pc + 1, nullptr,
                   fmt::format("second slot of lddw map_fd must have imm 0, not {}", next.imm));
       }
-      second_slot[pc + 1] = true;
       slots[pc + 1] = {*id, true};
       if (form.shape == Shape::kLddwMapFd || form.shape == Shape::kLddwMapValue) {
         const MapSpec* map = nullptr;
@@ -213,15 +211,17 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
 
   // Pass 2: jump targets and subprogram ends.
   for (size_t pc = 0; pc < n; ++pc) {
-    if (second_slot[pc]) continue;
     const Insn& insn = program.insns[pc];
+    // Only the jump classes branch (and call).
+    const uint8_t cls = ClassOf(insn.opcode);
+    if ((cls != kClassJmp && cls != kClassJmp32) || program.slots[pc].second_slot) continue;
     const Form& form = FormById(program.slots[pc].form);
     if (IsJump(form.shape) || form.shape == Shape::kCallLocal) {
       const int64_t target = JumpTarget(insn, form.shape, pc);
       if (target < 0 || target >= static_cast<int64_t>(n)) {
         return At(pc, &form, fmt::format("jump target {} is outside the program ({} slots)", target, n));
       }
-      if (second_slot[static_cast<size_t>(target)]) {
+      if (program.slots[static_cast<size_t>(target)].second_slot) {
         return At(pc, &form, fmt::format("jump target {} is the second slot of an lddw", target));
       }
       if (IsJump(form.shape) &&
@@ -233,7 +233,7 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
   for (size_t sub = 0; sub < program.subprogram_starts.size(); ++sub) {
     const uint32_t end = program.SubprogramEnd(sub);
     const uint32_t last = end - 1;
-    if (second_slot[last]) {
+    if (program.slots[last].second_slot) {
       return At(last, nullptr, "the last instruction of a subprogram must be exit or a jump, not lddw");
     }
     const Form& last_form = FormById(program.slots[last].form);

@@ -58,6 +58,10 @@ void EmitEpilogue(JitContext& ctx) {
 }
 
 void EmitMovImm(JitContext& ctx, Width width, Reg rd, uint64_t value) {
+  if (!ctx.writing()) {
+    ctx.idx += static_cast<uint32_t>(a64::MoveImmediateLength(width, value));
+    return;
+  }
   ctx.Emit(a64::MoveImmediate(width, rd, value));
 }
 

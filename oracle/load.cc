@@ -120,8 +120,10 @@ Status CheckProgram(const isa::Program& program, size_t index) {
   const size_t subprograms = program.subprogram_starts.size();
   std::vector<std::vector<size_t>> callees(subprograms);
   for (size_t pc = 0; pc < program.size(); ++pc) {
-    if (slots[pc].second_slot) continue;
     const Insn& insn = program.insns[pc];
+    // Nothing below concerns ALU instructions (most of any program).
+    const uint8_t cls = isa::ClassOf(insn.opcode);
+    if (slots[pc].second_slot || cls == isa::kClassAlu || cls == isa::kClassAlu64) continue;
     const Form& form = FormById(slots[pc].form);
     auto where = [&] { return fmt::format("program {}, instruction {} ({})", index, pc, form.name); };
     if (form.shape == Shape::kCallHelper && insn.imm != kHelperTailCall &&
@@ -181,6 +183,17 @@ Status CheckProgram(const isa::Program& program, size_t index) {
 std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t index) {
   const auto& slots = isa::ClassifySlots(program);
   const size_t n = program.size();
+  // Only a call leaves registers undefined: a program without one (the
+  // common case, and every test_tag program) needs no data flow.
+  bool has_call = false;
+  for (size_t pc = 0; pc < n && !has_call; ++pc) {
+    const uint8_t cls = isa::ClassOf(program.insns[pc].opcode);
+    if (slots[pc].second_slot || (cls != isa::kClassJmp && cls != isa::kClassJmp32 && cls != isa::kClassLd)) continue;
+    const Shape shape = FormById(slots[pc].form).shape;
+    has_call = shape == Shape::kCallHelper || shape == Shape::kCallLocal || shape == Shape::kCallReg ||
+               shape == Shape::kTailCall || shape == Shape::kLdAbs || shape == Shape::kLdInd;
+  }
+  if (!has_call) return std::nullopt;
   // Per slot: registers that may be clobbered on entry, and by which call.
   std::vector<uint16_t> in(n, 0);
   std::vector<bool> seen(n, false);
@@ -285,22 +298,29 @@ Result<LoadedProgram> Rewrite(const isa::Program& source,
   return out;
 }
 
-Result<LoadedProgram> LoadProgram(const isa::Program& program, size_t index,
-                                  const std::vector<isa::MapSpec>& maps,
-                                  const std::vector<uint64_t>& value_addresses,
-                                  const LoadOptions& options) {
+Result<LoadedProgram> LoadProgram(isa::Program program, size_t index, const std::vector<isa::MapSpec>& maps,
+                                  const std::vector<uint64_t>& value_addresses, const LoadOptions& options) {
   if (auto status = CheckProgram(program, index); !status) return status.error();
   const auto& slots = isa::ClassifySlots(program);
-  std::vector<std::vector<Insn>> replacement(program.size());
+  // Most rewrites replace one slot by one of the same width and no branch
+  // (a map load becomes a plain lddw, a tail-call helper call the tail-call
+  // instruction): those patch the program in place and reclassify the
+  // slot, which keeps every structural check MakeProgram made. Only an
+  // inlined helper call grows a slot into several, which needs Rewrite to
+  // move every branch.
+  std::vector<Insn> patched;
+  std::vector<size_t> patched_slots;
+  std::vector<std::pair<size_t, std::vector<Insn>>> expansions;
+  auto patch = [&](size_t pc, const Insn& insn) {
+    if (patched.empty()) patched = program.insns;
+    patched[pc] = insn;
+    patched_slots.push_back(pc);
+  };
   for (size_t pc = 0; pc < program.size(); ++pc) {
     Insn insn = program.insns[pc];
-    if (slots[pc].second_slot) {
-      // Keep what the first slot of a map lddw wrote here (the address's
-      // upper half); only a plain lddw's second slot is copied as it is.
-      if (replacement[pc].empty()) replacement[pc] = {insn};
-      continue;
-    }
-    replacement[pc] = {insn};
+    // Only lddw (class LD) and calls (class JMP) are rewritten.
+    const uint8_t cls = isa::ClassOf(insn.opcode);
+    if (slots[pc].second_slot || (cls != isa::kClassLd && cls != isa::kClassJmp)) continue;
     const Shape shape = FormById(slots[pc].form).shape;
     if (shape == Shape::kLddwMapFd || shape == Shape::kLddwMapValue) {
       size_t map_index = 0;
@@ -311,20 +331,42 @@ Result<LoadedProgram> LoadProgram(const isa::Program& program, size_t index,
       }
       insn.src = 0;
       insn.imm = static_cast<int32_t>(static_cast<uint32_t>(address));
-      replacement[pc] = {insn};
+      patch(pc, insn);
       Insn second = program.insns[pc + 1];
       second.imm = static_cast<int32_t>(static_cast<uint32_t>(address >> 32));
-      replacement[pc + 1] = {second};
+      patch(pc + 1, second);
     } else if (shape == Shape::kCallHelper && insn.imm == kHelperTailCall) {
-      replacement[pc] = {Insn{isa::kOpTailCall, 0, 0, 0, 0}};
-    } else if (shape == Shape::kCallHelper && insn.imm == kHelperKptrXchg &&
-               options.inline_kptr_xchg) {
+      patch(pc, Insn{isa::kOpTailCall, 0, 0, 0, 0});
+    } else if (shape == Shape::kCallHelper && insn.imm == kHelperKptrXchg && options.inline_kptr_xchg) {
       // r0 = r2; r0 = xchg(*(u64 *)(r1 + 0), r0)
-      replacement[pc] = {
-          Insn{isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, 0, 2, 0, 0},
-          Insn{isa::kClassStx | isa::kModeAtomic | isa::kSizeDW, 1, 0, 0, isa::kAtomicXchg}};
+      expansions.emplace_back(pc, std::vector<Insn>{
+                                      Insn{isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, 0, 2, 0, 0},
+                                      Insn{isa::kClassStx | isa::kModeAtomic | isa::kSizeDW, 1, 0, 0,
+                                           isa::kAtomicXchg}});
     }
   }
+
+  if (expansions.empty()) {
+    LoadedProgram out;
+    out.source_slot.resize(program.size());
+    for (uint32_t i = 0; i < out.source_slot.size(); ++i) out.source_slot[i] = i;
+    if (!patched.empty()) {
+      for (size_t pc : patched_slots) {
+        if (program.slots[pc].second_slot) continue;
+        const auto form = isa::Classify(patched[pc]);
+        if (!form) return Fail("program {}: instruction {} was rewritten into no instruction", index, pc);
+        program.slots[pc].form = *form;
+        if (FormById(*form).is_wide()) program.slots[pc + 1].form = *form;
+      }
+      program.insns = std::move(patched);
+    }
+    out.program = std::move(program);
+    return out;
+  }
+  std::vector<std::vector<Insn>> replacement(program.size());
+  const std::vector<Insn>& base = patched.empty() ? program.insns : patched;
+  for (size_t pc = 0; pc < program.size(); ++pc) replacement[pc] = {base[pc]};
+  for (auto& [pc, insns] : expansions) replacement[pc] = std::move(insns);
   return WithContext(Rewrite(program, replacement, maps), fmt::format("program {}", index));
 }
 
@@ -402,7 +444,7 @@ Result<LoadedCase> LoadCase(const CaseSource& source) {
   for (size_t i = 0; i < source.programs.size(); ++i) {
     auto program = isa::MakeProgram(source.programs[i], source.maps);
     if (!program) return Fail("program {}: {}", i, program.message());
-    auto loaded_program = LoadProgram(*program, i, source.maps, value_addresses, source.options);
+    auto loaded_program = LoadProgram(std::move(program).value(), i, source.maps, value_addresses, source.options);
     if (!loaded_program) return loaded_program.error();
     if (!loaded.clobbered_read) {
       loaded.clobbered_read = FindClobberedRead(loaded_program->program, i);

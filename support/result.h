@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cassert>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -65,19 +66,20 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), failed_(true) {}  // NOLINT
+  Result(Error error) : error_(std::move(error)) {}  // NOLINT
 
-  bool ok() const { return !failed_; }
+  bool ok() const { return !error_.has_value(); }
   explicit operator bool() const { return ok(); }
   const Error& error() const {
-    assert(failed_);
-    return error_;
+    assert(error_.has_value());
+    return *error_;
   }
   const std::string& message() const { return error().message; }
 
  private:
-  Error error_;
-  bool failed_ = false;
+  // Empty on success: a success costs no string (the JIT returns a Status
+  // per instruction per pass).
+  std::optional<Error> error_;
 };
 
 using Status = Result<void>;

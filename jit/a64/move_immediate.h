@@ -36,6 +36,24 @@ class MoveSequence {
   size_t size_ = 0;
 };
 
+// How many words MoveImmediate(width, rd, value) emits, without encoding
+// them (a JIT's sizing pass needs only this).
+constexpr size_t MoveImmediateLength(Width width, uint64_t value) {
+  if (width == Width::kW && (value >> 32) != 0) return 1;  // the kBreakFault word
+  if (width == Width::kX && (value >> 32) == 0) width = Width::kW;
+  const unsigned chunks = Bits(width) / 16;
+  unsigned zeros = 0;
+  unsigned ones = 0;
+  for (unsigned i = 0; i < chunks; ++i) {
+    const auto chunk = static_cast<uint32_t>(value >> (16 * i)) & 0xffff;
+    zeros += chunk == 0 ? 1 : 0;
+    ones += chunk == 0xffff ? 1 : 0;
+  }
+  // Every chunk but those equal to the fill; at least one word.
+  const unsigned words = chunks - (ones > zeros ? ones : zeros);
+  return words == 0 ? 1 : words;
+}
+
 // rd = value. rd: ZR (a ZR destination is legal but pointless). For kW the
 // value must fit in 32 bits; otherwise (or for a bad rd) the sequence is the
 // single word kBreakFault.

@@ -71,6 +71,8 @@ void Check(Width width, uint64_t value) {
     EXPECT_EQ(Simulate(sequence, rd, 0), value) << std::hex << "0x" << value;
     EXPECT_EQ(Simulate(sequence, rd, 0x0123456789abcdef), value) << std::hex << "0x" << value;
     EXPECT_EQ(sequence.size(), MinimumLength(width, value)) << std::hex << "0x" << value;
+    // What a JIT's sizing pass counts is what the writing pass emits.
+    EXPECT_EQ(MoveImmediateLength(width, value), sequence.size()) << std::hex << "0x" << value;
   }
 }
 
