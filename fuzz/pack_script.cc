@@ -63,24 +63,6 @@ std::vector<int> Freeable(const World& world) {
   return ids;
 }
 
-// A generated program for the world: the generator's structured mode with
-// no maps, no tail-call targets and no input memory (so that calls on
-// different CPUs share no writable data).
-std::optional<std::vector<isa::Insn>> GenerateProgram(uint8_t subprograms, std::span<const uint8_t> records,
-                                                      uint64_t seed) {
-  std::vector<uint8_t> input(kHeaderSize, 0);
-  input[0] = kFormatVersion;
-  input[1] = 0;  // structured
-  input[2] = subprograms;
-  for (int i = 0; i < 8; ++i) input[6 + static_cast<size_t>(i)] = static_cast<uint8_t>(seed >> (8 * i));
-  input.insert(input.end(), records.begin(), records.end());
-  auto source = DecodeFuzzInput(input);
-  if (!source || source->programs.size() != 1 || !source->maps.empty() || !source->memory.empty()) {
-    return std::nullopt;
-  }
-  return std::move(source->programs.front());
-}
-
 class ScriptRunner {
  public:
   ScriptRunner(World& world, const PackScriptOptions& options, PackScriptResult& result)
@@ -136,7 +118,7 @@ class ScriptRunner {
         const uint8_t pad = ops.Next();
         const uint64_t records = ops.Next() % kMaxRecords;
         const auto bytes = ops.Take(records * kRecordSize);
-        auto insns = GenerateProgram(subprograms, bytes, seed);
+        auto insns = GenerateSelfContainedProgram(subprograms, bytes, seed);
         if (!insns) {
           ++result_.loads_rejected;
           Trace("load: the generator made no single-program case");

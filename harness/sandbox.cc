@@ -33,6 +33,7 @@ Result<std::unique_ptr<Sandbox>> Sandbox::Create(const SandboxOptions& options) 
   config.oversize = {oversize->base, oversize->host, oversize->size};
   config.seed = options.pack_seed;
   config.bugs = options.pack_bugs;
+  config.pack_images = options.pack_images;
   sandbox->pack_ = std::make_unique<jit::ProgPack>(config, *sandbox->patcher_);
   if (options.resident_program) {
     auto resident = sandbox->pack_->Alloc(4);

@@ -20,6 +20,7 @@ struct SandboxOptions {
   jit::PackBugs pack_bugs;
   bool resident_program = true;  // see Sandbox::resident_
   bool fast_machine = true;      // see fast_cpu()
+  bool pack_images = true;       // see jit::PackConfig::pack_images
 };
 
 class Sandbox {

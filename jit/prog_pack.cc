@@ -91,8 +91,8 @@ Result<std::unique_ptr<PackAllocation>> ProgPack::Alloc(uint64_t image_bytes) {
   const uint64_t size = RoundUp(image_bytes + kHeaderSize + 16, kChunkSize);
   auto allocation = std::make_unique<PackAllocation>();
 
-  if (size > kPackSize) {
-    // Larger than a pack: an allocation of its own, first fit.
+  if (size > kPackSize || !config_.pack_images) {
+    // Larger than a pack (or packing off): an allocation of its own, first fit.
     const uint64_t bytes = RoundUp(size, kOversizeGranule);
     std::sort(oversize_used_.begin(), oversize_used_.end(),
               [](const OversizeBlock& a, const OversizeBlock& b) { return a.offset < b.offset; });

@@ -85,6 +85,10 @@ struct PackConfig {
   TextMemory oversize;  // for requests larger than a pack
   uint64_t seed = 1;    // for the holes
   PackBugs bugs;
+  // false: no packing; every image gets whole pages of its own in the
+  // oversize region, as bpf_jit_binary_alloc gave them before the prog pack
+  // series (for the iTLB comparison).
+  bool pack_images = true;
 };
 
 class ProgPack {

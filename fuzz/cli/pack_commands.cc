@@ -4,11 +4,14 @@
 //                           optionally printing each operation; exit 0 when
 //                           every invariant held, 1 when one broke, 2 on bad
 //                           input
+//   pack itlb               the simulated iTLB report: pages fetched from
+//                           with images packed and with pages of their own
 //
 // A planted bug (BPFDIFF_PLANTED_BUG) applies as in pack_fuzzer.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "fuzz/itlb_report.h"
 #include "fuzz/pack_script.h"
 #include "support/files.h"
 
@@ -56,6 +59,16 @@ int Replay(const std::vector<std::string>& scripts, bool trace) {
   return status;
 }
 
+int Itlb(const ItlbOptions& options) {
+  auto report = MeasureItlb(options);
+  if (!report) {
+    fmt::print(stderr, "bpfdiff pack itlb: {}\n", report.message());
+    return kBadInput;
+  }
+  fmt::print("{}", report->Format());
+  return kOk;
+}
+
 }  // namespace
 
 void AddPackCommands(CLI::App& app, int& exit_code) {
@@ -68,6 +81,14 @@ void AddPackCommands(CLI::App& app, int& exit_code) {
   replay->add_option("scripts", *scripts, "pack_fuzzer inputs (corpus files, crash files)")->required();
   replay->add_flag("--trace", *trace, "Print every operation");
   replay->callback([scripts, trace, &exit_code] { exit_code = Replay(*scripts, *trace); });
+
+  auto itlb_options = std::make_shared<ItlbOptions>();
+  CLI::App* itlb = pack->add_subcommand("itlb", "Simulated iTLB report: packed images versus pages of their own");
+  itlb->add_option("--loaded", itlb_options->loaded, "Programs loaded")->capture_default_str();
+  itlb->add_option("--run", itlb_options->run, "Programs run in turn (the first ones loaded)")->capture_default_str();
+  itlb->add_option("--rounds", itlb_options->rounds, "Times each runs")->capture_default_str();
+  itlb->add_option("--seed", itlb_options->seed, "Seed of the generated programs")->capture_default_str();
+  itlb->callback([itlb_options, &exit_code] { exit_code = Itlb(*itlb_options); });
 }
 
 }  // namespace bpfdiff::fuzz

@@ -142,4 +142,20 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
   return source;
 }
 
+std::optional<std::vector<isa::Insn>> GenerateSelfContainedProgram(uint8_t subprograms,
+                                                                   std::span<const uint8_t> records,
+                                                                   uint64_t seed) {
+  std::vector<uint8_t> input(kHeaderSize, 0);
+  input[0] = kFormatVersion;
+  input[1] = 0;  // structured; no maps (3), tail-call targets (4) or input memory (5)
+  input[2] = subprograms;
+  for (size_t i = 0; i < 8; ++i) input[6 + i] = static_cast<uint8_t>(seed >> (8 * i));
+  input.insert(input.end(), records.begin(), records.end());
+  auto source = DecodeFuzzInput(input);
+  if (!source || source->programs.size() != 1 || !source->maps.empty() || !source->memory.empty()) {
+    return std::nullopt;
+  }
+  return std::move(source->programs.front());
+}
+
 }  // namespace bpfdiff::fuzz
