@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on embedded defaults: builds the release preset and runs the
-# nightly conformance report (see `bpfdiff nightly --help`). Extra
-# arguments go to `bpfdiff nightly`.
+# nightly conformance report: our vectors and the shared upstream suite (when
+# present) on the interpreter and both JIT lowerings, whole outcomes
+# compared. Extra arguments go to `bpfdiff conformance`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset release >/dev/null
