@@ -77,7 +77,7 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const LoadedCase& loaded,
       run.verdict = {Verdict::Kind::kPoisoned, "", runs.front().engine + " ran out of its instruction budget"};
       continue;
     }
-    env.Reset();
+    env.ResetForRun(engines_[i]->cpu());
     const uint64_t budget = i == 0 ? options.interp_budget
                                    : reference_steps * options.jit_budget_factor + options.jit_budget_base;
     run.outcome = engines_[i]->Run(budget);

@@ -24,6 +24,8 @@ class Engine {
   virtual Status Prepare(const LoadedCase& loaded) = 0;
   // One run of the main program from the environment's current state.
   virtual Outcome Run(uint64_t budget) = 0;
+  // The simulated CPU the engine runs on (whose stack a run changes).
+  virtual int cpu() const = 0;
   // Frees what Prepare() made.
   virtual void Release() = 0;
 };

@@ -12,6 +12,7 @@ namespace bpfdiff {
 class InterpreterEngine final : public Engine {
  public:
   explicit InterpreterEngine(Sandbox& sandbox, int cpu = 0) : sandbox_(sandbox), cpu_(cpu) {}
+  int cpu() const override { return cpu_; }
 
   std::string_view name() const override { return "interp"; }
   Status Prepare(const LoadedCase& loaded) override {

@@ -46,7 +46,7 @@ Outcome JitEngine::Run(uint64_t budget) {
   if (Machine* fast = sandbox_.fast_cpu(); fast != nullptr && cpu_ == 0) {
     if (auto outcome = RunOn(*fast, budget)) return std::move(*outcome);
     ++precise_reruns_;
-    sandbox_.env().Reset();
+    sandbox_.env().ResetForRun(cpu_);
   }
   auto outcome = RunOn(sandbox_.cpu(cpu_), budget);
   return std::move(*outcome);

@@ -24,6 +24,7 @@ class JitEngine final : public Engine {
   std::string_view name() const override { return name_; }
   Status Prepare(const LoadedCase& loaded) override;
   Outcome Run(uint64_t budget) override;
+  int cpu() const override { return cpu_; }
   void Release() override;
 
   const std::vector<jit::CompiledProgram>& compiled() const { return compiled_; }

@@ -112,6 +112,11 @@ void GuestEnvironment::SetProgramEntry(size_t index, uint64_t rx_address) {
 }
 
 void GuestEnvironment::Reset() {
+  ResetShared();
+  for (int cpu = 0; cpu < guest::kMaxCpus; ++cpu) ResetCpu(cpu);
+}
+
+void GuestEnvironment::ResetShared() {
   if (!initial_context_.empty()) {
     std::memcpy(memory_.HostPointer(context_address_, initial_context_.size()),
                 initial_context_.data(), initial_context_.size());
@@ -120,12 +125,11 @@ void GuestEnvironment::Reset() {
     std::memcpy(memory_.HostPointer(guest::kMapValuesBase, values_bytes_), initial_values_.data(),
                 values_bytes_);
   }
-  for (int cpu = 0; cpu < guest::kMaxCpus; ++cpu) {
-    const uint64_t top = guest::StackTop(cpu);
-    std::memset(memory_.HostPointer(top - kResetStackBytes, kResetStackBytes), 0, kResetStackBytes);
-    helper_state_[cpu] = HelperState{};
-    helper_state_[cpu].cpu = cpu;
-  }
+}
+
+void GuestEnvironment::ResetForRun(int cpu) {
+  ResetShared();
+  ResetCpu(cpu);
 }
 
 void GuestEnvironment::ResetCpu(int cpu) {

@@ -59,6 +59,10 @@ class GuestEnvironment {
   // stack and its helper state (for schedules where other CPUs are mid-run).
   void ResetCpu(int cpu);
 
+  // Reset() for a run on `cpu` alone: input memory, map values, and that
+  // CPU's stack top and helper state (a quarter of Reset's memset).
+  void ResetForRun(int cpu);
+
   // What a run left: the BPF frames of `cpu`'s stack, input memory, values.
   MemorySnapshot Capture(int cpu, const StackGeometry& geometry) const;
 
@@ -73,6 +77,7 @@ class GuestEnvironment {
   static constexpr uint64_t kResetStackBytes = 16 * 1024;
 
  private:
+  void ResetShared();  // input memory and map values
   GuestEnvironment() = default;
 
   GuestMemory memory_;
