@@ -18,5 +18,6 @@ void AddTextCommands(CLI::App& app, int& exit_code);  // asm, disasm
 void AddConformanceCommand(CLI::App& app, int& exit_code);
 void AddPluginCommand(CLI::App& app, int& exit_code);
 void AddJitCommand(CLI::App& app, int& exit_code);
+void AddRecursionCommand(CLI::App& app, int& exit_code);
 
 }  // namespace bpfdiff::cli

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   bpfdiff::cli::AddJitCommand(app, exit_code);
   bpfdiff::fuzz::AddTriageCommands(app, exit_code);
   bpfdiff::fuzz::AddPackCommands(app, exit_code);
+  bpfdiff::cli::AddRecursionCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,459 @@
+// The trampoline emitter: prologue, rctx, the enter update of the chosen
+// policy, the run and miss paths, the exit update, epilogue. See
+// trampoline.h for the frame and the register use.
+#include "jit/trampoline.h"
+
+#include <array>
+#include <cstring>
+
+#include "jit/a64/aliases.h"
+#include "jit/a64/encoder.h"
+#include "jit/a64/move_immediate.h"
+
+namespace bpfdiff::jit {
+namespace {
+
+using a64::AtomicOp;
+using a64::Cond;
+using a64::Extend;
+using a64::Indexing;
+using a64::LoadStoreOp;
+using a64::MemOrder;
+using a64::PairOp;
+using a64::Reg;
+using a64::Size;
+using a64::Width;
+using Mark = TrampolineMark;
+using Anchor = TrampolineAnchor;
+
+// Register roles (trampoline.h).
+constexpr Reg kCtx = Reg::kX19;      // context argument, then the return value
+constexpr Reg kPerCpu = Reg::kX20;   // this_cpu base
+constexpr Reg kRctx = Reg::kX21;     // interrupt_context_level()
+constexpr Reg kState = Reg::kX22;    // &state: u32 active (or u8 active[4]); u64 misses at +8
+constexpr Reg kRan = Reg::kX23;      // 1 once the program has run
+constexpr Reg kBugReg = Reg::kX24;   // planted bugs: early decision / wrong exit byte
+constexpr Reg kT0 = Reg::kX10;
+constexpr Reg kT1 = Reg::kX11;
+constexpr Reg kT2 = Reg::kX12;
+constexpr Reg kT3 = Reg::kX13;
+constexpr Reg kT4 = Reg::kX14;
+constexpr uint32_t kMissesOffset = 8;
+
+// A branch target inside the trampoline. Forward branches are emitted as a
+// placeholder and patched when the label is bound; branches to a bound label
+// are encoded at once.
+class Label {
+ public:
+  enum class Kind : uint8_t { kB, kCond, kCbnz };
+  bool bound() const { return target_ >= 0; }
+
+ private:
+  friend class Emitter;
+  struct Pending {
+    size_t idx;
+    Kind kind;
+    Cond cond;
+    Reg reg;
+  };
+  std::array<Pending, 4> pending_{};
+  size_t count_ = 0;
+  int64_t target_ = -1;
+};
+
+// Words and boundary labels. The label of the boundary before each word is
+// the state after the previous one: Emit() records `state_` and then clears
+// its one-boundary parts (anchor, store-exclusive condition); After() says
+// what the word just emitted has done.
+class Emitter {
+ public:
+  void Emit(uint32_t word) {
+    code_.words.push_back(word);
+    code_.labels.push_back(state_);
+    state_.anchor = Anchor::kNone;
+    state_.status_reg = -1;
+  }
+  void Emit(const a64::MoveSequence& sequence) {
+    for (uint32_t word : sequence) Emit(word);
+  }
+  // The word just emitted completed `mark`.
+  void After(Mark mark) { state_.mark = mark; }
+  // The word just emitted is a store-exclusive with status register `status`:
+  // `mark` if it committed, `if_failed` if the loop goes round again.
+  void AfterStoreExclusive(Mark mark, Reg status, Mark if_failed) {
+    state_.mark = mark;
+    state_.status_reg = static_cast<int8_t>(status);
+    state_.mark_if_failed = if_failed;
+  }
+  // The boundary before the next word is `anchor`.
+  void AnchorNext(Anchor anchor) { state_.anchor = anchor; }
+  // The next word starts a block reached by a branch, in state `mark`.
+  void StartBlock(Mark mark) {
+    state_.mark = mark;
+    state_.anchor = Anchor::kNone;
+    state_.status_reg = -1;
+  }
+
+  void Branch(Label& label, Label::Kind kind, Cond cond = Cond::kAl, Reg reg = Reg::kZr) {
+    const size_t idx = code_.words.size();
+    if (label.bound()) {
+      Emit(Encode(kind, cond, reg, (label.target_ - static_cast<int64_t>(idx)) * 4));
+      return;
+    }
+    if (label.count_ == label.pending_.size()) {
+      Emit(a64::kBreakFault);  // more forward branches than a label holds: rejected below
+      return;
+    }
+    label.pending_[label.count_++] = {idx, kind, cond, reg};
+    Emit(a64::Nop());  // patched by Bind()
+  }
+  void Bind(Label& label) {
+    label.target_ = static_cast<int64_t>(code_.words.size());
+    for (size_t i = 0; i < label.count_; ++i) {
+      const auto& p = label.pending_[i];
+      code_.words[p.idx] =
+          Encode(p.kind, p.cond, p.reg, (label.target_ - static_cast<int64_t>(p.idx)) * 4);
+    }
+    label.count_ = 0;
+  }
+
+  size_t size() const { return code_.words.size(); }
+  TrampolineCode Take() { return std::move(code_); }
+
+ private:
+  static uint32_t Encode(Label::Kind kind, Cond cond, Reg reg, int64_t offset) {
+    switch (kind) {
+      case Label::Kind::kB: return a64::B(offset);
+      case Label::Kind::kCond: return a64::ConditionalBranchImmediate(cond, offset);
+      case Label::Kind::kCbnz:
+        return a64::CompareAndBranchImmediate(a64::CompareBranchOp::kCbnz, Width::kW, reg, offset);
+    }
+    return a64::kBreakFault;
+  }
+
+  TrampolineCode code_;
+  BoundaryLabel state_;
+};
+
+// ---- small instruction helpers -------------------------------------------
+
+uint32_t LoadW(Reg rt, Reg base, uint32_t offset) {  // ldr wt, [base, #offset]
+  return a64::LoadStoreUnsignedImmediate(LoadStoreOp::kLoad, Size::k32, rt, base, offset);
+}
+uint32_t StoreW(Reg rt, Reg base, uint32_t offset) {  // str wt, [base, #offset]
+  return a64::LoadStoreUnsignedImmediate(LoadStoreOp::kStore, Size::k32, rt, base, offset);
+}
+uint32_t LoadByte(Reg rt, Reg base, Reg index) {  // ldrb wt, [base, index]
+  return a64::LoadStoreRegisterOffset(LoadStoreOp::kLoad, Size::k8, rt, base, index);
+}
+uint32_t StoreByte(Reg rt, Reg base, Reg index) {  // strb wt, [base, index]
+  return a64::LoadStoreRegisterOffset(LoadStoreOp::kStore, Size::k8, rt, base, index);
+}
+uint32_t AddImm(Width w, Reg rd, Reg rn, uint32_t imm) {
+  return a64::AddSubImmediate(a64::AddSubOp::kAdd, w, rd, rn, imm);
+}
+uint32_t SubImm(Width w, Reg rd, Reg rn, uint32_t imm) {
+  return a64::AddSubImmediate(a64::AddSubOp::kSub, w, rd, rn, imm);
+}
+
+// ---- the pieces of the trampoline ------------------------------------------
+
+void EmitPrologue(Emitter& e, const TrampolineSpec& spec) {
+  e.Emit(a64::LoadStorePair(PairOp::kStore, Width::kX, a64::kFp, a64::kLr, Reg::kSp,
+                            -static_cast<int64_t>(kTrampolineFrameBytes), Indexing::kPreIndex));
+  e.Emit(a64::MovSp(Width::kX, a64::kFp, Reg::kSp));
+  e.Emit(a64::LoadStorePair(PairOp::kStore, Width::kX, kCtx, kPerCpu, Reg::kSp, 16));
+  e.Emit(a64::LoadStorePair(PairOp::kStore, Width::kX, kRctx, kState, Reg::kSp, 32));
+  e.Emit(a64::LoadStorePair(PairOp::kStore, Width::kX, kRan, kBugReg, Reg::kSp, 48));
+  e.Emit(a64::Mov(Width::kX, kCtx, Reg::kX0));
+  e.Emit(a64::Mov(Width::kX, kRan, Reg::kZr));
+  e.Emit(a64::Mrs(kPerCpu, a64::kTpidrEl1));  // this_cpu_ptr()
+  e.Emit(AddImm(Width::kX, kState, kPerCpu, spec.state_offset));
+}
+
+// rctx = interrupt_context_level(): the number of the tests
+//   pc & NMI_MASK, pc & (NMI_MASK | HARDIRQ_MASK),
+//   pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET)
+// that are non-zero, over preempt_count.
+void EmitContextLevel(Emitter& e, const TrampolineSpec& spec) {
+  const uint32_t softirq_bits = spec.bugs.rctx_wrong_bits ? kSoftirqMask : kSoftirqOffset;
+  e.Emit(LoadW(kT0, kPerCpu, spec.preempt_count_offset));
+  e.Emit(a64::TstImm(Width::kW, kT0, kNmiMask));
+  e.Emit(a64::Cset(Width::kW, kRctx, Cond::kNe));
+  e.Emit(a64::TstImm(Width::kW, kT0, kNmiMask | kHardirqMask));
+  e.Emit(a64::Cset(Width::kW, kT1, Cond::kNe));
+  e.Emit(a64::AddSubShiftedRegister(a64::AddSubOp::kAdd, Width::kW, kRctx, kRctx, kT1));
+  e.Emit(a64::MoveImmediate(Width::kW, kT2, kNmiMask | kHardirqMask | softirq_bits));
+  e.Emit(a64::Tst(Width::kW, kT0, kT2));
+  e.Emit(a64::Cset(Width::kW, kT1, Cond::kNe));
+  e.Emit(a64::AddSubShiftedRegister(a64::AddSubOp::kAdd, Width::kW, kRctx, kRctx, kT1));
+  if (spec.bugs.exit_wrong_context) {
+    e.Emit(a64::LogicalImmediate(a64::LogicalImmOp::kEor, Width::kW, kBugReg, kRctx, 1));
+  }
+}
+
+// preempt_count += delta, a plain load / add / store as preempt_disable()
+// and preempt_enable() are on arm64.
+void EmitPreemptCountAdd(Emitter& e, const TrampolineSpec& spec, bool increment, Mark loaded,
+                         Mark stored) {
+  e.Emit(LoadW(kT0, kPerCpu, spec.preempt_count_offset));
+  e.After(loaded);
+  e.Emit(increment ? AddImm(Width::kW, kT0, kT0, 1) : SubImm(Width::kW, kT0, kT0, 1));
+  e.Emit(StoreW(kT0, kPerCpu, spec.preempt_count_offset));
+  e.After(stored);
+}
+
+// *address += addend (kX or kW) as one atomic RMW; `result` gets the new
+// value (LL/SC) or the old one (LSE, when `result` is not kZr).
+//   LSE:   ldadd addend, result, [address]   (stadd when result is kZr)
+//   LL/SC: 1: ldxr result, [address]; add result, result, addend;
+//             stxr w12, result, [address]; cbnz w12, 1b
+// `window` marks the boundary where an interrupt splits the update.
+void EmitAtomicAdd(Emitter& e, AtomicLowering lowering, Width width, Reg address, int64_t addend,
+                   Reg result, Mark before, Mark committed, Anchor window) {
+  const Size size = width == Width::kX ? Size::k64 : Size::k32;
+  if (lowering == AtomicLowering::kLse) {
+    e.Emit(a64::MoveImmediate(width, kT0, width == Width::kX ? static_cast<uint64_t>(addend)
+                                                             : static_cast<uint32_t>(addend)));
+    e.AnchorNext(window);
+    e.Emit(a64::AtomicMemoryOperation(AtomicOp::kLdadd, size, MemOrder::kRelaxed, kT0, result,
+                                      address));
+    e.After(committed);
+    return;
+  }
+  const Reg value = result == Reg::kZr ? kT1 : result;
+  Label loop;
+  e.Bind(loop);
+  e.Emit(a64::Ldxr(size, value, address));
+  e.AnchorNext(window);
+  e.Emit(addend >= 0 ? AddImm(width, value, value, static_cast<uint32_t>(addend))
+                     : SubImm(width, value, value, static_cast<uint32_t>(-addend)));
+  e.Emit(a64::Stxr(size, kT2, value, address));
+  e.AfterStoreExclusive(committed, kT2, before);
+  e.Branch(loop, Label::Kind::kCbnz, Cond::kAl, kT2);
+}
+
+// The decision of the check-then-increment bug: w24 = (the state read now
+// is not free), before the increment.
+void EmitEarlyCheck(Emitter& e, const TrampolineSpec& spec) {
+  if (spec.policy == RecursionPolicy::kPerContext) {
+    e.Emit(LoadByte(kT1, kState, kRctx));
+  } else {
+    e.Emit(LoadW(kT1, kState, 0));  // the int counter, or all four bytes
+  }
+  e.Emit(a64::CmpImm(Width::kW, kT1, 0));
+  e.Emit(a64::Cset(Width::kW, kBugReg, Cond::kNe));
+}
+
+void EmitEnter(Emitter& e, const TrampolineSpec& spec, Label& miss) {
+  const bool early = spec.bugs.check_then_increment;
+  if (early) EmitEarlyCheck(e, spec);
+  switch (spec.policy) {
+    case RecursionPolicy::kAtomic: {
+      // this_cpu_inc_return(*active) != 1
+      EmitAtomicAdd(e, spec.atomics, Width::kW, kState, 1, kT1, Mark::kStart, Mark::kEntered,
+                    Anchor::kEnterWindow);
+      if (spec.atomics == AtomicLowering::kLse) e.Emit(AddImm(Width::kW, kT1, kT1, 1));  // old + 1
+      if (!early) {
+        e.Emit(a64::CmpImm(Width::kW, kT1, 1));
+        e.Branch(miss, Label::Kind::kCond, Cond::kNe);
+      }
+      break;
+    }
+    case RecursionPolicy::kPerContext: {
+      // ++active[rctx] != 1, a plain load / add / store
+      e.Emit(LoadByte(kT1, kState, kRctx));
+      e.After(Mark::kActiveLoaded);
+      e.AnchorNext(Anchor::kEnterWindow);
+      e.Emit(AddImm(Width::kW, kT1, kT1, 1));
+      e.Emit(StoreByte(kT1, kState, kRctx));
+      e.After(Mark::kEntered);
+      if (!early) {
+        e.Emit(a64::Uxtb(kT1, kT1));  // the u8 result
+        e.Emit(a64::CmpImm(Width::kW, kT1, 1));
+        e.Branch(miss, Label::Kind::kCond, Cond::kNe);
+      }
+      break;
+    }
+    case RecursionPolicy::kLanded: {
+      // preempt_disable(); active[rctx]++; v = *(u32 *)active; preempt_enable();
+      // v != 1 << (rctx * 8) is a miss
+      EmitPreemptCountAdd(e, spec, true, Mark::kPreemptDisableLoaded, Mark::kPreemptDisabled);
+      e.Emit(LoadByte(kT1, kState, kRctx));
+      e.After(Mark::kActiveLoaded);
+      e.AnchorNext(Anchor::kEnterWindow);
+      e.Emit(AddImm(Width::kW, kT1, kT1, 1));
+      e.Emit(StoreByte(kT1, kState, kRctx));
+      if (early) {
+        e.After(Mark::kChecked);  // decided before; nothing is read here
+      } else {
+        e.After(Mark::kActiveStored);
+        e.Emit(LoadW(kT2, kState, 0));
+        e.After(Mark::kChecked);
+      }
+      EmitPreemptCountAdd(e, spec, false, Mark::kPreemptEnableLoaded, Mark::kEntered);
+      if (!early) {
+        e.Emit(a64::LslImm(Width::kW, kT3, kRctx, 3));
+        e.Emit(a64::MoveImmediate(Width::kW, kT4, 1));
+        e.Emit(a64::LslReg(Width::kW, kT4, kT4, kT3));
+        e.Emit(a64::Cmp(Width::kW, kT2, kT4));
+        e.Branch(miss, Label::Kind::kCond, Cond::kNe);
+      }
+      break;
+    }
+  }
+  if (early) e.Branch(miss, Label::Kind::kCbnz, Cond::kAl, kBugReg);
+}
+
+void EmitExit(Emitter& e, const TrampolineSpec& spec) {
+  const Reg byte = spec.bugs.exit_wrong_context ? kBugReg : kRctx;
+  switch (spec.policy) {
+    case RecursionPolicy::kAtomic:
+      // this_cpu_dec(*active)
+      EmitAtomicAdd(e, spec.atomics, Width::kW, kState, -1, Reg::kZr, Mark::kExitBegin,
+                    Mark::kExited, Anchor::kExitWindow);
+      break;
+    case RecursionPolicy::kPerContext:
+      e.Emit(LoadByte(kT1, kState, byte));
+      e.After(Mark::kExitLoaded);
+      e.AnchorNext(Anchor::kExitWindow);
+      e.Emit(SubImm(Width::kW, kT1, kT1, 1));
+      e.Emit(StoreByte(kT1, kState, byte));
+      e.After(Mark::kExited);
+      break;
+    case RecursionPolicy::kLanded:
+      EmitPreemptCountAdd(e, spec, true, Mark::kExitPreemptDisableLoaded, Mark::kExitPreemptDisabled);
+      e.Emit(LoadByte(kT1, kState, byte));
+      e.After(Mark::kExitLoaded);
+      e.AnchorNext(Anchor::kExitWindow);
+      e.Emit(SubImm(Width::kW, kT1, kT1, 1));
+      e.Emit(StoreByte(kT1, kState, byte));
+      e.After(Mark::kExitStored);
+      EmitPreemptCountAdd(e, spec, false, Mark::kExitPreemptEnableLoaded, Mark::kExited);
+      break;
+  }
+}
+
+void EmitEpilogue(Emitter& e) {
+  e.Emit(a64::Mov(Width::kX, Reg::kX0, kCtx));
+  e.Emit(a64::Mov(Width::kX, Reg::kX1, kRan));
+  e.Emit(a64::LoadStorePair(PairOp::kLoad, Width::kX, kRan, kBugReg, Reg::kSp, 48));
+  e.Emit(a64::LoadStorePair(PairOp::kLoad, Width::kX, kRctx, kState, Reg::kSp, 32));
+  e.Emit(a64::LoadStorePair(PairOp::kLoad, Width::kX, kCtx, kPerCpu, Reg::kSp, 16));
+  e.Emit(a64::LoadStorePair(PairOp::kLoad, Width::kX, a64::kFp, a64::kLr, Reg::kSp,
+                            kTrampolineFrameBytes, Indexing::kPostIndex));
+  e.Emit(a64::Ret());
+}
+
+}  // namespace
+
+std::string_view RecursionPolicyName(RecursionPolicy policy) {
+  switch (policy) {
+    case RecursionPolicy::kAtomic: return "atomic";
+    case RecursionPolicy::kPerContext: return "percontext";
+    case RecursionPolicy::kLanded: return "landed";
+  }
+  return "?";
+}
+
+std::string_view TrampolineMarkName(TrampolineMark mark) {
+  switch (mark) {
+    case Mark::kStart: return "start";
+    case Mark::kPreemptDisableLoaded: return "preempt-disable-loaded";
+    case Mark::kPreemptDisabled: return "preempt-disabled";
+    case Mark::kActiveLoaded: return "active-loaded";
+    case Mark::kActiveStored: return "active-stored";
+    case Mark::kChecked: return "checked";
+    case Mark::kPreemptEnableLoaded: return "preempt-enable-loaded";
+    case Mark::kEntered: return "entered";
+    case Mark::kProgramReturned: return "program-returned";
+    case Mark::kMissCounted: return "miss-counted";
+    case Mark::kExitBegin: return "exit-begin";
+    case Mark::kExitPreemptDisableLoaded: return "exit-preempt-disable-loaded";
+    case Mark::kExitPreemptDisabled: return "exit-preempt-disabled";
+    case Mark::kExitLoaded: return "exit-loaded";
+    case Mark::kExitStored: return "exit-stored";
+    case Mark::kExitPreemptEnableLoaded: return "exit-preempt-enable-loaded";
+    case Mark::kExited: return "exited";
+  }
+  return "?";
+}
+
+Result<TrampolineCode> EmitTrampoline(const TrampolineSpec& spec) {
+  if (spec.state_offset > 0xfff || spec.preempt_count_offset % 4 != 0 ||
+      spec.preempt_count_offset > 0x3ffc) {
+    return Fail("trampoline: per-CPU offsets out of range (state 0x{:x}, preempt_count 0x{:x})",
+                spec.state_offset, spec.preempt_count_offset);
+  }
+  if (spec.bugs.exit_wrong_context && spec.bugs.check_then_increment) {
+    return Fail("trampoline: at most one planted bug at a time (both use x24)");
+  }
+  if (spec.program_entry >> 48 != 0) {
+    return Fail("trampoline: program entry 0x{:x} does not fit in 48 bits", spec.program_entry);
+  }
+  Emitter e;
+  Label miss, exit;
+  EmitPrologue(e, spec);
+  if (spec.policy != RecursionPolicy::kAtomic) EmitContextLevel(e, spec);
+  EmitEnter(e, spec, miss);
+
+  // Run path: x0 = ctx; blr program; keep its r0.
+  e.Emit(a64::Mov(Width::kX, Reg::kX0, kCtx));
+  e.Emit(a64::MoveWideImmediate(a64::MoveWideOp::kMovz, Width::kX, kT0, spec.program_entry & 0xffff, 0));
+  e.Emit(a64::MoveWideImmediate(a64::MoveWideOp::kMovk, Width::kX, kT0,
+                                (spec.program_entry >> 16) & 0xffff, 16));
+  e.Emit(a64::MoveWideImmediate(a64::MoveWideOp::kMovk, Width::kX, kT0,
+                                (spec.program_entry >> 32) & 0xffff, 32));
+  const auto call_word = static_cast<uint32_t>(e.size());
+  e.Emit(a64::Blr(kT0));
+  e.After(Mark::kProgramReturned);
+  e.Emit(a64::Mov(Width::kX, kCtx, Reg::kX0));
+  e.Emit(a64::MoveImmediate(Width::kW, kRan, 1));
+  e.Branch(exit, Label::Kind::kB);
+
+  // Miss path: misses++ (atomic, as local64_inc), return 0.
+  e.StartBlock(Mark::kEntered);
+  e.Bind(miss);
+  e.Emit(AddImm(Width::kX, kT3, kState, kMissesOffset));
+  EmitAtomicAdd(e, spec.atomics, Width::kX, kT3, 1, Reg::kZr, Mark::kEntered, Mark::kMissCounted,
+                Anchor::kNone);
+  e.Emit(a64::Mov(Width::kX, kCtx, Reg::kZr));
+
+  // Exit path, always.
+  e.StartBlock(Mark::kExitBegin);
+  e.AnchorNext(Anchor::kExitStart);
+  e.Bind(exit);
+  EmitExit(e, spec);
+  EmitEpilogue(e);
+
+  TrampolineCode code = e.Take();
+  code.call_word = call_word;
+  for (size_t i = 0; i < code.words.size(); ++i) {
+    if (code.words[i] == a64::kBreakFault) {
+      return Fail("trampoline: word {} could not be encoded", i);
+    }
+  }
+  return code;
+}
+
+const BoundaryLabel* InstalledTrampoline::LabelAt(uint64_t pc) const {
+  if (!Contains(pc) || (pc - entry()) % 4 != 0) return nullptr;
+  return &code_.labels[(pc - entry()) / 4];
+}
+
+Result<std::unique_ptr<InstalledTrampoline>> InstallTrampoline(ProgPack& pack, TrampolineCode code) {
+  auto allocation = pack.Alloc(4 * code.words.size());
+  if (!allocation) return allocation.error();
+  std::memcpy((*allocation)->rw_image(), code.words.data(), 4 * code.words.size());
+  pack.Finalize(**allocation);
+  auto trampoline = std::make_unique<InstalledTrampoline>();
+  trampoline->allocation_ = std::move(allocation).value();
+  trampoline->code_ = std::move(code);
+  return trampoline;
+}
+
+void ReleaseTrampoline(ProgPack& pack, std::unique_ptr<InstalledTrampoline> trampoline) {
+  if (trampoline) pack.Free(std::move(trampoline->allocation_));
+}
+
+}  // namespace bpfdiff::jit
