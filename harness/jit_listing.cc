@@ -10,7 +10,6 @@
 namespace bpfdiff {
 namespace {
 
-constexpr uint32_t kFixupOffsetMask = (1u << 27) - 1;
 
 // The target of a PC-relative branch word, for the listing (LLVM prints
 // the offset, llvm-objdump adds the address).
@@ -83,17 +82,14 @@ std::string JitListing(const A64Disassembler& disassembler, const isa::Program& 
                        sub.extable_entries == 1 ? "y" : "ies");
     for (uint32_t e = 0; e < sub.extable_entries; ++e) {
       const uint64_t field = sub.rx_extable + uint64_t{e} * jit::kExtableEntrySize;
-      int32_t insn = 0, fixup = 0;
-      if (const uint8_t* p = memory.HostPointer(field, jit::kExtableEntrySize)) {
-        std::memcpy(&insn, p, 4);
-        std::memcpy(&fixup, p + 4, 4);
-      }
-      const uint64_t target = field + static_cast<uint64_t>(static_cast<int64_t>(insn));
-      const auto raw = static_cast<uint32_t>(fixup);
-      const uint64_t resume = field + 4 - (raw & kFixupOffsetMask);
+      const uint8_t* bytes = memory.HostPointer(field, jit::kExtableEntrySize);
+      if (bytes == nullptr) break;
+      const jit::DecodedExtableEntry entry = jit::DecodeExtableEntry(bytes, field);
+      const uint64_t target = entry.target;
+      const uint64_t resume = entry.resume_pc;
       out += fmt::format("    [{}] load at 0x{:x} (BPF {}) -> zero x{}, resume at 0x{:x}\n", e, target,
                          sub.ContainsCode(target) ? fmt::format("{}", sub.SlotAt(target)) : "?",
-                         raw >> 27, resume);
+                         entry.reg, resume);
     }
   }
   return out;

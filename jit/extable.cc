@@ -55,6 +55,16 @@ Status AddExceptionHandler(JitContext& ctx, uint32_t slot, a64::Reg dst) {
   return {};
 }
 
+DecodedExtableEntry DecodeExtableEntry(const uint8_t* bytes, uint64_t entry_address) {
+  int32_t insn, fixup;
+  std::memcpy(&insn, bytes, 4);
+  std::memcpy(&fixup, bytes + 4, 4);
+  const auto raw = static_cast<uint32_t>(fixup);
+  const uint64_t fixup_field = entry_address + 4;
+  return {entry_address + static_cast<uint64_t>(static_cast<int64_t>(insn)), fixup_field - (raw & kFixupOffsetMask),
+          static_cast<int>(raw >> kFixupRegShift)};
+}
+
 std::optional<Fixup> SearchExtable(const uint8_t* rx_extable, uint64_t rx_extable_address,
                                    uint32_t entries, uint64_t pc) {
   // Entries are sorted by target (they are emitted in code order); the
@@ -62,17 +72,10 @@ std::optional<Fixup> SearchExtable(const uint8_t* rx_extable, uint64_t rx_extabl
   uint32_t low = 0, high = entries;
   while (low < high) {
     const uint32_t mid = low + (high - low) / 2;
-    const uint8_t* e = rx_extable + uint64_t{mid} * kExtableEntrySize;
-    int32_t insn, fixup;
-    std::memcpy(&insn, e, 4);
-    std::memcpy(&fixup, e + 4, 4);
-    const uint64_t insn_field = rx_extable_address + uint64_t{mid} * kExtableEntrySize;
-    const uint64_t target = insn_field + static_cast<uint64_t>(static_cast<int64_t>(insn));
-    if (target == pc) {
-      const auto raw = static_cast<uint32_t>(fixup);
-      const uint64_t fixup_field = insn_field + 4;
-      return Fixup{fixup_field - (raw & kFixupOffsetMask), static_cast<int>(raw >> kFixupRegShift)};
-    }
+    const uint64_t offset = uint64_t{mid} * kExtableEntrySize;
+    const DecodedExtableEntry entry = DecodeExtableEntry(rx_extable + offset, rx_extable_address + offset);
+    const uint64_t target = entry.target;
+    if (target == pc) return Fixup{entry.resume_pc, entry.reg};
     if (target < pc) {
       low = mid + 1;
     } else {

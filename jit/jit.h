@@ -136,6 +136,16 @@ class Jit {
   JitOptions options_;
 };
 
+// One exception-table entry, read from its 12 bytes at `entry_address` as
+// the kernel reads it: the instruction it covers, where ex_handler_bpf
+// resumes, and the register it zeroes (31 = none).
+struct DecodedExtableEntry {
+  uint64_t target;
+  uint64_t resume_pc;
+  int reg;
+};
+DecodedExtableEntry DecodeExtableEntry(const uint8_t* bytes, uint64_t entry_address);
+
 // Reads the exception table of `subprogram` from RX memory (what the kernel
 // would search) and returns the resume pc and the register to zero (31 = none)
 // for a fault at `pc`, as ex_handler_bpf computes them.

@@ -220,22 +220,22 @@ void World::CheckExtable(int id, const std::string& operation) {
     uint64_t previous = 0;
     for (uint32_t e = 0; e < sub.extable_entries; ++e) {
       const uint64_t field = sub.rx_extable + uint64_t{e} * jit::kExtableEntrySize;
-      int32_t insn_offset = 0, fixup = 0;
-      if (const uint8_t* bytes = memory.HostPointer(field, jit::kExtableEntrySize)) {
-        std::memcpy(&insn_offset, bytes, 4);
-        std::memcpy(&fixup, bytes + 4, 4);
+      const uint8_t* bytes = memory.HostPointer(field, jit::kExtableEntrySize);
+      if (bytes == nullptr) {
+        Report(Invariant::kExtableStructure, -1, 0, id, operation, fmt::format("entry {} is not in guest memory", e));
+        break;
       }
-      const uint64_t target = field + static_cast<uint64_t>(static_cast<int64_t>(insn_offset));
+      const jit::DecodedExtableEntry entry = jit::DecodeExtableEntry(bytes, field);
+      const uint64_t target = entry.target;
       // The load is the last word of its instruction's lowering.
       const uint32_t slot = loads[e];
       const uint64_t load = sub.rx_image + 4ull * (sub.offsets[slot + 1 - sub.first_slot] - 1);
-      const auto raw = static_cast<uint32_t>(fixup);
-      const uint64_t resume = field + 4 - (raw & ((1u << 27) - 1));
-      const auto reg = static_cast<uint32_t>(jit::Map(program.insns[slot].dst));
+      const uint64_t resume = entry.resume_pc;
+      const int reg = static_cast<int>(jit::Map(program.insns[slot].dst));
       std::string problem;
       if (target != load) problem = fmt::format("points at 0x{:x}, the load is at 0x{:x}", target, load);
       else if (resume != load + 4) problem = fmt::format("resumes at 0x{:x}, not after the load", resume);
-      else if ((raw >> 27) != reg) problem = fmt::format("zeroes x{}, the load's destination is x{}", raw >> 27, reg);
+      else if (entry.reg != reg) problem = fmt::format("zeroes x{}, the load's destination is x{}", entry.reg, reg);
       else if (target <= previous) problem = "entries are not sorted by target";
       if (!problem.empty()) {
         Report(Invariant::kExtableStructure, -1, 0, id, operation,

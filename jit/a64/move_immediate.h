@@ -36,10 +36,18 @@ class MoveSequence {
   size_t size_ = 0;
 };
 
-// How many words MoveImmediate(width, rd, value) emits, without encoding
-// them (a JIT's sizing pass needs only this).
-constexpr size_t MoveImmediateLength(Width width, uint64_t value) {
-  if (width == Width::kW && (value >> 32) != 0) return 1;  // the kBreakFault word
+namespace detail {
+
+// The 16-bit chunks of a value to move and the fill the untouched ones read
+// as: 0xffff when more chunks are 0xffff than 0x0000 (start with MOVN).
+struct MoveChunks {
+  Width width;  // kW when a 64-bit value's upper half is zero
+  unsigned chunks;
+  unsigned fill_chunks;  // chunks equal to the fill: no MOVK for them
+  bool inverted;
+};
+
+constexpr MoveChunks CountChunks(Width width, uint64_t value) {
   if (width == Width::kX && (value >> 32) == 0) width = Width::kW;
   const unsigned chunks = Bits(width) / 16;
   unsigned zeros = 0;
@@ -49,9 +57,19 @@ constexpr size_t MoveImmediateLength(Width width, uint64_t value) {
     zeros += chunk == 0 ? 1 : 0;
     ones += chunk == 0xffff ? 1 : 0;
   }
+  const bool inverted = ones > zeros;
+  return {width, chunks, inverted ? ones : zeros, inverted};
+}
+
+}  // namespace detail
+
+// How many words MoveImmediate(width, rd, value) emits, without encoding
+// them (a JIT's sizing pass needs only this).
+constexpr size_t MoveImmediateLength(Width width, uint64_t value) {
+  if (width == Width::kW && (value >> 32) != 0) return 1;  // the kBreakFault word
+  const detail::MoveChunks c = detail::CountChunks(width, value);
   // Every chunk but those equal to the fill; at least one word.
-  const unsigned words = chunks - (ones > zeros ? ones : zeros);
-  return words == 0 ? 1 : words;
+  return c.chunks == c.fill_chunks ? 1 : c.chunks - c.fill_chunks;
 }
 
 // rd = value. rd: ZR (a ZR destination is legal but pointless). For kW the
@@ -63,17 +81,10 @@ constexpr MoveSequence MoveImmediate(Width width, Reg rd, uint64_t value) {
     sequence.push_back(kBreakFault);
     return sequence;
   }
-  if (width == Width::kX && (value >> 32) == 0) width = Width::kW;
-
-  const unsigned chunks = Bits(width) / 16;
-  unsigned zeros = 0;
-  unsigned ones = 0;
-  for (unsigned i = 0; i < chunks; ++i) {
-    const auto chunk = static_cast<uint32_t>(value >> (16 * i)) & 0xffff;
-    zeros += chunk == 0 ? 1 : 0;
-    ones += chunk == 0xffff ? 1 : 0;
-  }
-  const bool inverted = ones > zeros;
+  const detail::MoveChunks counted = detail::CountChunks(width, value);
+  width = counted.width;
+  const unsigned chunks = counted.chunks;
+  const bool inverted = counted.inverted;
   const uint32_t fill = inverted ? 0xffff : 0;
 
   for (unsigned i = 0; i < chunks; ++i) {

@@ -11,21 +11,14 @@
 #include "isa/opcode_table.h"
 #include "isa/syntax.h"
 #include "support/files.h"
+#include "tests/isa/make_insn.h"
 
 namespace bpfdiff::isa {
 namespace {
 
 using ::testing::HasSubstr;
 
-Insn Make(uint8_t opcode, uint8_t dst = 0, uint8_t src = 0, int16_t offset = 0, int32_t imm = 0) {
-  Insn insn;
-  insn.opcode = opcode;
-  insn.dst = dst;
-  insn.src = src;
-  insn.offset = offset;
-  insn.imm = imm;
-  return insn;
-}
+using isa_testing::Make;
 
 // Assembles text expected to be valid.
 std::vector<Insn> Asm(std::string_view text) {

@@ -17,21 +17,14 @@
 #include "isa/program.h"
 #include "support/files.h"
 #include "tests/isa/form_samples.h"
+#include "tests/isa/make_insn.h"
 
 namespace bpfdiff::isa {
 namespace {
 
 using ::testing::HasSubstr;
 
-Insn Make(uint8_t opcode, uint8_t dst = 0, uint8_t src = 0, int16_t offset = 0, int32_t imm = 0) {
-  Insn insn;
-  insn.opcode = opcode;
-  insn.dst = dst;
-  insn.src = src;
-  insn.offset = offset;
-  insn.imm = imm;
-  return insn;
-}
+using isa_testing::Make;
 
 const Insn kExit = Make(kOpExit);
 

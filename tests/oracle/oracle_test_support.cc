@@ -108,16 +108,6 @@ std::vector<uint8_t> Bytes64(std::initializer_list<uint64_t> values) {
   return bytes;
 }
 
-isa::Insn Make(uint8_t opcode, uint8_t dst, uint8_t src, int16_t offset, int32_t imm) {
-  isa::Insn insn;
-  insn.opcode = opcode;
-  insn.dst = dst;
-  insn.src = src;
-  insn.offset = offset;
-  insn.imm = imm;
-  return insn;
-}
-
 std::vector<isa::Insn> Lddw(uint8_t dst, uint64_t value) {
   return {Make(isa::kOpLddw, dst, 0, 0, static_cast<int32_t>(static_cast<uint32_t>(value))),
           Make(0, 0, 0, 0, static_cast<int32_t>(static_cast<uint32_t>(value >> 32)))};

@@ -21,6 +21,7 @@
 #include "oracle/interpreter.h"
 #include "oracle/load.h"
 #include "oracle/outcome.h"
+#include "tests/isa/make_insn.h"
 
 namespace bpfdiff::testing {
 
@@ -85,7 +86,7 @@ uint64_t Read64(const std::vector<uint8_t>& bytes, size_t index);
 std::vector<uint8_t> Bytes64(std::initializer_list<uint64_t> values);
 
 // Instruction builders for programs written as isa::Insn values.
-isa::Insn Make(uint8_t opcode, uint8_t dst = 0, uint8_t src = 0, int16_t offset = 0, int32_t imm = 0);
+using isa_testing::Make;
 // lddw %rD, value (two slots).
 std::vector<isa::Insn> Lddw(uint8_t dst, uint64_t value);
 inline const isa::Insn kExit = Make(isa::kOpExit);
