@@ -101,6 +101,26 @@ Outcome JitCall::Finish() {
   return std::move(outcome_);
 }
 
+Outcome JitCall::MarkImprecise() {
+  imprecise_ = true;
+  running_ = false;
+  machine_.set_helper_context(nullptr, nullptr);
+  machine_.set_observer(nullptr);
+  return Outcome{};
+}
+
+bool JitCall::ExceptionPcIsExact(uint64_t pc) const {
+  uint32_t word = 0;
+  if (const uint8_t* p = env_.memory().HostPointer(pc, 4)) std::memcpy(&word, p, 4);
+  if (word == kBreakFault) return true;
+  const auto location = Locate(pc);
+  if (!location) return false;
+  const uint32_t slot = location->subprogram->SlotAt(pc);
+  const MachineRegisterView registers(machine_);
+  return IsAtomic(programs_.programs[location->program]->insns[slot]) &&
+         MemoryAccessOf(word, pc, registers).has_value();
+}
+
 Outcome JitCall::Unhandled(const MachineStop& stop) {
   GuestMemory& memory = env_.memory();
   uint32_t word = 0;
@@ -185,7 +205,13 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
         }
         return Unhandled(stop);
       }
-      case MachineStop::Kind::kException: return Unhandled(stop);
+      case MachineStop::Kind::kException:
+        // A fast machine's pc for an exception is exact for BRK and for
+        // the alignment fault of an atomic; an exception anywhere else is
+        // reported at some block start (seen after an exception-table
+        // fixup): run the call again on a precise machine.
+        if (machine_.mode() == MachineMode::kFast && !ExceptionPcIsExact(stop.pc)) return MarkImprecise();
+        return Unhandled(stop);
       case MachineStop::Kind::kHelper:
         if (stop.helper.kind == HelperResult::Kind::kUnwind) {
           outcome_.end = EndKind::kUnwind;
@@ -199,12 +225,7 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
         outcome_.end = EndKind::kBudget;
         outcome_.message = fmt::format("{} arm64 instructions", budget_);
         return Finish();
-      case MachineStop::Kind::kImpreciseFault:
-        imprecise_ = true;
-        running_ = false;
-        machine_.set_helper_context(nullptr, nullptr);
-        machine_.set_observer(nullptr);
-        return Outcome{};
+      case MachineStop::Kind::kImpreciseFault: return MarkImprecise();
       case MachineStop::Kind::kHelperTrap:  // a call traps no helper
       case MachineStop::Kind::kError:
         outcome_.end = EndKind::kHarnessError;

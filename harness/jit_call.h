@@ -69,6 +69,12 @@ class JitCall final : private ExecutionObserver {
   void OnBlock(int cpu, uint64_t address, uint32_t size) override;
   Outcome Finish();
   Outcome Unhandled(const MachineStop& stop);
+  // Ends the call without an outcome: the machine could not say exactly
+  // where it stopped (a fast machine; the caller runs it again precisely).
+  Outcome MarkImprecise();
+  // Whether a CPU exception reported at `pc` is where it happened: a BRK,
+  // or the memory access of an atomic (alignment).
+  bool ExceptionPcIsExact(uint64_t pc) const;
 
   GuestEnvironment& env_;
   Machine& machine_;
