@@ -1,6 +1,8 @@
 #include "harness/machine.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -53,12 +55,18 @@ Result<std::unique_ptr<Machine>> Machine::Create(GuestMemory& memory, int cpu, M
   return machine;
 }
 
-Machine::~Machine() {
+Machine::~Machine() { Close(); }
+
+void Machine::Close() {
   if (pristine_ != nullptr) uc_context_free(pristine_);
   if (uc_ != nullptr) uc_close(uc_);
+  pristine_ = nullptr;
+  uc_ = nullptr;
 }
 
 Status Machine::Initialize() {
+  ++engines_opened_;
+  translated_instructions_ = 0;
   uc_err err = uc_open(UC_ARCH_ARM64, UC_MODE_ARM, &uc_);
   if (err != UC_ERR_OK) return UnicornError("open", err);
   // LSE atomics (CASAL, SWPAL, LDADDAL) need the MAX model; the default
@@ -105,6 +113,15 @@ Status Machine::Initialize() {
 }
 
 void Machine::PrepareCall(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t sp) {
+  if (translated_instructions_ > recycle_after_) {
+    // Between calls no block runs: the old engine can go. A new one that
+    // would not open is a harness failure nothing downstream can handle.
+    Close();
+    if (auto status = Initialize(); !status) {
+      std::fprintf(stderr, "bpfdiff: cannot reopen a Unicorn engine: %s\n", status.message().c_str());
+      std::abort();
+    }
+  }
   uc_context_restore(uc_, pristine_);
   int regs[] = {UC_ARM64_REG_X0, UC_ARM64_REG_X1, UC_ARM64_REG_X2, UC_ARM64_REG_X3,
                 UC_ARM64_REG_X4, UC_ARM64_REG_SP,  UC_ARM64_REG_LR, UC_ARM64_REG_PC};
@@ -120,7 +137,10 @@ MachineStop Machine::Resume(uint64_t max_steps) {
   returned_ = budget_hit_ = step_hit_ = fault_seen_ = helper_stopped_ = helper_trapped_ = false;
   step_limit_ = max_steps == ~uint64_t{0} ? max_steps : steps_ + max_steps;
   const uint64_t start = ReadPc();
-  MarkTranslated(start, start + 4);  // translation starts here, before any hook runs
+  // Translation starts here, before any hook runs; the block that starts
+  // here is new if its first chunk was (see OnBlock).
+  fresh_start_ = AllTranslated(start, start + 4) ? 0 : start;
+  MarkTranslated(start, start + 4);
   const uc_err err = uc_emu_start(uc_, start, 0, 0, 0);
   MachineStop stop;
   stop.pc = ReadPc();
@@ -215,6 +235,10 @@ void Machine::OnStopCode(uc_engine* uc, uint64_t, uint32_t, void* self) {
 
 void Machine::OnBlock(uc_engine* uc, uint64_t address, uint32_t size, void* self) {
   auto* m = static_cast<Machine*>(self);
+  if (address == m->fresh_start_ || !m->AllTranslated(address, address + size)) {
+    m->translated_instructions_ += size / 4;
+  }
+  m->fresh_start_ = 0;
   m->MarkTranslated(address, address + size);
   if (m->mode_ == MachineMode::kFast) {
     // The budget in whole blocks: enough to stop a program that loops.
@@ -227,6 +251,16 @@ void Machine::OnBlock(uc_engine* uc, uint64_t address, uint32_t size, void* self
     }
   }
   if (m->observer_ != nullptr) m->observer_->OnBlock(m->cpu_, address, size);
+}
+
+bool Machine::AllTranslated(uint64_t begin, uint64_t end) const {
+  if (end <= kJitBegin || begin >= kJitEnd) return true;
+  begin = std::max(begin, kJitBegin);
+  end = std::min(end, kJitEnd);
+  for (uint64_t c = (begin - kJitBegin) / kChunk; c <= (end - 1 - kJitBegin) / kChunk; ++c) {
+    if (((translated_[c / 64] >> (c % 64)) & 1) == 0) return false;
+  }
+  return true;
 }
 
 void Machine::MarkTranslated(uint64_t begin, uint64_t end) {

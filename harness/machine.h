@@ -145,6 +145,16 @@ class Machine {
   void RemoveCache(uint64_t begin, uint64_t end);
   uint64_t unicorn_cache_removals() const { return unicorn_cache_removals_; }
 
+  // Unicorn 2.0.1 misbehaves when its translation buffer (1 GiB) fills
+  // during a run: it flushes every block while one is running, and then
+  // chains into freed code (upstream #1923, #2048: a crash in
+  // tb_set_jmp_target, or stale code run). So a machine that has
+  // translated about this many guest instructions (its first runs of
+  // blocks in the JIT regions) gets a fresh engine at the start of its
+  // next call, long before the buffer can fill.
+  void set_recycle_after(uint64_t instructions) { recycle_after_ = instructions; }
+  uint64_t engines_opened() const { return engines_opened_; }
+
   // Instructions executed by class, for the recursion cost figures.
   uint64_t atomic_instructions() const { return atomic_instructions_; }
   void set_count_atomics(bool on) { count_atomics_ = on; }
@@ -154,6 +164,7 @@ class Machine {
   // Fast machines: finds the faulting instruction in the last block.
   void LocateFault(MachineStop& stop);
   Status Initialize();
+  void Close();
 
   static void OnJitCode(uc_engine* uc, uint64_t address, uint32_t size, void* self);
   static void OnHelperCode(uc_engine* uc, uint64_t address, uint32_t size, void* self);
@@ -194,8 +205,13 @@ class Machine {
 
   // Chunks of the JIT regions that may have translated blocks.
   void MarkTranslated(uint64_t begin, uint64_t end);
+  bool AllTranslated(uint64_t begin, uint64_t end) const;
   std::vector<uint64_t> translated_;
   uint64_t unicorn_cache_removals_ = 0;
+  uint64_t translated_instructions_ = 0;
+  uint64_t fresh_start_ = 0;  // where this Resume started, if nothing there was translated  // since the engine was opened (see set_recycle_after)
+  uint64_t recycle_after_ = 1'000'000;
+  uint64_t engines_opened_ = 0;
 };
 
 }  // namespace bpfdiff

@@ -435,5 +435,34 @@ TEST(harness_machine, TextPatcherCountsByOrigin) {
   EXPECT_EQ(patcher.counters(jit::TextOrigin::kFinalize).copies, 1u);
 }
 
+// A machine that has translated enough gets a fresh Unicorn engine at its
+// next call (Unicorn 2.0.1 misbehaves when its translation buffer fills
+// mid-run); calls before and after give the same results, and code written
+// since runs new.
+TEST(harness_machine, RecycledEngineRunsTheSameCode) {
+  SandboxOptions options;
+  options.fast_machine = true;
+  auto sandbox = MakeSandbox(options);
+  ASSERT_NE(sandbox, nullptr);
+  for (Machine* machine : {&sandbox->cpu(0), sandbox->fast_cpu()}) {
+    machine->set_recycle_after(16);
+    const uint64_t opened = machine->engines_opened();
+    for (uint32_t round = 0; round < 8; ++round) {
+      // x0 = round, in a fresh slot each time (new code to translate).
+      auto slot = Place(*sandbox, {a64::MoveWideImmediate(a64::MoveWideOp::kMovz, Width::kX, Reg::kX0, round),
+                                   AddImm(Reg::kX0, Reg::kX0, 0), AddImm(Reg::kX0, Reg::kX0, 0),
+                                   AddImm(Reg::kX0, Reg::kX0, 0), AddImm(Reg::kX0, Reg::kX0, 0), a64::Ret()});
+      ASSERT_NE(slot, nullptr);
+      const MachineStop stop = Call(*machine, slot->rx_image());
+      EXPECT_EQ(stop.kind, MachineStop::Kind::kReturned);
+      EXPECT_EQ(machine->ReadX(0), round);
+      sandbox->pack().Free(std::move(slot));
+    }
+    // Six instructions a call against a threshold of 16: a new engine
+    // every few calls.
+    EXPECT_GE(machine->engines_opened(), opened + 2);
+  }
+}
+
 }  // namespace
 }  // namespace bpfdiff
