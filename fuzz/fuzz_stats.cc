@@ -9,22 +9,26 @@
 namespace bpfdiff::fuzz {
 
 std::string ReasonCategory(const std::string& reason) {
+  // A number is a run of decimal digits, or "0x" and hex digits; each
+  // becomes one N. Letters after a decimal number stay ("4bytes").
   std::string out;
-  bool in_number = false;
+  bool in_number = false, in_hex = false;
   for (size_t i = 0; i < reason.size(); ++i) {
-    const char c = reason[i];
-    const bool digit = std::isdigit(static_cast<unsigned char>(c)) ||
-                       (in_number && std::isxdigit(static_cast<unsigned char>(c))) ||
-                       (c == 'x' && in_number && i > 0 && reason[i - 1] == '0');
-    if (digit) {
+    const auto c = static_cast<unsigned char>(reason[i]);
+    const bool starts_hex = in_number && !in_hex && c == 'x' && reason[i - 1] == '0' &&
+                            (i < 2 || !std::isdigit(static_cast<unsigned char>(reason[i - 2])));
+    if (std::isdigit(c) || starts_hex || (in_hex && std::isxdigit(c))) {
       if (!in_number) out += 'N';
       in_number = true;
+      in_hex = in_hex || starts_hex;
       continue;
     }
-    in_number = false;
-    out += c;
+    in_number = in_hex = false;
+    out += static_cast<char>(c);
   }
-  return out.size() > 100 ? out.substr(0, 100) : out;
+  // Cut long reasons, visibly: "..." tells a reader the rest is missing.
+  constexpr size_t kMaxLength = 100;
+  return out.size() > kMaxLength ? out.substr(0, kMaxLength) + "..." : out;
 }
 
 FuzzStats::FuzzStats(std::string target)

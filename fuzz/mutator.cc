@@ -42,7 +42,11 @@ std::array<uint8_t, 8> RandomSlot(Random& random) {
   std::array<uint8_t, 8> slot;
   for (auto& b : slot) b = random.Byte();
   slot[0] = form.opcode;
-  slot[1] = static_cast<uint8_t>(random.Below(11) | random.Below(11) << 4);
+  // Draws are sequenced: the order of evaluation of operands is unspecified,
+  // and mutants must be the same whichever compiler built the mutator.
+  const uint32_t dst = random.Below(11);
+  const uint32_t src = random.Below(11);
+  slot[1] = static_cast<uint8_t>(dst | src << 4);
   if (random.Chance(2)) slot[2] = slot[3] = 0;  // offsets are often zero
   return slot;
 }
@@ -62,7 +66,10 @@ size_t MutateStructured(std::vector<uint8_t>& input, size_t max_size, Random& ra
     switch (random.Below(9)) {
       case 0:
       case 1:  // insert a new record
-        if (n < max_records) records.insert(records.begin() + at(1), RandomRecord(random));
+        if (n < max_records) {
+          const size_t where = at(1);  // sequenced, as in RandomSlot
+          records.insert(records.begin() + where, RandomRecord(random));
+        }
         break;
       case 2:  // delete a record
         if (n > 0) records.erase(records.begin() + at(0));
@@ -142,9 +149,10 @@ size_t MutateInput(uint8_t* data, size_t size, size_t max_size, unsigned seed) {
     input[0] = kFormatVersion;
     for (size_t i = 2; i < kHeaderSize - 1; ++i) input[i] = random.Byte();
   }
-  if (input[1] != kModeRaw && input.size() < kHeaderSize) input.resize(kHeaderSize, 0);
-  // Now and then switch between modes (a raw input keeps its bytes).
+  // Now and then switch between modes (a raw input keeps its bytes). A short
+  // raw input that becomes structured grows to a whole header first.
   if (random.Chance(64)) input[1] = input[1] == kModeRaw ? 0 : kModeRaw;
+  if (input[1] != kModeRaw && input.size() < kHeaderSize) input.resize(kHeaderSize, 0);
   const size_t out = input[1] == kModeRaw ? MutateRaw(input, max_size, random)
                                           : MutateStructured(input, max_size, random);
   std::memcpy(data, input.data(), out);
