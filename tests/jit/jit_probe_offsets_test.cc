@@ -59,6 +59,17 @@ std::vector<Placement> Placements() {
   };
 }
 
+// Installs `loaded` in the sandbox and runs it on the interpreter: the
+// outcome the JIT's runs of the case are compared with.
+Outcome InstallAndInterpret(Sandbox& sandbox, const LoadedCase& loaded) {
+  sandbox.env().Install(loaded);
+  InterpreterEngine interp(sandbox);
+  const Status prepared = interp.Prepare(loaded);
+  EXPECT_TRUE(prepared.ok()) << prepared.message();
+  sandbox.env().Reset();
+  return interp.Run(kInterpBudget);
+}
+
 struct Tally {
   size_t runs = 0;
   size_t tables = 0;
@@ -76,12 +87,7 @@ void RunCase(Sandbox& sandbox, const NamedCase& c, const jit::JitOptions& option
   auto loaded = LoadCase(c.source);
   ASSERT_TRUE(loaded.ok()) << loaded.message();
   GuestEnvironment& env = sandbox.env();
-  env.Install(*loaded);
-
-  InterpreterEngine interp(sandbox);
-  ASSERT_TRUE(interp.Prepare(*loaded).ok());
-  env.Reset();
-  const Outcome expected = interp.Run(kInterpBudget);
+  const Outcome expected = InstallAndInterpret(sandbox, *loaded);
 
   JitEngine jit(sandbox, options, "jit");
   auto prepared = jit.Prepare(*loaded);
@@ -175,11 +181,7 @@ TEST(jit_probe_offsets, ExtableAgainstRwIsCaught) {
   auto loaded = LoadCase(cases[0].source);
   ASSERT_TRUE(loaded.ok()) << loaded.message();
   GuestEnvironment& env = sandbox->env();
-  env.Install(*loaded);
-  InterpreterEngine interp(*sandbox);
-  ASSERT_TRUE(interp.Prepare(*loaded).ok());
-  env.Reset();
-  const Outcome expected = interp.Run(kInterpBudget);
+  const Outcome expected = InstallAndInterpret(*sandbox, *loaded);
   ASSERT_EQ(expected.end, EndKind::kExit);
 
   jit::JitOptions options;
@@ -205,11 +207,7 @@ TEST(jit_probe_offsets, CorruptTablesAreCaught) {
   auto loaded = LoadCase(cases[0].source);
   ASSERT_TRUE(loaded.ok()) << loaded.message();
   GuestEnvironment& env = sandbox->env();
-  env.Install(*loaded);
-  InterpreterEngine interp(*sandbox);
-  ASSERT_TRUE(interp.Prepare(*loaded).ok());
-  env.Reset();
-  const Outcome expected = interp.Run(kInterpBudget);
+  const Outcome expected = InstallAndInterpret(*sandbox, *loaded);
 
   JitEngine jit(*sandbox, jit::JitOptions{}, "jit");
   ASSERT_TRUE(jit.Prepare(*loaded).ok());
@@ -291,11 +289,7 @@ TEST(jit_probe_offsets, OversizeImage) {
   auto loaded = LoadCase(source);
   ASSERT_TRUE(loaded.ok()) << loaded.message();
   GuestEnvironment& env = sandbox->env();
-  env.Install(*loaded);
-  InterpreterEngine interp(*sandbox);
-  ASSERT_TRUE(interp.Prepare(*loaded).ok());
-  env.Reset();
-  const Outcome expected = interp.Run(kInterpBudget);
+  const Outcome expected = InstallAndInterpret(*sandbox, *loaded);
   ASSERT_EQ(expected.end, EndKind::kExit) << expected.Summary();
   ASSERT_EQ(expected.r0, 0x600du);
 
