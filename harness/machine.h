@@ -151,7 +151,11 @@ class Machine {
   // tb_set_jmp_target, or stale code run). So a machine that has
   // translated about this many guest instructions (its first runs of
   // blocks in the JIT regions) gets a fresh engine at the start of its
-  // next call, long before the buffer can fill.
+  // next call, long before the buffer can fill. A MachineContext saved
+  // from the old engine restores into the new one (an interrupt's call may
+  // be the one that recycles): Unicorn's ARM context is CPUARMState up to
+  // cpu_watchpoint, whose only pointers (nvic, boot_info, gicv3state,
+  // breakpoints) are null here.
   void set_recycle_after(uint64_t instructions) { recycle_after_ = instructions; }
   uint64_t engines_opened() const { return engines_opened_; }
 
@@ -209,7 +213,9 @@ class Machine {
   std::vector<uint64_t> translated_;
   uint64_t unicorn_cache_removals_ = 0;
   uint64_t translated_instructions_ = 0;
-  uint64_t fresh_start_ = 0;  // where this Resume started, if nothing there was translated  // since the engine was opened (see set_recycle_after)
+  // Where this Resume started, when nothing there was translated since the
+  // engine was opened: the first block is then new (see set_recycle_after).
+  uint64_t fresh_start_ = 0;
   uint64_t recycle_after_ = 1'000'000;
   uint64_t engines_opened_ = 0;
 };

@@ -464,5 +464,37 @@ TEST(harness_machine, RecycledEngineRunsTheSameCode) {
   }
 }
 
+// An interrupt's call can be the one that recycles the engine: the context
+// saved before it, in the old engine, must resume in the new one.
+TEST(harness_machine, ContextSavedBeforeARecycleResumesInTheNewEngine) {
+  auto sandbox = MakeSandbox();
+  ASSERT_NE(sandbox, nullptr);
+  Machine& machine = sandbox->cpu(0);
+  machine.set_recycle_after(1);
+  // x0 = 7; x0 += 1 (twice); ret: stopped after the first two instructions.
+  auto interrupted = Place(*sandbox, {a64::MoveWideImmediate(a64::MoveWideOp::kMovz, Width::kX, Reg::kX0, 7),
+                                      AddImm(Reg::kX0, Reg::kX0, 1), AddImm(Reg::kX0, Reg::kX0, 1), a64::Ret()});
+  auto handler = Place(*sandbox, {a64::MoveWideImmediate(a64::MoveWideOp::kMovz, Width::kX, Reg::kX0, 99),
+                                  AddImm(Reg::kX0, Reg::kX0, 0), AddImm(Reg::kX0, Reg::kX0, 0),
+                                  AddImm(Reg::kX0, Reg::kX0, 0), AddImm(Reg::kX0, Reg::kX0, 0), a64::Ret()});
+  ASSERT_NE(interrupted, nullptr);
+  ASSERT_NE(handler, nullptr);
+  const uint64_t opened = machine.engines_opened();
+  machine.PrepareCall(interrupted->rx_image(), kArgs, guest::StackTop(0));
+  ASSERT_EQ(machine.Resume(2).kind, MachineStop::Kind::kStep);
+  ASSERT_EQ(machine.ReadX(0), 8u);
+  const MachineContext saved = machine.SaveContext();
+  EXPECT_EQ(machine.engines_opened(), opened) << "nothing was translated before the first call";
+  ASSERT_EQ(Call(machine, handler->rx_image()).kind, MachineStop::Kind::kReturned);
+  EXPECT_EQ(machine.engines_opened(), opened + 1) << "the handler's call should have recycled the engine";
+  EXPECT_EQ(machine.ReadX(0), 99u);
+
+  machine.RestoreContext(saved);
+  EXPECT_EQ(machine.ReadX(0), 8u);
+  const MachineStop stop = machine.Resume();
+  EXPECT_EQ(stop.kind, MachineStop::Kind::kReturned);
+  EXPECT_EQ(machine.ReadX(0), 9u);
+}
+
 }  // namespace
 }  // namespace bpfdiff
