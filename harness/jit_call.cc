@@ -5,23 +5,12 @@
 #include <fmt/format.h>
 
 #include "harness/a64_access.h"
+#include "harness/sandbox.h"
+#include "jit/a64/operands.h"
 #include "oracle/guest_layout.h"
 
 namespace bpfdiff {
 namespace {
-
-constexpr uint32_t kBreakFault = 0xd4202000;  // AARCH64_BREAK_FAULT
-constexpr int kZeroRegister = 31;
-
-class MachineRegisterView final : public RegisterReader {
- public:
-  explicit MachineRegisterView(const Machine& machine) : machine_(machine) {}
-  uint64_t X(int reg) const override { return machine_.ReadX(reg); }
-  uint64_t Sp() const override { return machine_.ReadSp(); }
-
- private:
-  const Machine& machine_;
-};
 
 bool IsAtomic(const isa::Insn& insn) {
   return isa::ClassOf(insn.opcode) == isa::kClassStx && isa::ModeOf(insn.opcode) == isa::kModeAtomic;
@@ -37,10 +26,12 @@ JitCall::JitCall(GuestEnvironment& env, Machine& machine, int cpu, CallPrograms 
       helpers_{env.memory(), env.helper_state(cpu)} {}
 
 JitCall::~JitCall() {
-  if (running_) {
-    machine_.set_helper_context(nullptr, nullptr);
-    machine_.set_observer(nullptr);
-  }
+  if (running_) Detach();
+}
+
+void JitCall::Detach() {
+  machine_.set_helper_context(nullptr, nullptr);
+  machine_.set_observer(nullptr);
 }
 
 void JitCall::Start(size_t index, const std::array<uint64_t, 5>& args, uint64_t budget) {
@@ -95,28 +86,26 @@ void JitCall::OnBlock(int cpu, uint64_t address, uint32_t size) {
 Outcome JitCall::Finish() {
   running_ = false;
   outcome_.steps = machine_.steps();
-  outcome_.memory = env_.Capture(cpu_, {jit::Geometry().fp_below_entry_sp, jit::Geometry().call_frame_bytes});
-  machine_.set_helper_context(nullptr, nullptr);
-  machine_.set_observer(nullptr);
+  outcome_.memory = env_.Capture(cpu_, Sandbox::Geometry());
+  Detach();
   return std::move(outcome_);
 }
 
 Outcome JitCall::MarkImprecise() {
   imprecise_ = true;
   running_ = false;
-  machine_.set_helper_context(nullptr, nullptr);
-  machine_.set_observer(nullptr);
+  Detach();
   return Outcome{};
 }
 
 bool JitCall::ExceptionPcIsExact(uint64_t pc) const {
   uint32_t word = 0;
   if (const uint8_t* p = env_.memory().HostPointer(pc, 4)) std::memcpy(&word, p, 4);
-  if (word == kBreakFault) return true;
+  if (word == jit::kBreakFault) return true;
   const auto location = Locate(pc);
   if (!location) return false;
   const uint32_t slot = location->subprogram->SlotAt(pc);
-  const MachineRegisterView registers(machine_);
+  const MachineRegisters registers(machine_);
   return IsAtomic(programs_.programs[location->program]->insns[slot]) &&
          MemoryAccessOf(word, pc, registers).has_value();
 }
@@ -127,7 +116,7 @@ Outcome JitCall::Unhandled(const MachineStop& stop) {
   if (const uint8_t* p = memory.HostPointer(stop.pc, 4)) std::memcpy(&word, p, 4);
   const auto location = Locate(stop.pc);
 
-  if (stop.kind == MachineStop::Kind::kException && word == kBreakFault) {
+  if (stop.kind == MachineStop::Kind::kException && word == jit::kBreakFault) {
     outcome_.end = EndKind::kTrap;
     outcome_.message = fmt::format("executed AARCH64_BREAK_FAULT at 0x{:x}{}", stop.pc,
                                    location ? "" : " (not in any live program)");
@@ -145,7 +134,7 @@ Outcome JitCall::Unhandled(const MachineStop& stop) {
   const uint32_t slot = location->subprogram->SlotAt(stop.pc);
   const isa::Insn& insn = programs_.programs[location->program]->insns[slot];
   FaultInfo fault{slot, static_cast<uint32_t>(location->program), stop.address, stop.access, false};
-  const MachineRegisterView registers(machine_);
+  const MachineRegisters registers(machine_);
   if (stop.kind == MachineStop::Kind::kFault && IsAtomic(insn)) {
     // The architecture checks alignment before translation (the Arm ARM's
     // AArch64.CheckAlignment comes before AArch64.TranslateAddress);
@@ -195,7 +184,7 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
               sub.rx_extable, uint64_t{sub.extable_entries} * jit::kExtableEntrySize);
           if (table != nullptr) {
             if (auto fixup = jit::SearchExtable(table, sub.rx_extable, sub.extable_entries, stop.pc)) {
-              if (fixup->reg != kZeroRegister) machine_.WriteX(fixup->reg, 0);
+              if (fixup->reg != static_cast<int>(a64::Reg::kZr)) machine_.WriteX(fixup->reg, 0);
               machine_.WritePc(fixup->resume_pc);
               resume_pc_ = fixup->resume_pc;
               if (end != ~uint64_t{0} && machine_.steps() >= end) return std::nullopt;

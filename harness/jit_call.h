@@ -47,7 +47,6 @@ class JitCall final : private ExecutionObserver {
   // a fast machine could not pin a fault to one instruction.
   std::optional<Outcome> Step(uint64_t max_steps = ~uint64_t{0});
 
-  bool running() const { return running_; }
   bool imprecise() const { return imprecise_; }
   // The program whose code the CPU runs now (changes on a tail call).
   size_t current_program() const { return current_program_; }
@@ -59,13 +58,14 @@ class JitCall final : private ExecutionObserver {
   // Another observer to forward executed blocks to (the lifecycle checks).
   void set_observer(ExecutionObserver* observer) { forward_ = observer; }
 
+ private:
   struct Location {
     size_t program;
     const jit::CompiledSubprogram* subprogram;
   };
   std::optional<Location> Locate(uint64_t pc) const;
-
- private:
+  // Stops receiving the machine's helper calls and executed blocks.
+  void Detach();
   void OnBlock(int cpu, uint64_t address, uint32_t size) override;
   Outcome Finish();
   Outcome Unhandled(const MachineStop& stop);

@@ -45,7 +45,6 @@ Outcome JitEngine::Run(uint64_t budget) {
   // running the call again, from the same initial state, on a precise one.
   if (Machine* fast = sandbox_.fast_cpu(); fast != nullptr && cpu_ == 0) {
     if (auto outcome = RunOn(*fast, budget)) return std::move(*outcome);
-    ++precise_reruns_;
     sandbox_.env().ResetForRun(cpu_);
   }
   auto outcome = RunOn(sandbox_.cpu(cpu_), budget);

@@ -29,9 +29,6 @@ class JitEngine final : public Engine {
 
   const std::vector<jit::CompiledProgram>& compiled() const { return compiled_; }
 
-  // How many runs had to be repeated on a precise machine.
-  uint64_t precise_reruns() const { return precise_reruns_; }
-
  private:
   // One run on `machine`; nullopt when a fast machine could not locate a
   // fault precisely.
@@ -43,7 +40,6 @@ class JitEngine final : public Engine {
   int cpu_;
   const LoadedCase* loaded_ = nullptr;
   std::vector<jit::CompiledProgram> compiled_;
-  uint64_t precise_reruns_ = 0;
 };
 
 }  // namespace bpfdiff

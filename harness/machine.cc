@@ -86,7 +86,7 @@ Status Machine::Initialize() {
   const CodeHook code_hooks[] = {
       {&Machine::OnHelperCode, guest::kHelperBase, guest::kHelperBase + guest::kHelperRegionSize - 1},
       {&Machine::OnStopCode, guest::kStopAddress, guest::kStopAddress + 3},
-      {&Machine::OnJitCode, guest::kPackBase, guest::kOversizeBase + guest::kOversizeSize - 1},
+      {&Machine::OnJitCode, kJitBegin, kJitEnd - 1},
   };
   for (const auto& h : code_hooks) {
     if (h.fn == &Machine::OnJitCode && mode_ == MachineMode::kFast) continue;
@@ -94,7 +94,7 @@ Status Machine::Initialize() {
     if (err != UC_ERR_OK) return UnicornError("add code hook", err);
   }
   err = uc_hook_add(uc_, &hook, UC_HOOK_BLOCK, reinterpret_cast<void*>(&Machine::OnBlock), this,
-                    guest::kPackBase, guest::kOversizeBase + guest::kOversizeSize - 1);
+                    kJitBegin, kJitEnd - 1);
   if (err != UC_ERR_OK) return UnicornError("add block hook", err);
   err = uc_hook_add(uc_, &hook, UC_HOOK_MEM_UNMAPPED | UC_HOOK_MEM_PROT,
                     reinterpret_cast<void*>(&Machine::OnBadAccess), this, 1, 0);
@@ -139,8 +139,7 @@ MachineStop Machine::Resume(uint64_t max_steps) {
   const uint64_t start = ReadPc();
   // Translation starts here, before any hook runs; the block that starts
   // here is new if its first chunk was (see OnBlock).
-  fresh_start_ = AllTranslated(start, start + 4) ? 0 : start;
-  MarkTranslated(start, start + 4);
+  fresh_start_ = MarkTranslated(start, start + 4) ? start : 0;
   const uc_err err = uc_emu_start(uc_, start, 0, 0, 0);
   MachineStop stop;
   stop.pc = ReadPc();
@@ -235,11 +234,10 @@ void Machine::OnStopCode(uc_engine* uc, uint64_t, uint32_t, void* self) {
 
 void Machine::OnBlock(uc_engine* uc, uint64_t address, uint32_t size, void* self) {
   auto* m = static_cast<Machine*>(self);
-  if (address == m->fresh_start_ || !m->AllTranslated(address, address + size)) {
+  if (m->MarkTranslated(address, address + size) || address == m->fresh_start_) {
     m->translated_instructions_ += size / 4;
   }
   m->fresh_start_ = 0;
-  m->MarkTranslated(address, address + size);
   if (m->mode_ == MachineMode::kFast) {
     // The budget in whole blocks: enough to stop a program that loops.
     m->last_block_ = address;
@@ -253,23 +251,17 @@ void Machine::OnBlock(uc_engine* uc, uint64_t address, uint32_t size, void* self
   if (m->observer_ != nullptr) m->observer_->OnBlock(m->cpu_, address, size);
 }
 
-bool Machine::AllTranslated(uint64_t begin, uint64_t end) const {
-  if (end <= kJitBegin || begin >= kJitEnd) return true;
+bool Machine::MarkTranslated(uint64_t begin, uint64_t end) {
+  if (end <= kJitBegin || begin >= kJitEnd) return false;
   begin = std::max(begin, kJitBegin);
   end = std::min(end, kJitEnd);
+  uint64_t fresh = 0;
   for (uint64_t c = (begin - kJitBegin) / kChunk; c <= (end - 1 - kJitBegin) / kChunk; ++c) {
-    if (((translated_[c / 64] >> (c % 64)) & 1) == 0) return false;
+    const uint64_t bit = uint64_t{1} << (c % 64);
+    fresh |= ~translated_[c / 64] & bit;
+    translated_[c / 64] |= bit;
   }
-  return true;
-}
-
-void Machine::MarkTranslated(uint64_t begin, uint64_t end) {
-  if (end <= kJitBegin || begin >= kJitEnd) return;
-  begin = std::max(begin, kJitBegin);
-  end = std::min(end, kJitEnd);
-  for (uint64_t c = (begin - kJitBegin) / kChunk; c <= (end - 1 - kJitBegin) / kChunk; ++c) {
-    translated_[c / 64] |= uint64_t{1} << (c % 64);
-  }
+  return fresh != 0;
 }
 
 bool Machine::OnBadAccess(uc_engine*, uc_mem_type type, uint64_t address, int, int64_t, void* self) {
@@ -314,20 +306,6 @@ void Machine::RestoreContext(const MachineContext& context) {
   uc_context_restore(uc_, context.context_);
   steps_ = context.steps_;
 }
-
-namespace {
-
-class MachineRegisters final : public RegisterReader {
- public:
-  explicit MachineRegisters(const Machine& machine) : machine_(machine) {}
-  uint64_t X(int reg) const override { return machine_.ReadX(reg); }
-  uint64_t Sp() const override { return machine_.ReadSp(); }
-
- private:
-  const Machine& machine_;
-};
-
-}  // namespace
 
 void Machine::LocateFault(MachineStop& stop) {
   // The registers are exact up to the faulting instruction; the pc is the

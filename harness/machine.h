@@ -32,6 +32,7 @@
 
 #include <unicorn/unicorn.h>
 
+#include "harness/a64_access.h"
 #include "oracle/guest_memory.h"
 #include "oracle/helpers.h"
 #include "oracle/outcome.h"
@@ -207,9 +208,9 @@ class Machine {
   bool count_atomics_ = false;
   uint64_t atomic_instructions_ = 0;
 
-  // Chunks of the JIT regions that may have translated blocks.
-  void MarkTranslated(uint64_t begin, uint64_t end);
-  bool AllTranslated(uint64_t begin, uint64_t end) const;
+  // Chunks of the JIT regions that may have translated blocks. Marks the
+  // chunks of [begin, end); true when one of them was not marked yet.
+  bool MarkTranslated(uint64_t begin, uint64_t end);
   std::vector<uint64_t> translated_;
   uint64_t unicorn_cache_removals_ = 0;
   uint64_t translated_instructions_ = 0;
@@ -218,6 +219,17 @@ class Machine {
   uint64_t fresh_start_ = 0;
   uint64_t recycle_after_ = 1'000'000;
   uint64_t engines_opened_ = 0;
+};
+
+// A machine's registers as MemoryAccessOf reads them.
+class MachineRegisters final : public RegisterReader {
+ public:
+  explicit MachineRegisters(const Machine& machine) : machine_(machine) {}
+  uint64_t X(int reg) const override { return machine_.ReadX(reg); }
+  uint64_t Sp() const override { return machine_.ReadSp(); }
+
+ private:
+  const Machine& machine_;
 };
 
 }  // namespace bpfdiff

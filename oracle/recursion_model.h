@@ -126,6 +126,13 @@ struct Invocation {
   uint64_t misses_at_decision = 0;
 };
 
+// Whether two invocations ran their programs at overlapping times (neither
+// unstarted), whatever CPU or program they belong to.
+inline bool ProgramsOverlap(const Invocation& a, const Invocation& b) {
+  return a.program_from != kNever && b.program_from != kNever && a.program_from < b.program_to &&
+         b.program_from < a.program_to;
+}
+
 class Model {
  public:
   Model(Policy policy, int cpus, int programs);

@@ -15,7 +15,6 @@ namespace bpfdiff::lifecycle {
 namespace {
 
 constexpr int32_t kProgArrayFd = 4;
-constexpr uint32_t kBreakFault = 0xd4202000;
 
 isa::MapSpec ProgArraySpec() {
   return isa::MapSpec{kProgArrayFd, isa::MapType::kProgArray, 4, 8, World::kTailEntries, {}, {}};
@@ -158,10 +157,9 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) 
   const Program& p = *programs_[static_cast<size_t>(id)];
   RefreshCalls();
   world_case_.programs[static_cast<size_t>(id)] = p.loaded;
-  GuestMemory& memory = sandbox_->env().memory();
+  // The program object's index is there since Initialize installed all
+  // kMaxPrograms objects; only the entry changes.
   sandbox_->env().SetProgramEntry(static_cast<size_t>(id), p.entry);
-  memory.Store<uint32_t>(guest::ProgObjectAddress(static_cast<uint64_t>(id)) + guest::kProgIndexOffset,
-                         static_cast<uint32_t>(id));
 
   // Finalize: one copy, then one flush, per image; nothing left dirty.
   const auto images = static_cast<uint64_t>(p.compiled.subprograms.size());
@@ -326,7 +324,7 @@ void World::DoFree(int id, std::string operation) {
     for (uint64_t a = b; bytes != nullptr && a < e; a += 4) {
       uint32_t word = 0;
       std::memcpy(&word, bytes + (a - b), 4);
-      if (word != kBreakFault) {
+      if (word != jit::kBreakFault) {
         Report(Invariant::kFreedSlotInvalid, -1, a, id, operation,
                fmt::format("word at 0x{:x} is 0x{:08x} after the free", a, word));
         break;

@@ -53,8 +53,7 @@ std::optional<std::string> TwoRunsAtOnce(const RunResult& run) {
       const Invocation& a = invs[i];
       const Invocation& b = invs[j];
       if (a.cpu != b.cpu || a.program != b.program || a.level != b.level) continue;
-      if (a.program_from == kNever || b.program_from == kNever) continue;
-      if (a.program_from < b.program_to && b.program_from < a.program_to) {
+      if (ProgramsOverlap(a, b)) {
         std::string x, y;
         for (const auto& r : run.invocations) {
           if (r.model == static_cast<int>(i)) x = r.id;

@@ -242,8 +242,7 @@ class Runner final : private ExecutionObserver {
       }
       return ToPoint(mark);
     }
-    const bool in_helper = pc >= guest::kHelperBase && pc < guest::kHelperBase + guest::kHelperRegionSize;
-    if (attachment_.compiled(r.program).SubprogramAt(pc) != nullptr || in_helper) return Point::kInProgram;
+    if (InProgram(r, pc)) return Point::kInProgram;
     Report(Finding::Kind::kHarness, rec,
            fmt::format("CPU {} stopped at 0x{:x}, in neither the trampoline nor the program", cpu, pc));
     return std::nullopt;
@@ -282,8 +281,8 @@ class Runner final : private ExecutionObserver {
     if (point == Point::kDone) return kRankDone;
     return inv.active_to != kNever ? kRankPastExitLoad : kRankInExit;
   }
-  bool InProgram(int cpu, const InvocationRecord& r) {
-    const uint64_t pc = machine(cpu).ReadPc();
+  // In the attached program's code, or in a helper it called.
+  bool InProgram(const InvocationRecord& r, uint64_t pc) {
     return attachment_.compiled(r.program).SubprogramAt(pc) != nullptr ||
            (pc >= guest::kHelperBase && pc < guest::kHelperBase + guest::kHelperRegionSize);
   }
@@ -392,7 +391,7 @@ uint64_t Runner::Step(int cpu, uint64_t max_steps) {
   Machine& m = machine(cpu);
   Cpu& c = cpus_[static_cast<size_t>(cpu)];
   m.set_helper_context(&helpers_[static_cast<size_t>(cpu)], &r.helper_calls);
-  const bool counting = max_steps == 1 && InProgram(cpu, r);
+  const bool counting = max_steps == 1 && InProgram(r, machine(cpu).ReadPc());
   const uint64_t before = m.steps();
   const MachineStop stop = m.Resume(max_steps);
   const uint64_t executed = m.steps() - before;
@@ -761,9 +760,7 @@ void Runner::FinalChecks() {
       const Invocation& a = invs[i];
       const Invocation& b = invs[j];
       if (a.cpu != b.cpu || a.program != b.program) continue;
-      if (a.program_from == kNever || b.program_from == kNever) continue;
-      const bool overlap = a.program_from < b.program_to && b.program_from < a.program_to;
-      if (!overlap) continue;
+      if (!ProgramsOverlap(a, b)) continue;
       if (config_.policy == Policy::kPerContext && a.level != b.level) continue;  // allowed by design
       const std::string what =
           fmt::format("{} and {} run program {} at the same time on CPU {} (levels {}, {})",
@@ -784,8 +781,7 @@ RunResult Runner::Run() {
     std::memset(sandbox_.env().memory().HostPointer(guest::PerCpuArea(cpu), guest::kPerCpuStride), 0,
                 guest::kPerCpuStride);
   }
-  sandbox_.env().Install(attachment_.programs().interp);
-  sandbox_.env().Reset();
+  sandbox_.env().Install(attachment_.programs().interp);  // resets every CPU's stack and helper state
   for (int cpu = 0; cpu < schedule_.cpus; ++cpu) {
     Machine& m = machine(cpu);
     m.set_trapped_helpers(&TrappedHelpers());

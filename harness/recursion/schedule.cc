@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/recursion/percpu_layout.h"
+#include "support/hex.h"
 
 namespace bpfdiff::recursion {
 namespace {
@@ -27,19 +28,6 @@ std::vector<std::string_view> Tokens(std::string_view line) {
     i = j;
   }
   return tokens;
-}
-
-std::optional<uint64_t> Number(std::string_view token) {
-  int base = 10;
-  if (token.size() > 2 && token[0] == '0' && (token[1] == 'x' || token[1] == 'X')) {
-    token.remove_prefix(2);
-    base = 16;
-  }
-  if (token.empty()) return std::nullopt;
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value, base);
-  if (ec != std::errc() || end != token.data() + token.size()) return std::nullopt;
-  return value;
 }
 
 bool ValidName(std::string_view name) {
@@ -63,7 +51,7 @@ class Line {
   Result<uint64_t> TakeNumber(std::string_view what, uint64_t max) {
     const std::string_view token = Take();
     if (token.empty()) return Err(fmt::format("{} expected", what));
-    auto value = Number(token);
+    auto value = ParseUnsigned(token);
     if (!value || *value > max) {
       return Err(fmt::format("{} '{}' is not a number in 0..{}", what, token, max));
     }
@@ -90,7 +78,7 @@ class Line {
 // `fire P... [arg V]` (the programs, then an optional arg).
 Status ParseFire(Line& line, Event& event) {
   if (auto s = line.Expect("fire"); !s) return s;
-  while (!line.done() && Number(line.Peek())) {
+  while (!line.done() && ParseUnsigned(line.Peek())) {
     auto p = line.TakeNumber("program", kMaxPrograms - 1);
     if (!p) return p.error();
     event.programs.push_back(static_cast<int>(*p));
@@ -119,7 +107,7 @@ Result<Event> ParseAnchor(Line& line, Event event) {
     }
   }
   if (where.starts_with("program+")) {
-    auto offset = Number(where.substr(8));
+    auto offset = ParseUnsigned(where.substr(8));
     if (!offset || *offset > kMaxProgramOffset) {
       return line.Err(fmt::format("'{}': program+K takes K in 0..{}", where, kMaxProgramOffset));
     }
