@@ -51,10 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   stats->Record(*result.source, result.run, harness->executed());
-  for (const auto& variant : result.run.variants) {
-    (void)variant;
-    stats->ExtraRun();
-  }
+  stats->ExtraRuns(result.run.variants.size());
   if (result.run.FirstDivergence() != nullptr) {
     fmt::print(stderr, "==== bpfdiff: DIVERGENCE ====\n{}", bpfdiff::fuzz::DescribeDivergence(*result.source, result.run));
     stats->Print();

@@ -4,7 +4,6 @@
 
 #include "fuzz/generator/generator.h"
 #include "harness/export.h"
-#include "harness/jit_engine.h"
 #include "isa/disassembler.h"
 
 namespace bpfdiff::fuzz {
@@ -16,16 +15,11 @@ Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs
   auto sandbox = Sandbox::Create(options);
   if (!sandbox) return sandbox.error();
   harness->sandbox_ = std::move(sandbox).value();
-  std::vector<std::unique_ptr<Engine>> engines;
-  auto interpreter = std::make_unique<InterpreterEngine>(*harness->sandbox_);
-  harness->interpreter_ = interpreter.get();
-  interpreter->set_coverage(&harness->executed_);
-  engines.push_back(std::move(interpreter));
-  engines.push_back(std::make_unique<JitEngine>(*harness->sandbox_,
-                                                jit::JitOptions{jit::AtomicLowering::kLse, bugs.jit}, "jit"));
-  engines.push_back(std::make_unique<JitEngine>(
-      *harness->sandbox_, jit::JitOptions{jit::AtomicLowering::kLlSc, bugs.jit}, "jit-llsc"));
-  harness->runner_ = std::make_unique<DifferentialRunner>(*harness->sandbox_, std::move(engines));
+  auto engines = MakeEngines(*harness->sandbox_, "all", bugs.jit);
+  if (!engines) return engines.error();
+  // "all" puts the interpreter first: the reference, whose coverage counts.
+  static_cast<InterpreterEngine&>(*engines->front()).set_coverage(&harness->executed_);
+  harness->runner_ = std::make_unique<DifferentialRunner>(*harness->sandbox_, std::move(engines).value());
   return harness;
 }
 
@@ -33,7 +27,9 @@ bool HasAtomics(const CaseSource& source) {
   for (const auto& program : source.programs) {
     for (const auto& insn : program) {
       if (isa::ClassOf(insn.opcode) == isa::kClassStx && isa::ModeOf(insn.opcode) == isa::kModeAtomic) return true;
-      if (insn.opcode == isa::kOpCall && insn.src == 0 && insn.imm == 194) return true;  // kptr_xchg may inline
+      if (insn.opcode == isa::kOpCall && insn.src == 0 && insn.imm == kHelperKptrXchg) {
+        return true;  // kptr_xchg may be inlined as an atomic exchange
+      }
     }
   }
   return false;

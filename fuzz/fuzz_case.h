@@ -40,7 +40,6 @@ class DiffHarness {
   DiffHarness() = default;
   std::unique_ptr<Sandbox> sandbox_;
   std::unique_ptr<DifferentialRunner> runner_;
-  InterpreterEngine* interpreter_ = nullptr;
   std::vector<std::vector<uint8_t>> executed_;
 };
 

@@ -38,11 +38,6 @@ FuzzStats::FuzzStats(std::string target)
       generated_(isa::AllForms().size(), false),
       completed_(isa::AllForms().size(), false) {}
 
-void FuzzStats::Rejected(const std::string& reason) {
-  ++inputs_;
-  ++rejected_[ReasonCategory(reason)];
-}
-
 void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
                        const std::vector<std::vector<uint8_t>>& executed) {
   ++inputs_;
@@ -52,15 +47,17 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
   }
   ++compared_;
   const LoadedCase& loaded = *run.loaded;
-  // The form of every source slot (the source validated, so each has one).
-  std::vector<std::vector<isa::FormId>> forms(source.programs.size());
-  for (size_t p = 0; p < source.programs.size(); ++p) {
+  // Forms as written in the source (it validated, so each slot has one); an
+  // lddw's second slot is the lddw's.
+  const auto form_of = [&](size_t p, size_t slot) {
     const auto& insns = source.programs[p];
+    const bool second = slot > 0 && insns[slot - 1].opcode == isa::kOpLddw;
+    return isa::Classify(second ? insns[slot - 1] : insns[slot]).value_or(0);
+  };
+  for (const auto& insns : source.programs) {
     for (size_t pc = 0; pc < insns.size(); ++pc) {
-      const bool second = pc > 0 && insns[pc - 1].opcode == isa::kOpLddw;
-      const auto form = isa::Classify(second ? insns[pc - 1] : insns[pc]);
-      forms[p].push_back(form.value_or(0));
-      if (form && !second) generated_[*form] = true;
+      if (pc > 0 && insns[pc - 1].opcode == isa::kOpLddw) continue;
+      if (const auto form = isa::Classify(insns[pc])) generated_[*form] = true;
     }
   }
   bool all_match = true;
@@ -80,7 +77,7 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
   for (size_t p = 0; p < executed.size() && p < loaded.programs.size(); ++p) {
     const auto& source_slot = loaded.programs[p].source_slot;
     for (size_t pc = 0; pc < executed[p].size() && pc < source_slot.size(); ++pc) {
-      if (executed[p][pc]) completed_[forms[p][source_slot[pc]]] = true;
+      if (executed[p][pc]) completed_[form_of(p, source_slot[pc])] = true;
     }
   }
 }

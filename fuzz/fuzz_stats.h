@@ -20,13 +20,13 @@ class FuzzStats {
   explicit FuzzStats(std::string target);
 
   void NotOurs() { ++not_ours_; }
-  void Rejected(const std::string& reason);
   // One case through the runner. `executed` is the interpreter's executed
   // slots (program, slot) for the reference run. Forms count as written in
   // `source`, before the load step's rewrites.
   void Record(const CaseSource& source, const CaseRun& run,
               const std::vector<std::vector<uint8_t>>& executed);
-  void ExtraRun() { ++extra_runs_; }
+  // Runs of the same compiled code on more input memories.
+  void ExtraRuns(size_t runs) { extra_runs_ += runs; }
 
   // Prints a summary line when `interval` has passed since the last one.
   void MaybePrint(std::chrono::seconds interval = std::chrono::seconds(10));

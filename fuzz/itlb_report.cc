@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "fuzz/generator/data_stream.h"
 #include "fuzz/generator/generator.h"
 #include "harness/jit_call.h"
 #include "harness/sandbox.h"
@@ -31,27 +32,20 @@ class FetchRecorder final : public ExecutionObserver {
   PageSet pages;
 };
 
-uint64_t SplitMix(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 // The programs both layouts load: generated, self-contained, of varied
 // sizes, each one the JIT accepts (the generator can emit legacy packet
 // loads, which it does not).
 Result<std::vector<LoadedCase>> MakePrograms(const ItlbOptions& options) {
   std::vector<LoadedCase> cases;
-  uint64_t state = options.seed;
+  DataStream stream(options.seed);
   for (int attempt = 0; static_cast<int>(cases.size()) < options.loaded; ++attempt) {
     if (attempt > options.loaded * 20) return Fail("the generator made too few programs the JIT accepts");
-    std::vector<uint8_t> records(8 * (8 + SplitMix(state) % 72));
-    for (auto& byte : records) byte = static_cast<uint8_t>(SplitMix(state));
-    auto insns = GenerateSelfContainedProgram(static_cast<uint8_t>(SplitMix(state) % 3), records, SplitMix(state));
-    if (!insns) continue;
+    const std::vector<uint8_t> records = stream.Bytes(8 * (8 + stream.Next() % 72));
+    // Sequenced draws: argument evaluation order is unspecified.
+    const auto subprograms = static_cast<uint8_t>(stream.Next() % 3);
+    const uint64_t seed = stream.Next();
     CaseSource source;
-    source.programs.push_back(std::move(*insns));
+    source.programs.push_back(GenerateSelfContainedProgram(subprograms, records, seed));
     auto loaded = LoadCase(source);
     if (!loaded) continue;
     bool packet_access = false;

@@ -6,7 +6,6 @@
 // targets relative to the image.
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 
 #include <fmt/format.h>
@@ -34,12 +33,11 @@ std::vector<Image> Snapshot(const bpfdiff::jit::CompiledProgram& program) {
     for (uint32_t w : sub.address_words) {
       if (w < image.words.size()) image.words[w] = 0;
     }
-    const uint8_t* table = sandbox->env().memory().HostPointer(sub.rx_extable, uint64_t{sub.extable_entries} * 12);
+    constexpr uint64_t kEntry = bpfdiff::jit::kExtableEntrySize;
+    const uint8_t* table = sandbox->env().memory().HostPointer(sub.rx_extable, sub.extable_entries * kEntry);
     for (uint32_t e = 0; e < sub.extable_entries; ++e) {
-      int32_t insn;
-      std::memcpy(&insn, table + 12 * e, 4);
-      const uint64_t target = sub.rx_extable + 12ull * e + static_cast<uint64_t>(static_cast<int64_t>(insn));
-      image.extable.push_back(static_cast<int64_t>(target - sub.rx_image));
+      const auto entry = bpfdiff::jit::DecodeExtableEntry(table + e * kEntry, sub.rx_extable + e * kEntry);
+      image.extable.push_back(static_cast<int64_t>(entry.target - sub.rx_image));
     }
     images.push_back(std::move(image));
   }

@@ -93,6 +93,7 @@ class ScriptRunner {
       return;
     }
     ++result_.loads;
+    if (!options_.trace) return;  // what follows only describes the load
     const auto probes = std::count_if(insns.begin(), insns.end(), [](const isa::Insn& insn) {
       const uint8_t mode = isa::ModeOf(insn.opcode);
       return isa::ClassOf(insn.opcode) == isa::kClassLdx &&
@@ -107,6 +108,7 @@ class ScriptRunner {
     const bool was_busy = world_.busy(cpu);
     if (!was_busy && id < 0) return;
     world_.Step(cpu, id, StepCount(n));
+    if (!options_.trace) return;
     Trace("cpu {} {} {} instructions{}", cpu, was_busy ? "continues by" : fmt::format("starts program {}, runs", id),
           StepCount(n), world_.busy(cpu) ? "" : " and returns");
   }
@@ -118,13 +120,7 @@ class ScriptRunner {
         const uint8_t pad = ops.Next();
         const uint64_t records = ops.Next() % kMaxRecords;
         const auto bytes = ops.Take(records * kRecordSize);
-        auto insns = GenerateSelfContainedProgram(subprograms, bytes, seed);
-        if (!insns) {
-          ++result_.loads_rejected;
-          Trace("load: the generator made no single-program case");
-          return;
-        }
-        Load(*insns, PadSlots(pad), "load");
+        Load(GenerateSelfContainedProgram(subprograms, bytes, seed), PadSlots(pad), "load");
         return;
       }
       case Op::kReload: {
@@ -138,15 +134,17 @@ class ScriptRunner {
       case Op::kFree: {
         const int id = Pick(Freeable(world_), ops.Next());
         if (id < 0) return;
-        const std::string name = world_.SlotName(id);
+        // The slot's name must be read before the free.
+        const std::string name = options_.trace ? world_.SlotName(id) : std::string();
         world_.Free(id);
+        ++result_.frees;
+        if (!options_.trace) return;
         const std::vector<int> waiting = world_.WaitingFor(id);
         if (waiting.empty()) {
           Trace("free {}", name);
         } else {
           Trace("free {}: deferred until CPUs {} pass a quiescent point", name, fmt::join(waiting, ", "));
         }
-        ++result_.frees;
         return;
       }
       case Op::kStep: {
@@ -181,7 +179,7 @@ class ScriptRunner {
         const uint8_t which = ops.Next();
         const int id = which == 255 ? -1 : Pick(Freeable(world_), which);
         world_.SetTailTarget(entry, id);
-        Trace("prog_array[{}] = {}", entry, id < 0 ? "empty" : world_.SlotName(id));
+        if (options_.trace) Trace("prog_array[{}] = {}", entry, id < 0 ? "empty" : world_.SlotName(id));
         return;
       }
       case Op::kSynchronize:

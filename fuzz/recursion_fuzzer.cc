@@ -44,7 +44,9 @@ constexpr size_t kCachedPrograms = 512;
 // ~55k inputs inside its block chaining (a SEGV in tb_set_jmp_target on a
 // block without host code, like upstream #1923 / #2048, fixed after 2.0.1),
 // which no replay reproduced: it depends on the engine's translation
-// history. Bounding that history also bounds the RSS.
+// history. Machine::set_recycle_after now reopens engines long before
+// their translation buffer fills, which covers that crash; the fresh
+// sandbox is kept because it also bounds the RSS of the runner's state.
 constexpr uint64_t kInputsPerSandbox = 5000;
 
 struct Target {
@@ -106,7 +108,6 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (target == nullptr) LLVMFuzzerInitialize(nullptr, nullptr);
   if (++target->inputs % kInputsPerSandbox == 0) NewSandbox();
   jit::AtomicLowering lowering = jit::AtomicLowering::kLse;
   const Schedule schedule = Decode(data, size, lowering);

@@ -17,11 +17,13 @@ class InterpreterEngine final : public Engine {
   std::string_view name() const override { return "interp"; }
   Status Prepare(const LoadedCase& loaded) override {
     loaded_ = &loaded;
+    coverage_pending_ = true;
     return {};
   }
   Outcome Run(uint64_t budget) override {
     InterpreterOptions options{budget, cpu_, Sandbox::Geometry(), nullptr};
-    if (coverage_ != nullptr) {
+    if (coverage_ != nullptr && coverage_pending_) {
+      coverage_pending_ = false;
       coverage_->resize(loaded_->programs.size());
       for (size_t p = 0; p < loaded_->programs.size(); ++p) {
         (*coverage_)[p].assign(loaded_->programs[p].program.size(), 0);
@@ -32,8 +34,9 @@ class InterpreterEngine final : public Engine {
   }
   void Release() override { loaded_ = nullptr; }
 
-  // Where to record the instructions each run executes (see
-  // InterpreterOptions::executed); nullptr to stop.
+  // Where to record the instructions the first run after each Prepare
+  // executes (see InterpreterOptions::executed): the reference run, not the
+  // runs on variant input memories that follow it. nullptr to stop.
   void set_coverage(std::vector<std::vector<uint8_t>>* coverage) { coverage_ = coverage; }
 
  private:
@@ -41,6 +44,7 @@ class InterpreterEngine final : public Engine {
   int cpu_;
   const LoadedCase* loaded_ = nullptr;
   std::vector<std::vector<uint8_t>>* coverage_ = nullptr;
+  bool coverage_pending_ = false;
 };
 
 }  // namespace bpfdiff

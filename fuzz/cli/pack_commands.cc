@@ -14,37 +14,37 @@
 #include "fuzz/itlb_report.h"
 #include "fuzz/pack_script.h"
 #include "support/files.h"
+#include "harness/cli/commands.h"
 
 namespace bpfdiff::fuzz {
 namespace {
 
-constexpr int kOk = 0, kFailed = 1, kBadInput = 2;
 
 int Replay(const std::vector<std::string>& scripts, bool trace) {
   auto bugs = PlantedBugsFromEnvironment();
   if (!bugs) {
     fmt::print(stderr, "bpfdiff pack replay: {}\n", bugs.message());
-    return kBadInput;
+    return cli::kExitBadInput;
   }
   PackScriptOptions options;
   options.bugs = *bugs;
   options.trace = trace;
-  int status = kOk;
+  int status = cli::kExitOk;
   for (const auto& path : scripts) {
     auto bytes = ReadBinaryFile(path);
     if (!bytes) {
       fmt::print(stderr, "bpfdiff pack replay: {}\n", bytes.message());
-      return kBadInput;
+      return cli::kExitBadInput;
     }
     auto result = RunPackScript(*bytes, options);
     if (!result) {
       fmt::print(stderr, "bpfdiff pack replay: {}: {}\n", path, result.message());
-      return kBadInput;
+      return cli::kExitBadInput;
     }
     if (!result->is_script) {
       fmt::print(stderr, "bpfdiff pack replay: {}: not a pack script (byte 0 must be {})\n", path,
                  kPackScriptVersion);
-      return kBadInput;
+      return cli::kExitBadInput;
     }
     fmt::print("== {} ({} CPUs)\n", path, result->cpus);
     for (size_t i = 0; i < result->trace.size(); ++i) fmt::print("{:4}  {}\n", i, result->trace[i]);
@@ -53,7 +53,7 @@ int Replay(const std::vector<std::string>& scripts, bool trace) {
                result->operations, result->loads, result->loads_rejected, result->frees, result->stale_calls,
                result->calls_compared, result->calls_not_comparable);
     for (const auto& violation : result->violations) fmt::print("{}\n", violation.Describe());
-    if (!result->violations.empty()) status = kFailed;
+    if (!result->violations.empty()) status = cli::kExitFailed;
     else fmt::print("every invariant held\n");
   }
   return status;
@@ -63,10 +63,10 @@ int Itlb(const ItlbOptions& options) {
   auto report = MeasureItlb(options);
   if (!report) {
     fmt::print(stderr, "bpfdiff pack itlb: {}\n", report.message());
-    return kBadInput;
+    return cli::kExitBadInput;
   }
   fmt::print("{}", report->Format());
-  return kOk;
+  return cli::kExitOk;
 }
 
 }  // namespace

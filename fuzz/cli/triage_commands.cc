@@ -19,11 +19,11 @@
 #include "harness/jit_listing.h"
 #include "isa/disassembler.h"
 #include "support/files.h"
+#include "harness/cli/commands.h"
 
 namespace bpfdiff::fuzz {
 namespace {
 
-constexpr int kOk = 0, kFailed = 1, kBadInput = 2;
 
 Result<std::unique_ptr<DiffHarness>> MakeHarness(PlantedBugs& bugs_out) {
   auto bugs = PlantedBugsFromEnvironment();
@@ -65,14 +65,14 @@ int Replay(const std::vector<std::string>& artifacts) {
   auto harness = MakeHarness(bugs);
   if (!harness) {
     fmt::print(stderr, "bpfdiff replay: {}\n", harness.message());
-    return kBadInput;
+    return cli::kExitBadInput;
   }
-  int status = kOk;
+  int status = cli::kExitOk;
   for (const auto& path : artifacts) {
     auto source = LoadArtifact(path);
     if (!source) {
       fmt::print(stderr, "bpfdiff replay: {}\n", source.message());
-      return kBadInput;
+      return cli::kExitBadInput;
     }
     fmt::print("== {}\n", path);
     for (size_t p = 0; p < source->programs.size(); ++p) {
@@ -82,7 +82,7 @@ int Replay(const std::vector<std::string>& artifacts) {
     const CaseRun run = (*harness)->RunCase(*source);
     if (run.load_error) {
       fmt::print(stderr, "bpfdiff replay: {}: rejected at load: {}\n", path, *run.load_error);
-      return kBadInput;
+      return cli::kExitBadInput;
     }
     for (const auto& engine_run : run.runs) {
       if (engine_run.outcome) {
@@ -95,7 +95,7 @@ int Replay(const std::vector<std::string>& artifacts) {
     if (const EngineRun* diverged = run.FirstDivergence()) {
       fmt::print("DIVERGENCE {}: {}\n", diverged->engine, diverged->verdict.Describe());
       fmt::print("arm64 code ({}):\n{}", diverged->engine, CodeAround(**harness, bugs, run, *diverged));
-      status = kFailed;
+      status = cli::kExitFailed;
     } else {
       fmt::print("{}\n", run.PoisonReasons().empty() ? "all engines agree" : "no divergence among the runs that can be compared");
     }
@@ -109,12 +109,12 @@ int Minimize(const std::string& artifact, const std::string& output) {
   auto source = harness ? LoadArtifact(artifact) : Result<CaseSource>(harness.error());
   if (!source) {
     fmt::print(stderr, "bpfdiff minimize: {}\n", source.message());
-    return kBadInput;
+    return cli::kExitBadInput;
   }
   auto result = Minimize(**harness, *source);
   if (!result) {
     fmt::print(stderr, "bpfdiff minimize: {}: {}\n", artifact, result.message());
-    return kFailed;
+    return cli::kExitFailed;
   }
   const CaseRun run = (*harness)->RunCase(result->source);
   const EngineRun* diverged = run.FirstDivergence();
@@ -123,12 +123,12 @@ int Minimize(const std::string& artifact, const std::string& output) {
       result->slots_after, diverged ? diverged->engine : "?", diverged ? diverged->verdict.Describe() : "");
   if (auto status = WriteFile(output, ExportCase(result->source, *run.runs.front().outcome, comment)); !status) {
     fmt::print(stderr, "bpfdiff minimize: {}\n", status.message());
-    return kBadInput;
+    return cli::kExitBadInput;
   }
   fmt::print("{} slots before, {} after ({} runs); written to {}\n", result->slots_before, result->slots_after,
              result->runs, output);
   fmt::print("{}", isa::DisassembleForDisplay(result->source.programs.front()));
-  return kOk;
+  return cli::kExitOk;
 }
 
 int Export(const std::string& artifact, const std::string& output) {
@@ -137,21 +137,21 @@ int Export(const std::string& artifact, const std::string& output) {
   auto source = harness ? LoadArtifact(artifact) : Result<CaseSource>(harness.error());
   if (!source) {
     fmt::print(stderr, "bpfdiff export: {}\n", source.message());
-    return kBadInput;
+    return cli::kExitBadInput;
   }
   const CaseRun run = (*harness)->RunCase(*source);
   if (run.load_error || run.runs.empty() || !run.runs.front().outcome) {
     fmt::print(stderr, "bpfdiff export: {}: {}\n", artifact, run.load_error.value_or("the interpreter did not run"));
-    return kBadInput;
+    return cli::kExitBadInput;
   }
   const std::string comment = fmt::format("Exported by bpfdiff from {}; expectations are the interpreter's.", artifact);
   if (auto status = WriteFile(output, ExportCase(*source, *run.runs.front().outcome, comment)); !status) {
     fmt::print(stderr, "bpfdiff export: {}\n", status.message());
-    return kBadInput;
+    return cli::kExitBadInput;
   }
   fmt::print("written {} ({} slots; interpreter: {})\n", output, CountSlots(*source),
              run.runs.front().outcome->Summary());
-  return kOk;
+  return cli::kExitOk;
 }
 
 }  // namespace

@@ -28,9 +28,9 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input);
 // One self-contained program from generator records (fuzz_format.h): no
 // maps, no input memory, no tail-call targets, so that runs of it on
 // different CPUs share no writable data. `subprograms` and `seed` are the
-// header's bytes 2 and 6..13. Nullopt when the records make no program.
-std::optional<std::vector<isa::Insn>> GenerateSelfContainedProgram(uint8_t subprograms,
-                                                                   std::span<const uint8_t> records,
-                                                                   uint64_t seed);
+// header's bytes 2 and 6..13. Any records make a program (missing ones
+// read as zeros).
+std::vector<isa::Insn> GenerateSelfContainedProgram(uint8_t subprograms, std::span<const uint8_t> records,
+                                                    uint64_t seed);
 
 }  // namespace bpfdiff::fuzz
