@@ -11,13 +11,6 @@
 namespace bpfdiff::jit {
 namespace {
 
-// The RW image's address, as a JIT that mixed up its two buffers would use
-// it (planted bug only). Fixed, so that the bug reproduces the same way
-// everywhere, and below the RX image, so that the mixed-up offsets still
-// pass the range checks (as they did in the kernel) and the table is wrong
-// rather than the load refused.
-constexpr uint64_t kRwAliasDistance = 0x1'0000;
-
 Status EmitInsn(JitContext& ctx, uint32_t slot, const isa::Insn* insns) {
   const isa::Insn& insn = insns[slot];
   switch (isa::ClassOf(insn.opcode)) {
@@ -101,7 +94,6 @@ void AttachImage(Unit& unit) {
   ctx.ro_image = unit.allocation->rx_image();
   ctx.rw_extable = unit.allocation->rw_image() + unit.extable_offset;
   ctx.ro_extable = ctx.ro_image + unit.extable_offset;
-  ctx.rw_image_alias = ctx.ro_image - kRwAliasDistance;
 }
 
 }  // namespace

@@ -39,7 +39,6 @@ struct JitContext {
   uint32_t exentry_idx = 0;   // exception-table entries emitted so far
   uint8_t* rw_extable = nullptr;
   uint64_t ro_extable = 0;
-  uint64_t rw_image_alias = 0;  // an address for the RW image (planted bug only)
 
   const std::vector<uint64_t>* subprogram_entries = nullptr;  // RX entry per subprogram, 0 = unknown
   std::vector<uint32_t> address_words;

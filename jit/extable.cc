@@ -15,6 +15,13 @@
 namespace bpfdiff::jit {
 namespace {
 
+// The RW image's address, as a JIT that mixed up its two buffers would use
+// it (planted bug only). Fixed, so that the bug reproduces the same way
+// everywhere, and below the RX image, so that the mixed-up offsets still
+// pass the range checks (as they did in the kernel) and the table is wrong
+// rather than the load refused.
+constexpr uint64_t kRwAliasDistance = 0x1'0000;
+
 constexpr uint32_t kFixupRegShift = 27;
 constexpr uint32_t kFixupOffsetMask = (1u << 27) - 1;
 
@@ -30,7 +37,7 @@ Status AddExceptionHandler(JitContext& ctx, uint32_t slot, a64::Reg dst) {
   // The planted bug takes the load's address in the RW image instead (the
   // mix-up the review of the arm64 prog pack series caught): every entry
   // then points kRwAliasDistance before its load.
-  const uint64_t image = ctx.options.bugs.extable_against_rw ? ctx.rw_image_alias : ctx.ro_image;
+  const uint64_t image = ctx.options.bugs.extable_against_rw ? ctx.ro_image - kRwAliasDistance : ctx.ro_image;
   const uint64_t pc = image + (uint64_t{ctx.idx} - 1) * 4;
   const uint64_t insn_field = ctx.ro_extable + entry_offset;
   const uint64_t fixup_field = insn_field + 4;

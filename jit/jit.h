@@ -125,8 +125,6 @@ class Jit {
   // Frees every image of `program` (invalidating its slots).
   void Release(CompiledProgram& program);
 
-  const JitOptions& options() const { return options_; }
-
  private:
   JitContext MakeContext(const isa::Program& program, uint32_t first, uint32_t end,
                          bool is_main) const;

@@ -16,8 +16,6 @@ void FillWords(uint8_t* p, uint64_t bytes, uint32_t word) {
   for (uint64_t i = 0; i + 4 <= bytes; i += 4) std::memcpy(p + i, &word, 4);
 }
 
-bool TestBit(const std::vector<uint64_t>& bits, uint64_t i) { return (bits[i / 64] >> (i % 64)) & 1; }
-
 void SetBits(std::vector<uint64_t>& bits, uint64_t first, uint64_t count, bool value) {
   for (uint64_t i = first; i < first + count; ++i) {
     if (value) {
@@ -204,9 +202,19 @@ PackAccounting ProgPack::Accounting() const {
     ++a.packs;
     a.chunks_used += pack->used;
     a.chunks_free += kChunksPerPack - pack->used;
+    // A word at a time: all free, all used, or bit by bit.
     uint64_t run = 0;
-    for (uint64_t i = 0; i < kChunksPerPack; ++i) {
-      run = TestBit(pack->bitmap, i) ? 0 : run + 1;
+    for (const uint64_t word : pack->bitmap) {
+      if (word == 0) {
+        run += 64;
+      } else if (word == ~uint64_t{0}) {
+        run = 0;
+      } else {
+        for (unsigned b = 0; b < 64; ++b) {
+          run = ((word >> b) & 1) != 0 ? 0 : run + 1;
+          a.largest_free_run = std::max(a.largest_free_run, run);
+        }
+      }
       a.largest_free_run = std::max(a.largest_free_run, run);
     }
   }

@@ -11,10 +11,12 @@
 #include <cstdint>
 #include <span>
 
+#include "jit/a64/encoder.h"
+
 namespace bpfdiff::jit {
 
 // AARCH64_BREAK_FAULT: BRK #0x100, what an unused or freed slot holds.
-inline constexpr uint32_t kBreakFault = 0xd4202000;
+using a64::kBreakFault;
 
 // Why an operation happens, so that checks and counters can tell a
 // program's finalize from its free from a new pack's initial fill.

@@ -29,7 +29,6 @@ class MoveSequence {
   constexpr uint32_t operator[](size_t i) const { return words_[i]; }
   constexpr const uint32_t* begin() const { return words_.data(); }
   constexpr const uint32_t* end() const { return words_.data() + size_; }
-  constexpr std::span<const uint32_t> words() const { return {words_.data(), size_}; }
 
  private:
   std::array<uint32_t, kMaxWords> words_{};

@@ -14,7 +14,7 @@
 namespace bpfdiff::lifecycle {
 namespace {
 
-constexpr uint32_t kBreakFault = 0xd4202000;
+using jit::kBreakFault;
 
 std::vector<isa::Insn> Asm(std::string_view text) {
   auto insns = isa::Assemble(text);
