@@ -36,7 +36,6 @@ constexpr Alias kAliases[] = {
 // The longest mnemonic of the table has three words ("lock fetch add32").
 constexpr size_t kMaxMnemonicWords = 3;
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 // Label names: [A-Za-z_.][A-Za-z0-9_.]*
@@ -51,13 +50,6 @@ size_t SkipSpaces(std::string_view text, size_t i) {
 size_t ScanWord(std::string_view text, size_t i) {
   while (i < text.size() && IsWordChar(text[i])) ++i;
   return i;
-}
-
-std::string_view Trim(std::string_view text) {
-  size_t begin = SkipSpaces(text, 0);
-  size_t end = text.size();
-  while (end > begin && IsSpace(text[end - 1])) --end;
-  return text.substr(begin, end - begin);
 }
 
 struct Position {

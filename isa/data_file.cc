@@ -40,16 +40,6 @@ constexpr SectionName kSectionNames[] = {
 constexpr std::string_view kKnownSections =
     "asm, raw, mem, result, error, map, options, trace, c, no register offset";
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-std::string_view Trim(std::string_view text) {
-  size_t begin = 0;
-  while (begin < text.size() && IsSpace(text[begin])) ++begin;
-  size_t end = text.size();
-  while (end > begin && IsSpace(text[end - 1])) --end;
-  return text.substr(begin, end - begin);
-}
-
 std::vector<std::string_view> SplitSpaces(std::string_view text) {
   std::vector<std::string_view> words;
   size_t i = 0;

@@ -91,4 +91,9 @@ std::string FormatDistance(int64_t distance);
 // at most `limit` characters (then "...").
 std::string Excerpt(std::string_view text, size_t limit = 48);
 
+// Blanks inside a line of assembly or of a .data file (not newline).
+bool IsSpace(char c);
+// `text` without leading and trailing blanks.
+std::string_view Trim(std::string_view text);
+
 }  // namespace bpfdiff::isa

@@ -92,7 +92,7 @@ HelperResult MapUpdateElem(HelperContext& ctx, const HelperArgs& a) {
     return Refuse(fmt::format("map_update_elem: value 0x{:x} is not readable", a[2]));
   }
   const uint64_t flags = a[3];
-  constexpr uint64_t kAny = 0, kNoExist = 1, kExist = 2;
+  constexpr uint64_t kNoExist = 1, kExist = 2;  // BPF_NOEXIST, BPF_EXIST (0: BPF_ANY)
   if (flags > kExist) return Errno(kEINVAL);
   uint64_t target;
   if (map->type == isa::MapType::kArray) {
@@ -118,7 +118,6 @@ HelperResult MapUpdateElem(HelperContext& ctx, const HelperArgs& a) {
       std::memmove(ctx.memory.HostPointer(*slot + 8, map->key_size), key, map->key_size);
     }
     target = *slot + 8 + RoundUp8(map->key_size);
-    (void)kAny;
   }
   std::memmove(ctx.memory.HostPointer(target, map->value_size), value, map->value_size);
   return Return(0);
@@ -219,11 +218,12 @@ HelperResult CallHelper(int64_t id, HelperContext& context, const HelperArgs& ar
 
 HelperResult InvokeHelper(int64_t id, HelperContext& context, const HelperArgs& args,
                           std::vector<HelperCall>& trace) {
-  HelperResult result = CallHelper(id, context, args);
+  const HelperInfo* helper = FindHelper(id);
+  HelperResult result =
+      helper != nullptr ? helper->fn(context, args) : Refuse(fmt::format("call to unknown helper {}", id));
   // The trace holds the arguments the helper takes; the other argument
   // registers hold whatever the caller left there, which is undefined.
   HelperArgs used{};
-  const HelperInfo* helper = FindHelper(id);
   for (int i = 0; helper != nullptr && i < helper->num_args; ++i) {
     used[static_cast<size_t>(i)] = args[static_cast<size_t>(i)];
   }

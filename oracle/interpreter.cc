@@ -152,7 +152,7 @@ Outcome Interpreter::RunProgram(size_t index, const std::array<uint64_t, 5>& arg
     outcome.fault = info;
     outcome.steps = steps;
     outcome.read_engine_private = outside || memory.private_read();
-    return outcome;
+    return std::move(outcome);  // every caller returns at once
   };
   // An access that faults: reported at its first inaccessible byte, as a CPU does.
   auto fault = [&](uint64_t address, uint64_t size, AccessKind kind) {
@@ -166,7 +166,7 @@ Outcome Interpreter::RunProgram(size_t index, const std::array<uint64_t, 5>& arg
     outcome.message = std::move(message);
     outcome.steps = steps;
     outcome.read_engine_private = outside || memory.private_read();
-    return outcome;
+    return std::move(outcome);  // every caller returns at once
   };
 
   for (;;) {

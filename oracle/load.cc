@@ -308,12 +308,12 @@ Result<LoadedProgram> LoadProgram(isa::Program program, size_t index, const std:
   // slot, which keeps every structural check MakeProgram made. Only an
   // inlined helper call grows a slot into several, which needs Rewrite to
   // move every branch.
-  std::vector<Insn> patched;
+  // `program` is ours: patches go straight into it (each slot is read
+  // before it is patched; the second slot of an lddw after its first).
   std::vector<size_t> patched_slots;
   std::vector<std::pair<size_t, std::vector<Insn>>> expansions;
   auto patch = [&](size_t pc, const Insn& insn) {
-    if (patched.empty()) patched = program.insns;
-    patched[pc] = insn;
+    program.insns[pc] = insn;
     patched_slots.push_back(pc);
   };
   for (size_t pc = 0; pc < program.size(); ++pc) {
@@ -350,22 +350,18 @@ Result<LoadedProgram> LoadProgram(isa::Program program, size_t index, const std:
     LoadedProgram out;
     out.source_slot.resize(program.size());
     for (uint32_t i = 0; i < out.source_slot.size(); ++i) out.source_slot[i] = i;
-    if (!patched.empty()) {
-      for (size_t pc : patched_slots) {
-        if (program.slots[pc].second_slot) continue;
-        const auto form = isa::Classify(patched[pc]);
-        if (!form) return Fail("program {}: instruction {} was rewritten into no instruction", index, pc);
-        program.slots[pc].form = *form;
-        if (FormById(*form).is_wide()) program.slots[pc + 1].form = *form;
-      }
-      program.insns = std::move(patched);
+    for (size_t pc : patched_slots) {
+      if (program.slots[pc].second_slot) continue;
+      const auto form = isa::Classify(program.insns[pc]);
+      if (!form) return Fail("program {}: instruction {} was rewritten into no instruction", index, pc);
+      program.slots[pc].form = *form;
+      if (FormById(*form).is_wide()) program.slots[pc + 1].form = *form;
     }
     out.program = std::move(program);
     return out;
   }
   std::vector<std::vector<Insn>> replacement(program.size());
-  const std::vector<Insn>& base = patched.empty() ? program.insns : patched;
-  for (size_t pc = 0; pc < program.size(); ++pc) replacement[pc] = {base[pc]};
+  for (size_t pc = 0; pc < program.size(); ++pc) replacement[pc] = {program.insns[pc]};
   for (auto& [pc, insns] : expansions) replacement[pc] = std::move(insns);
   return WithContext(Rewrite(program, replacement, maps), fmt::format("program {}", index));
 }
