@@ -1,5 +1,7 @@
 #include "fuzz/triage.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "fuzz/generator/fuzz_format.h"
@@ -11,18 +13,11 @@
 namespace bpfdiff::fuzz {
 namespace {
 
-bool IsBranch(const isa::Insn& insn, isa::Shape& shape, int64_t& delta) {
+// The branch shape of `insn`, if it is a branch (a jump or a local call).
+std::optional<isa::Shape> BranchShape(const isa::Insn& insn) {
   const auto id = isa::Classify(insn);
-  if (!id) return false;
-  shape = isa::FormById(*id).shape;
-  switch (shape) {
-    case isa::Shape::kJa:
-    case isa::Shape::kJumpImm:
-    case isa::Shape::kJumpReg: delta = insn.offset; return true;
-    case isa::Shape::kJa32:
-    case isa::Shape::kCallLocal: delta = insn.imm; return true;
-    default: return false;
-  }
+  if (!id || !isa::IsBranchShape(isa::FormById(*id).shape)) return std::nullopt;
+  return isa::FormById(*id).shape;
 }
 
 // Removes slots [from, from + count), retargeting every branch: a target in
@@ -33,15 +28,13 @@ std::vector<isa::Insn> RemoveSlots(const std::vector<isa::Insn>& insns, size_t f
   for (size_t i = 0; i < insns.size(); ++i) {
     if (i >= from && i < from + count) continue;
     isa::Insn insn = insns[i];
-    isa::Shape shape;
-    int64_t delta;
     const bool second = i > 0 && insns[i - 1].opcode == isa::kOpLddw;
-    if (!second && IsBranch(insn, shape, delta)) {
-      const int64_t target = static_cast<int64_t>(i) + delta + 1;
+    if (const auto shape = second ? std::nullopt : BranchShape(insn)) {
+      const int64_t target = isa::BranchTarget(insn, *shape, i);
       if (target >= 0 && static_cast<size_t>(target) <= insns.size()) {
         const int64_t moved = static_cast<int64_t>(new_index(static_cast<size_t>(target))) -
                               static_cast<int64_t>(new_index(i)) - 1;
-        if (shape == isa::Shape::kJa32 || shape == isa::Shape::kCallLocal) {
+        if (isa::DistanceInImm(*shape)) {
           insn.imm = static_cast<int32_t>(moved);
         } else {
           insn.offset = static_cast<int16_t>(moved);
@@ -145,9 +138,7 @@ Result<MinimizeResult> Minimize(DiffHarness& harness, const CaseSource& source) 
     for (size_t p = 0; p < best.programs.size(); ++p) {
       for (size_t i = 0; i < best.programs[p].size(); ++i) {
         const bool second = i > 0 && best.programs[p][i - 1].opcode == isa::kOpLddw;
-        isa::Shape shape;
-        int64_t delta;
-        if (second || IsBranch(best.programs[p][i], shape, delta) || best.programs[p][i].imm == 0) continue;
+        if (second || BranchShape(best.programs[p][i]) || best.programs[p][i].imm == 0) continue;
         for (int32_t simpler : {0, 1}) {
           if (best.programs[p][i].imm == simpler) break;
           CaseSource candidate = best;

@@ -72,6 +72,22 @@ enum class Shape : uint8_t {
   kAtomic,        // lock add [%r1+4], %r2   dst, offset, src (op in imm)
 };
 
+// Jumps: the shapes that continue at a slot named by a distance from the
+// next slot. Branches are jumps and local calls.
+constexpr bool IsJumpShape(Shape shape) {
+  return shape == Shape::kJa || shape == Shape::kJa32 || shape == Shape::kJumpImm || shape == Shape::kJumpReg;
+}
+constexpr bool IsBranchShape(Shape shape) { return IsJumpShape(shape) || shape == Shape::kCallLocal; }
+// Where a branch keeps its distance: imm for ja32 and call local, else offset.
+constexpr bool DistanceInImm(Shape shape) { return shape == Shape::kJa32 || shape == Shape::kCallLocal; }
+inline int64_t BranchDistance(const Insn& insn, Shape shape) {
+  return DistanceInImm(shape) ? insn.imm : insn.offset;
+}
+// The slot a branch at `pc` names (may lie outside the program).
+inline int64_t BranchTarget(const Insn& insn, Shape shape, size_t pc) {
+  return static_cast<int64_t>(pc) + BranchDistance(insn, shape) + 1;
+}
+
 using FormId = uint16_t;
 
 struct Form {

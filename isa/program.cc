@@ -56,16 +56,6 @@ bool WritesDst(Shape shape) {
   }
 }
 
-bool IsJump(Shape shape) {
-  return shape == Shape::kJa || shape == Shape::kJa32 || shape == Shape::kJumpImm ||
-         shape == Shape::kJumpReg;
-}
-
-int64_t JumpTarget(const Insn& insn, Shape shape, size_t pc) {
-  const int64_t delta = shape == Shape::kJa32 || shape == Shape::kCallLocal ? insn.imm : insn.offset;
-  return static_cast<int64_t>(pc) + delta + 1;
-}
-
 Error At(size_t pc, const Form* form, std::string message) {
   if (form == nullptr) return Fail("instruction {}: {}", pc, message);
   return Fail("instruction {} ({}): {}", pc, form->name, message);
@@ -199,7 +189,7 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
       }
     }
     if (form.shape == Shape::kCallLocal) {
-      const int64_t target = JumpTarget(insn, form.shape, pc);
+      const int64_t target = BranchTarget(insn, form.shape, pc);
       if (target < 0 || target >= static_cast<int64_t>(n)) {
         return At(pc, &form, fmt::format("call target {} is outside the program ({} slots)", target, n));
       }
@@ -216,15 +206,15 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
     const uint8_t cls = ClassOf(insn.opcode);
     if ((cls != kClassJmp && cls != kClassJmp32) || program.slots[pc].second_slot) continue;
     const Form& form = FormById(program.slots[pc].form);
-    if (IsJump(form.shape) || form.shape == Shape::kCallLocal) {
-      const int64_t target = JumpTarget(insn, form.shape, pc);
+    if (IsBranchShape(form.shape)) {
+      const int64_t target = BranchTarget(insn, form.shape, pc);
       if (target < 0 || target >= static_cast<int64_t>(n)) {
         return At(pc, &form, fmt::format("jump target {} is outside the program ({} slots)", target, n));
       }
       if (program.slots[static_cast<size_t>(target)].second_slot) {
         return At(pc, &form, fmt::format("jump target {} is the second slot of an lddw", target));
       }
-      if (IsJump(form.shape) &&
+      if (IsJumpShape(form.shape) &&
           program.SubprogramOf(static_cast<uint32_t>(target)) != program.SubprogramOf(static_cast<uint32_t>(pc))) {
         return At(pc, &form, fmt::format("jump target {} is in another subprogram", target));
       }

@@ -18,15 +18,6 @@ using isa::Shape;
 
 constexpr uint64_t RoundUp(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 
-bool IsBranch(Shape shape) {
-  return shape == Shape::kJa || shape == Shape::kJa32 || shape == Shape::kJumpImm ||
-         shape == Shape::kJumpReg || shape == Shape::kCallLocal;
-}
-
-int64_t BranchDelta(const Insn& insn, Shape shape) {
-  return shape == Shape::kJa32 || shape == Shape::kCallLocal ? insn.imm : insn.offset;
-}
-
 // Registers an instruction reads and writes, as bit masks over r0..r10.
 struct RegisterUse {
   uint16_t reads = 0;
@@ -136,7 +127,7 @@ Status CheckProgram(const isa::Program& program, size_t index) {
       return Fail("{}: tail calls from subprograms are not modelled", where());
     }
     if (form.shape == Shape::kCallLocal) {
-      const auto target = static_cast<uint32_t>(static_cast<int64_t>(pc) + insn.imm + 1);
+      const auto target = static_cast<uint32_t>(isa::BranchTarget(insn, form.shape, pc));
       callees[program.SubprogramOf(static_cast<uint32_t>(pc))].push_back(program.SubprogramOf(target));
     }
     // r10-relative accesses must stay inside the frame [r10 - 512, r10).
@@ -237,12 +228,10 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
     switch (form.shape) {
       case Shape::kExit: break;
       case Shape::kJa:
-      case Shape::kJa32:
-        flow(static_cast<size_t>(static_cast<int64_t>(pc) + BranchDelta(insn, form.shape) + 1), out, call);
-        break;
+      case Shape::kJa32: flow(static_cast<size_t>(isa::BranchTarget(insn, form.shape, pc)), out, call); break;
       case Shape::kJumpImm:
       case Shape::kJumpReg:
-        flow(static_cast<size_t>(static_cast<int64_t>(pc) + insn.offset + 1), out, call);
+        flow(static_cast<size_t>(isa::BranchTarget(insn, form.shape, pc)), out, call);
         flow(next, out, call);
         break;
       default: flow(next, out, call);
@@ -274,11 +263,11 @@ Result<LoadedProgram> Rewrite(const isa::Program& source,
     for (Insn insn : replacement[i]) {
       if (!slots[i].second_slot && replacement[i].size() == 1) {
         const Shape shape = FormById(slots[i].form).shape;
-        if (IsBranch(shape)) {
-          const auto old_target = static_cast<size_t>(static_cast<int64_t>(i) + BranchDelta(insn, shape) + 1);
+        if (isa::IsBranchShape(shape)) {
+          const auto old_target = static_cast<size_t>(isa::BranchTarget(insn, shape, i));
           const int64_t delta = static_cast<int64_t>(new_index[old_target]) -
                                 static_cast<int64_t>(new_index[i]) - 1;
-          if (shape == Shape::kJa32 || shape == Shape::kCallLocal) {
+          if (isa::DistanceInImm(shape)) {
             insn.imm = static_cast<int32_t>(delta);
           } else {
             if (delta < INT16_MIN || delta > INT16_MAX) {
