@@ -27,28 +27,6 @@ void EmitLogicalImm(JitContext& ctx, LogicalImmOp op, LogicalRegOp reg_op, Width
   ctx.Emit(a64::LogicalShiftedRegister(reg_op, w, dst, dst, kTmp1));
 }
 
-// dst = dst +- imm (emit_a64_add_i): the immediate form when imm or -imm
-// fits in 12 bits (optionally shifted by 12), a temporary otherwise.
-void EmitAddImm(JitContext& ctx, bool subtract, Width w, Reg dst, Reg src, int32_t imm) {
-  const auto as_u32 = static_cast<uint32_t>(imm);
-  const auto negated = static_cast<uint32_t>(-static_cast<int64_t>(imm));
-  auto add_sub = [&](bool sub, uint32_t value) {
-    const bool shifted = (value & 0xfff) == 0 && value != 0;
-    ctx.Emit(a64::AddSubImmediate(sub ? AddSubOp::kSub : AddSubOp::kAdd, w, dst, src,
-                                  shifted ? value >> 12 : value, shifted));
-  };
-  auto fits = [](uint32_t value) { return (value & ~0xfffu) == 0 || (value & ~0xfff000u) == 0; };
-  if (fits(as_u32)) {
-    add_sub(subtract, as_u32);
-  } else if (fits(negated)) {
-    add_sub(!subtract, negated);
-  } else {
-    const uint64_t value = w == Width::kX ? static_cast<uint64_t>(static_cast<int64_t>(imm)) : as_u32;
-    EmitMovImm(ctx, w, kTmp1, value);
-    ctx.Emit(a64::AddSubShiftedRegister(subtract ? AddSubOp::kSub : AddSubOp::kAdd, w, dst, src, kTmp1));
-  }
-}
-
 void EmitByteSwap(JitContext& ctx, Width w, Reg dst, int32_t bits) {
   switch (bits) {
     case 16:  // rev16 + zero-extend the low 16 bits
@@ -111,7 +89,7 @@ Status EmitAlu(JitContext& ctx, uint32_t, const isa::Insn& insn) {
       if (reg) {
         ctx.Emit(a64::AddSubShiftedRegister(AddSubOp::kAdd, w, dst, dst, src));
       } else {
-        EmitAddImm(ctx, false, w, dst, dst, imm);
+        EmitAddSubImm(ctx, AddSubOp::kAdd, w, dst, dst, imm);
       }
       return {};
     case isa::kAluSub:
@@ -119,7 +97,7 @@ Status EmitAlu(JitContext& ctx, uint32_t, const isa::Insn& insn) {
       if (reg) {
         ctx.Emit(a64::AddSubShiftedRegister(AddSubOp::kSub, w, dst, dst, src));
       } else {
-        EmitAddImm(ctx, true, w, dst, dst, imm);
+        EmitAddSubImm(ctx, AddSubOp::kSub, w, dst, dst, imm);
       }
       return {};
     case isa::kAluAnd:

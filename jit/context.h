@@ -88,6 +88,11 @@ class Label {
 
 // rd = value, shortest MOVZ/MOVN/MOVK sequence (emit_a64_mov_i64).
 void EmitMovImm(JitContext& ctx, a64::Width width, a64::Reg rd, uint64_t value);
+// rd = rn OP imm, OP one of add, adds, sub, subs (emit_a64_add_i; with
+// rd = ZR and adds/subs: cmn/cmp): the immediate form when imm or -imm
+// fits in 12 bits (optionally shifted by 12), else through kTmp1 holding
+// imm (sign-extended for 64-bit operations).
+void EmitAddSubImm(JitContext& ctx, a64::AddSubOp op, a64::Width width, a64::Reg rd, a64::Reg rn, int32_t imm);
 // rd = address in a fixed three-word sequence (movz, movk, movk), so that
 // the size never depends on the address (emit_addr_mov_i64 for our layout,
 // whose addresses fit in 48 bits).

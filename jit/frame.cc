@@ -1,6 +1,7 @@
 // Prologue, epilogue, calls, constants and local labels.
 #include <cassert>
 
+#include "jit/a64/immediates.h"
 #include "jit/context.h"
 #include "jit/frame.h"
 
@@ -65,19 +66,37 @@ void EmitMovImm(JitContext& ctx, Width width, Reg rd, uint64_t value) {
   ctx.Emit(a64::MoveImmediate(width, rd, value));
 }
 
-void EmitAddressMov(JitContext& ctx, Reg rd, uint64_t address) {
-  using a64::MoveWideOp;
-  // Addresses in the guest layout fit in 48 bits; anything else cannot be
-  // encoded in three words.
-  if (address >> 48 != 0) {
-    ctx.Emit(a64::kBreakFault);
-    ctx.Emit(a64::kBreakFault);
-    ctx.Emit(a64::kBreakFault);
-    return;
+void EmitAddSubImm(JitContext& ctx, a64::AddSubOp op, Width width, Reg rd, Reg rn, int32_t imm) {
+  using a64::AddSubOp;
+  const auto opposite = [](AddSubOp o) {
+    switch (o) {
+      case AddSubOp::kAdd: return AddSubOp::kSub;
+      case AddSubOp::kAdds: return AddSubOp::kSubs;
+      case AddSubOp::kSub: return AddSubOp::kAdd;
+      case AddSubOp::kSubs: return AddSubOp::kAdds;
+    }
+    return o;
+  };
+  const auto emit_immediate = [&](AddSubOp o, uint32_t value) {
+    const bool shifted = value > 0xfff;
+    ctx.Emit(a64::AddSubImmediate(o, width, rd, rn, shifted ? value >> 12 : value, shifted));
+  };
+  const auto as_u32 = static_cast<uint32_t>(imm);
+  const auto negated = static_cast<uint32_t>(-static_cast<int64_t>(imm));
+  if (a64::IsAddSubImmediate(as_u32)) {
+    emit_immediate(op, as_u32);
+  } else if (a64::IsAddSubImmediate(negated)) {
+    emit_immediate(opposite(op), negated);
+  } else {
+    EmitMovImm(ctx, width, kTmp1, width == Width::kX ? static_cast<uint64_t>(int64_t{imm}) : as_u32);
+    ctx.Emit(a64::AddSubShiftedRegister(op, width, rd, rn, kTmp1));
   }
-  ctx.Emit(a64::MoveWideImmediate(MoveWideOp::kMovz, Width::kX, rd, address & 0xffff, 0));
-  ctx.Emit(a64::MoveWideImmediate(MoveWideOp::kMovk, Width::kX, rd, (address >> 16) & 0xffff, 16));
-  ctx.Emit(a64::MoveWideImmediate(MoveWideOp::kMovk, Width::kX, rd, (address >> 32) & 0xffff, 32));
+}
+
+void EmitAddressMov(JitContext& ctx, Reg rd, uint64_t address) {
+  // Addresses in the guest layout fit in 48 bits; anything else cannot be
+  // encoded in three words, and the sentinels make validation refuse it.
+  ctx.Emit(a64::MoveAddress48(rd, address));
 }
 
 void EmitCall(JitContext& ctx, uint64_t target) {

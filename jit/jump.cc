@@ -65,19 +65,7 @@ Status EmitConditional(JitContext& ctx, uint32_t slot, const isa::Insn& insn) {
     ctx.Emit(a64::Cmp(w, dst, Map(insn.src)));
   } else {
     // cmp dst, imm: cmp or cmn with a 12-bit immediate when it fits.
-    const auto as_u32 = static_cast<uint32_t>(insn.imm);
-    const auto negated = static_cast<uint32_t>(-static_cast<int64_t>(insn.imm));
-    auto fits = [](uint32_t v) { return (v & ~0xfffu) == 0 || (v & ~0xfff000u) == 0; };
-    auto imm12 = [](uint32_t v) { return (v & ~0xfffu) == 0 ? v : v >> 12; };
-    auto shifted = [](uint32_t v) { return (v & ~0xfffu) != 0; };
-    if (fits(as_u32)) {
-      ctx.Emit(a64::CmpImm(w, dst, imm12(as_u32), shifted(as_u32)));
-    } else if (fits(negated)) {
-      ctx.Emit(a64::CmnImm(w, dst, imm12(negated), shifted(negated)));
-    } else {
-      EmitMovImm(ctx, w, kTmp1, value);
-      ctx.Emit(a64::Cmp(w, dst, kTmp1));
-    }
+    EmitAddSubImm(ctx, a64::AddSubOp::kSubs, w, Reg::kZr, dst, insn.imm);
   }
   const uint32_t target = slot + 1 + static_cast<uint32_t>(insn.offset);
   const int64_t bytes = ctx.BytesToSlot(target);

@@ -399,11 +399,7 @@ Result<TrampolineCode> EmitTrampoline(const TrampolineSpec& spec) {
 
   // Run path: x0 = ctx; blr program; keep its r0.
   e.Emit(a64::Mov(Width::kX, Reg::kX0, kCtx));
-  e.Emit(a64::MoveWideImmediate(a64::MoveWideOp::kMovz, Width::kX, kT0, spec.program_entry & 0xffff, 0));
-  e.Emit(a64::MoveWideImmediate(a64::MoveWideOp::kMovk, Width::kX, kT0,
-                                (spec.program_entry >> 16) & 0xffff, 16));
-  e.Emit(a64::MoveWideImmediate(a64::MoveWideOp::kMovk, Width::kX, kT0,
-                                (spec.program_entry >> 32) & 0xffff, 32));
+  e.Emit(a64::MoveAddress48(kT0, spec.program_entry));
   const auto call_word = static_cast<uint32_t>(e.size());
   e.Emit(a64::Blr(kT0));
   e.After(Mark::kProgramReturned);

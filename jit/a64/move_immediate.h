@@ -104,4 +104,20 @@ constexpr MoveSequence MoveImmediate(Width width, Reg rd, uint64_t value) {
   return sequence;
 }
 
+// rd = address in exactly three words (movz, movk #16, movk #32), whatever
+// the value, so that code which holds an address does not change size with
+// it (the kernel's emit_addr_mov_i64, for addresses that fit in 48 bits).
+// Three kBreakFault words when the address needs more than 48 bits.
+constexpr MoveSequence MoveAddress48(Reg rd, uint64_t address) {
+  MoveSequence sequence;
+  if (address >> 48 != 0) {
+    for (int i = 0; i < 3; ++i) sequence.push_back(kBreakFault);
+    return sequence;
+  }
+  sequence.push_back(MoveWideImmediate(MoveWideOp::kMovz, Width::kX, rd, address & 0xffff, 0));
+  sequence.push_back(MoveWideImmediate(MoveWideOp::kMovk, Width::kX, rd, (address >> 16) & 0xffff, 16));
+  sequence.push_back(MoveWideImmediate(MoveWideOp::kMovk, Width::kX, rd, (address >> 32) & 0xffff, 32));
+  return sequence;
+}
+
 }  // namespace bpfdiff::a64
