@@ -3,42 +3,10 @@
 #include <algorithm>
 #include <set>
 
+#include "isa/syntax.h"
+
 namespace bpfdiff::isa {
 namespace {
-
-// Which fields a shape uses; a field that is not used must be zero.
-struct FieldUse {
-  bool dst, src, offset, imm;
-};
-
-FieldUse UseOf(Shape shape) {
-  switch (shape) {
-    case Shape::kAluImm: return {true, false, false, true};
-    case Shape::kAluReg: return {true, true, false, false};
-    case Shape::kAluUnary: return {true, false, false, false};
-    case Shape::kEndian: return {true, false, false, false};
-    case Shape::kMovSx: return {true, true, false, false};
-    case Shape::kJa: return {false, false, true, false};
-    case Shape::kJa32: return {false, false, false, true};
-    case Shape::kJumpImm: return {true, false, true, true};
-    case Shape::kJumpReg: return {true, true, true, false};
-    case Shape::kCallHelper: return {false, false, false, true};
-    case Shape::kCallLocal: return {false, false, false, true};
-    case Shape::kCallReg: return {true, false, false, false};
-    case Shape::kTailCall: return {false, false, false, false};
-    case Shape::kExit: return {false, false, false, false};
-    case Shape::kLddw:
-    case Shape::kLddwMapFd:
-    case Shape::kLddwMapValue: return {true, false, false, true};
-    case Shape::kLdAbs: return {false, false, false, true};
-    case Shape::kLdInd: return {false, true, false, true};
-    case Shape::kLoad: return {true, true, true, false};
-    case Shape::kStoreImm: return {true, false, true, true};
-    case Shape::kStoreReg: return {true, true, true, false};
-    case Shape::kAtomic: return {true, true, true, false};
-  }
-  return {};
-}
 
 // Whether the form writes its dst register (r10 may never be written).
 bool WritesDst(Shape shape) {
@@ -62,18 +30,16 @@ Error At(size_t pc, const Form* form, std::string message) {
 }
 
 Status CheckFields(size_t pc, const Insn& insn, const Form& form) {
-  const FieldUse use = UseOf(form.shape);
-  const bool offset_is_discriminant = form.discriminant == Discriminant::kOffset;
-  const bool imm_is_discriminant = form.discriminant == Discriminant::kImm;
-  const bool src_is_discriminant = form.discriminant == Discriminant::kSrc;
+  // A field neither an operand nor the discriminating field must be zero.
+  const FieldUse use = FieldsOf(form);
   if (!use.dst && insn.dst != 0) return At(pc, &form, fmt::format("reserved dst field is {}, must be 0", insn.dst));
-  if (!use.src && !src_is_discriminant && insn.src != 0) {
+  if (!use.src && insn.src != 0) {
     return At(pc, &form, fmt::format("reserved src field is {}, must be 0", insn.src));
   }
-  if (!use.offset && !offset_is_discriminant && insn.offset != 0) {
+  if (!use.offset && insn.offset != 0) {
     return At(pc, &form, fmt::format("reserved offset field is {}, must be 0", insn.offset));
   }
-  if (!use.imm && !imm_is_discriminant && insn.imm != 0) {
+  if (!use.imm && insn.imm != 0) {
     return At(pc, &form, fmt::format("reserved imm field is {}, must be 0", insn.imm));
   }
   if (use.dst && insn.dst >= kNumRegs) return At(pc, &form, fmt::format("invalid register r{}", insn.dst));
