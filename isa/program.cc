@@ -75,14 +75,14 @@ uint32_t Program::SubprogramEnd(size_t subprogram) const {
                                                     : static_cast<uint32_t>(insns.size());
 }
 
-const MapSpec* Program::FindMap(int32_t fd) const {
+const MapSpec* FindMap(std::span<const MapSpec> maps, int32_t fd) {
   for (const auto& map : maps) {
     if (map.fd == fd) return &map;
   }
   return nullptr;
 }
 
-Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) {
+Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> maps) {
   const size_t n = insns.size();
   if (n == 0) return Fail("the program is empty");
   if (n > kMaxSlots) return Fail("the program has {} slots, more than the limit of {}", n, kMaxSlots);
@@ -137,10 +137,7 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
       }
       slots[pc + 1] = {*id, true};
       if (form.shape == Shape::kLddwMapFd || form.shape == Shape::kLddwMapValue) {
-        const MapSpec* map = nullptr;
-        for (const auto& m : maps) {
-          if (m.fd == insn.imm) map = &m;
-        }
+        const MapSpec* map = FindMap(maps, insn.imm);
         if (map == nullptr) return At(pc, &form, fmt::format("map fd {} is not declared", insn.imm));
         if (form.shape == Shape::kLddwMapValue) {
           if (map->type == MapType::kProgArray) {
@@ -163,7 +160,7 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
     }
   }
 
-  Program program{std::move(insns), std::move(maps), {starts.begin(), starts.end()}, std::move(slots)};
+  Program program{std::move(insns), {starts.begin(), starts.end()}, std::move(slots)};
 
   // Pass 2: jump targets and subprogram ends.
   for (size_t pc = 0; pc < n; ++pc) {
@@ -204,14 +201,14 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps) 
   return program;
 }
 
-Result<Program> DecodeProgram(std::span<const uint8_t> bytes, std::vector<MapSpec> maps) {
+Result<Program> DecodeProgram(std::span<const uint8_t> bytes, std::span<const MapSpec> maps) {
   if (bytes.size() % kInsnSize != 0) {
     return Fail("{} bytes is not a whole number of 8-byte instructions", bytes.size());
   }
   std::vector<Insn> insns;
   insns.reserve(bytes.size() / kInsnSize);
   for (size_t i = 0; i < bytes.size(); i += kInsnSize) insns.push_back(Insn::FromBytes(&bytes[i]));
-  return MakeProgram(std::move(insns), std::move(maps));
+  return MakeProgram(std::move(insns), maps);
 }
 
 

@@ -52,7 +52,6 @@ struct SlotInfo {
 
 struct Program {
   std::vector<Insn> insns;
-  std::vector<MapSpec> maps;
   // Derived by MakeProgram: first slot of every subprogram, sorted; [0] = 0.
   std::vector<uint32_t> subprogram_starts;
   // Derived by MakeProgram: the form of every slot.
@@ -62,14 +61,17 @@ struct Program {
   // The subprogram containing slot `pc`.
   size_t SubprogramOf(uint32_t pc) const;
   uint32_t SubprogramEnd(size_t subprogram) const;
-  const MapSpec* FindMap(int32_t fd) const;
 };
 
-// Validates `insns` (and the map declarations they reference) into a Program.
-Result<Program> MakeProgram(std::vector<Insn> insns, std::vector<MapSpec> maps = {});
+// The map declared with `fd`, or nullptr.
+const MapSpec* FindMap(std::span<const MapSpec> maps, int32_t fd);
+
+// Validates `insns` against the map declarations they reference (which the
+// Program does not keep) into a Program.
+Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> maps = {});
 
 // Decodes little-endian instruction bytes and validates them.
-Result<Program> DecodeProgram(std::span<const uint8_t> bytes, std::vector<MapSpec> maps = {});
+Result<Program> DecodeProgram(std::span<const uint8_t> bytes, std::span<const MapSpec> maps = {});
 
 // The form of every slot of a validated program (Program::slots).
 inline const std::vector<SlotInfo>& ClassifySlots(const Program& program) { return program.slots; }

@@ -312,8 +312,7 @@ Result<LoadedProgram> LoadProgram(isa::Program program, size_t index, const std:
     if (slots[pc].second_slot || (cls != isa::kClassLd && cls != isa::kClassJmp)) continue;
     const Shape shape = FormById(slots[pc].form).shape;
     if (shape == Shape::kLddwMapFd || shape == Shape::kLddwMapValue) {
-      size_t map_index = 0;
-      while (maps[map_index].fd != insn.imm) ++map_index;
+      const auto map_index = static_cast<size_t>(isa::FindMap(maps, insn.imm) - maps.data());  // validated
       uint64_t address = MapObjectAddressAt(map_index);
       if (shape == Shape::kLddwMapValue) {
         address = value_addresses[map_index] + static_cast<uint32_t>(program.insns[pc + 1].imm);
