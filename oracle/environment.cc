@@ -55,10 +55,9 @@ void GuestEnvironment::Install(const LoadedCase& loaded) {
   std::memset(memory_.HostPointer(guest::kProgObjectsBase, guest::kProgObjectsSize), 0,
               guest::kProgObjectsSize);
   const auto value_addresses = MapValueAddresses(loaded.maps);
-  value_ranges_.clear();
   for (size_t i = 0; i < loaded.maps.size(); ++i) {
     const isa::MapSpec& map = loaded.maps[i];
-    const uint64_t object = MapObjectAddressAt(i);
+    const uint64_t object = guest::MapObjectAddress(i);
     memory_.Store<uint32_t>(object + guest::kMapTypeOffset, static_cast<uint32_t>(map.type));
     memory_.Store<uint32_t>(object + guest::kMapKeySizeOffset, map.key_size);
     memory_.Store<uint32_t>(object + guest::kMapValueSizeOffset, map.value_size);
@@ -69,30 +68,33 @@ void GuestEnvironment::Install(const LoadedCase& loaded) {
       memory_.Store<uint64_t>(object + guest::kMapPtrsOffset + 8 * e,
                               target < 0 ? 0 : guest::ProgObjectAddress(static_cast<uint64_t>(target)));
     }
-    if (MapValuesBytes(map) != 0) value_ranges_.emplace_back(value_addresses[i], MapValuesBytes(map));
   }
   for (size_t p = 0; p < loaded.programs.size(); ++p) {
     memory_.Store<uint32_t>(guest::ProgObjectAddress(p) + guest::kProgIndexOffset,
                             static_cast<uint32_t>(p));
   }
   // Initial images of the writable regions a run may change.
+  // Values areas follow one another in declaration order.
   values_bytes_ = 0;
-  for (auto [address, bytes] : value_ranges_) values_bytes_ = address + bytes - guest::kMapValuesBase;
+  for (size_t i = 0; i < loaded.maps.size(); ++i) {
+    if (const uint64_t bytes = MapValuesBytes(loaded.maps[i]); bytes != 0) {
+      values_bytes_ = value_addresses[i] + bytes - guest::kMapValuesBase;
+    }
+  }
   initial_values_.assign(values_bytes_, 0);
-  for (size_t i = 0, r = 0; i < loaded.maps.size(); ++i) {
+  for (size_t i = 0; i < loaded.maps.size(); ++i) {
     const isa::MapSpec& map = loaded.maps[i];
     if (MapValuesBytes(map) == 0) continue;
     // The initial bytes list the values one after another; in memory each
     // value starts at a multiple of round_up(value_size, 8), as in the
     // kernel's array map (hash maps get theirs through map_update_elem).
-    uint8_t* values = initial_values_.data() + (value_ranges_[r].first - guest::kMapValuesBase);
-    const uint64_t stride = (uint64_t{map.value_size} + 7) & ~uint64_t{7};
+    uint8_t* values = initial_values_.data() + (value_addresses[i] - guest::kMapValuesBase);
+    const uint64_t stride = guest::ArrayValueStride(map.value_size);
     if (map.type == isa::MapType::kArray) {
       for (size_t b = 0; b < map.initial_values.size(); ++b) {
         values[b / map.value_size * stride + b % map.value_size] = map.initial_values[b];
       }
     }
-    ++r;
   }
   context_length_ = loaded.memory.size();
   // The input ends 8-byte aligned at the end of the context region, so that

@@ -86,7 +86,6 @@ class GuestEnvironment {
   std::vector<uint8_t> initial_context_;
   uint64_t values_bytes_ = 0;
   std::vector<uint8_t> initial_values_;
-  std::vector<std::pair<uint64_t, uint64_t>> value_ranges_;  // address, bytes
   HelperState helper_state_[guest::kMaxCpus];
 };
 

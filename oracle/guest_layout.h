@@ -86,6 +86,17 @@ inline constexpr uint64_t kMapValuesOffset = 16;
 inline constexpr uint64_t kMapPtrsOffset = 32;
 inline constexpr uint64_t kMaxProgArrayEntries = (kMapObjectStride - kMapPtrsOffset) / 8;
 
+// Map values, from struct GuestMap's `values`. An array map holds
+// max_entries values, each at a multiple of round_up(value_size, 8), as the
+// kernel's array map; a hash map holds max_entries slots of
+//   u64 in_use; key (rounded up to 8 bytes); value (rounded up to 8 bytes).
+inline constexpr uint64_t RoundUp(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
+inline constexpr uint64_t ArrayValueStride(uint64_t value_size) { return RoundUp(value_size, 8); }
+inline constexpr uint64_t HashValueOffset(uint64_t key_size) { return 8 + RoundUp(key_size, 8); }
+inline constexpr uint64_t HashSlotSize(uint64_t key_size, uint64_t value_size) {
+  return HashValueOffset(key_size) + RoundUp(value_size, 8);
+}
+
 // struct GuestProg, at ProgObjectAddress(i): what a prog_array slot points to.
 //   u64 bpf_func;  // offset 0: RX address of the JIT'd image (0 before JIT)
 //   u32 index;     // offset 8: the program's index, for the interpreter

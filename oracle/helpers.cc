@@ -39,11 +39,10 @@ std::optional<MapView> ReadMap(GuestMemory& memory, uint64_t address) {
   return view;
 }
 
-constexpr uint64_t RoundUp8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
 // Hash map slots: u64 in_use; key (rounded up to 8); value (rounded up to 8).
 uint64_t HashSlotSize(const MapView& map) {
-  return 8 + RoundUp8(map.key_size) + RoundUp8(map.value_size);
+  return guest::HashSlotSize(map.key_size, map.value_size);
 }
 
 std::optional<uint64_t> HashFind(GuestMemory& memory, const MapView& map, const uint8_t* key) {
@@ -74,10 +73,10 @@ HelperResult MapLookupElem(HelperContext& ctx, const HelperArgs& a) {
     uint32_t index;
     std::memcpy(&index, key, 4);
     if (index >= map->max_entries) return Return(0);
-    return Return(map->values + uint64_t{index} * RoundUp8(map->value_size));
+    return Return(map->values + uint64_t{index} * guest::ArrayValueStride(map->value_size));
   }
   auto slot = HashFind(ctx.memory, *map, key);
-  return Return(slot ? *slot + 8 + RoundUp8(map->key_size) : 0);
+  return Return(slot ? *slot + guest::HashValueOffset(map->key_size) : 0);
 }
 
 HelperResult MapUpdateElem(HelperContext& ctx, const HelperArgs& a) {
@@ -100,7 +99,7 @@ HelperResult MapUpdateElem(HelperContext& ctx, const HelperArgs& a) {
     std::memcpy(&index, key, 4);
     if (index >= map->max_entries) return Errno(kE2BIG);
     if (flags == kNoExist) return Errno(kEEXIST);
-    target = map->values + uint64_t{index} * RoundUp8(map->value_size);
+    target = map->values + uint64_t{index} * guest::ArrayValueStride(map->value_size);
   } else {
     auto slot = HashFind(ctx.memory, *map, key);
     if (slot && flags == kNoExist) return Errno(kEEXIST);
@@ -117,7 +116,7 @@ HelperResult MapUpdateElem(HelperContext& ctx, const HelperArgs& a) {
       std::memcpy(ctx.memory.HostPointer(*slot, 8), &one, 8);
       std::memmove(ctx.memory.HostPointer(*slot + 8, map->key_size), key, map->key_size);
     }
-    target = *slot + 8 + RoundUp8(map->key_size);
+    target = *slot + guest::HashValueOffset(map->key_size);
   }
   std::memmove(ctx.memory.HostPointer(target, map->value_size), value, map->value_size);
   return Return(0);

@@ -16,8 +16,6 @@ using isa::FormById;
 using isa::Insn;
 using isa::Shape;
 
-constexpr uint64_t RoundUp(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
-
 // Registers an instruction reads and writes, as bit masks over r0..r10.
 struct RegisterUse {
   uint16_t reads = 0;
@@ -313,7 +311,7 @@ Result<LoadedProgram> LoadProgram(isa::Program program, size_t index, const std:
     const Shape shape = FormById(slots[pc].form).shape;
     if (shape == Shape::kLddwMapFd || shape == Shape::kLddwMapValue) {
       const auto map_index = static_cast<size_t>(isa::FindMap(maps, insn.imm) - maps.data());  // validated
-      uint64_t address = MapObjectAddressAt(map_index);
+      uint64_t address = guest::MapObjectAddress(map_index);
       if (shape == Shape::kLddwMapValue) {
         address = value_addresses[map_index] + static_cast<uint32_t>(program.insns[pc + 1].imm);
       }
@@ -356,13 +354,11 @@ Result<LoadedProgram> LoadProgram(isa::Program program, size_t index, const std:
 
 }  // namespace
 
-uint64_t MapObjectAddressAt(size_t index) { return guest::MapObjectAddress(index); }
-
 uint64_t MapValuesBytes(const isa::MapSpec& map) {
   switch (map.type) {
-    case isa::MapType::kArray: return uint64_t{map.max_entries} * RoundUp(map.value_size, 8);
+    case isa::MapType::kArray: return uint64_t{map.max_entries} * guest::ArrayValueStride(map.value_size);
     case isa::MapType::kHash:
-      return uint64_t{map.max_entries} * (8 + RoundUp(map.key_size, 8) + RoundUp(map.value_size, 8));
+      return uint64_t{map.max_entries} * guest::HashSlotSize(map.key_size, map.value_size);
     case isa::MapType::kProgArray: return 0;
   }
   return 0;
@@ -373,7 +369,7 @@ std::vector<uint64_t> MapValueAddresses(const std::vector<isa::MapSpec>& maps) {
   uint64_t next = guest::kMapValuesBase;
   for (const auto& map : maps) {
     addresses.push_back(next);
-    next += RoundUp(MapValuesBytes(map), 64);
+    next += guest::RoundUp(MapValuesBytes(map), 64);
   }
   return addresses;
 }
@@ -392,7 +388,7 @@ Result<LoadedCase> LoadCase(const CaseSource& source) {
                 source.memory.size(), guest::kContextSize);
   }
   uint64_t values_end = guest::kMapValuesBase;
-  for (const auto& map : source.maps) values_end += RoundUp(MapValuesBytes(map), 64);
+  for (const auto& map : source.maps) values_end += guest::RoundUp(MapValuesBytes(map), 64);
   if (values_end > guest::kMapValuesBase + guest::kMapValuesSize) {
     return Fail("the maps' values need {} bytes, more than the {}-byte map region",
                 values_end - guest::kMapValuesBase, guest::kMapValuesSize);

@@ -54,10 +54,10 @@ struct LoadedCase {
   std::optional<std::string> clobbered_read;
 };
 
-// Guest address of the GuestMap object of the map at `index` in the case's
-// declaration order, and of its values area. Values areas are laid out one
-// after another from kMapValuesBase, each 64-byte aligned.
-uint64_t MapObjectAddressAt(size_t index);
+// Guest address of the values area of every map, in the case's declaration
+// order (the GuestMap objects are at guest::MapObjectAddress(index)). Values
+// areas are laid out one after another from kMapValuesBase, each 64-byte
+// aligned.
 std::vector<uint64_t> MapValueAddresses(const std::vector<isa::MapSpec>& maps);
 uint64_t MapValuesBytes(const isa::MapSpec& map);
 

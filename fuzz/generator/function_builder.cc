@@ -5,6 +5,7 @@
 
 #include "fuzz/generator/interesting_values.h"
 #include "oracle/helpers.h"
+#include "oracle/guest_layout.h"
 
 namespace bpfdiff::fuzz {
 namespace {
@@ -274,7 +275,7 @@ void FunctionBuilder::LoadImm64(const Record& r) {
   if (kind == 2 && !layout_.value_maps.empty()) {
     // dst = &map value + offset
     const MapInfo& map = layout_.value_maps[r.Pick(2, static_cast<uint32_t>(layout_.value_maps.size()))];
-    const uint32_t stride = (map.value_size + 7) & ~7u;
+    const auto stride = static_cast<uint32_t>(guest::ArrayValueStride(map.value_size));
     const uint32_t area = map.type == isa::MapType::kArray ? stride * map.entries : 0;
     if (area == 0) return;  // hash values are reached through lookups
     const uint32_t offset = (r.Word() % area) & ~7u;

@@ -7,6 +7,7 @@
 #include "fuzz/generator/fuzz_format.h"
 #include "fuzz/generator/record_reader.h"
 #include "isa/program.h"
+#include "oracle/guest_layout.h"
 
 namespace bpfdiff::fuzz {
 namespace {
@@ -50,7 +51,7 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
   auto add_map = [&](int32_t fd, isa::MapType type, uint32_t key, uint32_t value, uint32_t entries) {
     isa::MapSpec spec{fd, type, key, value, entries, {}, {}};
     if (type != isa::MapType::kProgArray) {
-      const uint32_t stride = (value + 7) & ~7u;
+      const auto stride = static_cast<uint32_t>(guest::ArrayValueStride(value));
       // Hash values start empty; array values get data.
       if (type == isa::MapType::kArray) spec.initial_values = data.Bytes(stride * entries);
       layout.value_maps.push_back({fd, type, key, value, entries, static_cast<uint8_t>(source.maps.size())});
