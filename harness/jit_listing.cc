@@ -37,7 +37,7 @@ std::string JitListing(const A64Disassembler& disassembler, const isa::Program& 
                        const jit::CompiledProgram& compiled, const GuestMemory& memory,
                        const ListingOptions& options) {
   std::string out;
-  const auto& slots = isa::ClassifySlots(program);
+  const auto& slots = program.slots;
   for (size_t s = 0; s < compiled.subprograms.size(); ++s) {
     const jit::CompiledSubprogram& sub = compiled.subprograms[s];
     const jit::PackAllocation& slot = *sub.allocation;

@@ -1,7 +1,6 @@
 #include "isa/program.h"
 
 #include <algorithm>
-#include <set>
 
 #include "isa/syntax.h"
 
@@ -87,9 +86,11 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> ma
   if (n == 0) return Fail("the program is empty");
   if (n > kMaxSlots) return Fail("the program has {} slots, more than the limit of {}", n, kMaxSlots);
 
-  std::set<int32_t> fds;
-  for (const auto& map : maps) {
-    if (!fds.insert(map.fd).second) return Fail("map fd {} is declared twice", map.fd);
+  for (size_t i = 0; i < maps.size(); ++i) {
+    const MapSpec& map = maps[i];
+    for (size_t j = 0; j < i; ++j) {
+      if (maps[j].fd == map.fd) return Fail("map fd {} is declared twice", map.fd);
+    }
     if (map.max_entries == 0) return Fail("map {} has no entries", map.fd);
     if (map.type != MapType::kProgArray && (map.key_size == 0 || map.value_size == 0)) {
       return Fail("map {} needs a non-zero key and value size", map.fd);
@@ -101,7 +102,7 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> ma
 
   // Pass 1: forms, fields, lddw pairs, call targets.
   std::vector<SlotInfo> slots(n);
-  std::set<uint32_t> starts = {0};
+  std::vector<uint32_t> starts = {0};  // sorted and made unique after pass 1
   for (size_t pc = 0; pc < n; ++pc) {
     const Insn& insn = insns[pc];
     if (slots[pc].second_slot) continue;
@@ -156,11 +157,13 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> ma
       if (target < 0 || target >= static_cast<int64_t>(n)) {
         return At(pc, &form, fmt::format("call target {} is outside the program ({} slots)", target, n));
       }
-      starts.insert(static_cast<uint32_t>(target));
+      starts.push_back(static_cast<uint32_t>(target));
     }
   }
 
-  Program program{std::move(insns), {starts.begin(), starts.end()}, std::move(slots)};
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  Program program{std::move(insns), std::move(starts), std::move(slots)};
 
   // Pass 2: jump targets and subprogram ends.
   for (size_t pc = 0; pc < n; ++pc) {

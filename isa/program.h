@@ -73,9 +73,6 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> ma
 // Decodes little-endian instruction bytes and validates them.
 Result<Program> DecodeProgram(std::span<const uint8_t> bytes, std::span<const MapSpec> maps = {});
 
-// The form of every slot of a validated program (Program::slots).
-inline const std::vector<SlotInfo>& ClassifySlots(const Program& program) { return program.slots; }
-
 // The highest CPU version and the union of groups that the program's forms
 // need (the upstream runner's selection rule).
 struct Requirements {

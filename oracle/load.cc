@@ -105,7 +105,7 @@ RegisterUse UseOf(const Insn& insn, const Form& form) {
 
 // Verifier-lite checks that do not depend on data flow.
 Status CheckProgram(const isa::Program& program, size_t index) {
-  const auto& slots = isa::ClassifySlots(program);
+  const auto& slots = program.slots;
   const size_t subprograms = program.subprogram_starts.size();
   std::vector<std::vector<size_t>> callees(subprograms);
   for (size_t pc = 0; pc < program.size(); ++pc) {
@@ -170,7 +170,7 @@ Status CheckProgram(const isa::Program& program, size_t index) {
 
 // Finds the first read of a register that a call left undefined.
 std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t index) {
-  const auto& slots = isa::ClassifySlots(program);
+  const auto& slots = program.slots;
   const size_t n = program.size();
   // Only a call leaves registers undefined: a program without one (the
   // common case, and every test_tag program) needs no data flow.
@@ -256,7 +256,7 @@ Result<LoadedProgram> Rewrite(const isa::Program& source,
   out.source_slot.reserve(next);
   std::vector<Insn> insns;
   insns.reserve(next);
-  const auto& slots = isa::ClassifySlots(source);
+  const auto& slots = source.slots;
   for (size_t i = 0; i < n; ++i) {
     for (Insn insn : replacement[i]) {
       if (!slots[i].second_slot && replacement[i].size() == 1) {
@@ -288,7 +288,7 @@ Result<LoadedProgram> Rewrite(const isa::Program& source,
 Result<LoadedProgram> LoadProgram(isa::Program program, size_t index, const std::vector<isa::MapSpec>& maps,
                                   const std::vector<uint64_t>& value_addresses, const LoadOptions& options) {
   if (auto status = CheckProgram(program, index); !status) return status.error();
-  const auto& slots = isa::ClassifySlots(program);
+  const auto& slots = program.slots;
   // Most rewrites replace one slot by one of the same width and no branch
   // (a map load becomes a plain lddw, a tail-call helper call the tail-call
   // instruction): those patch the program in place and reclassify the

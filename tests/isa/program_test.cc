@@ -247,7 +247,7 @@ TEST(isaProgram, AcceptsEveryFormOfTheTable) {
     auto decoded = DecodeProgram(ToBytes(sample.insns), sample.maps);
     ASSERT_TRUE(decoded.ok()) << form.name << ": " << decoded.message();
     EXPECT_EQ(decoded->insns, sample.insns) << form.name;
-    const std::vector<SlotInfo> slots = ClassifySlots(*program);
+    const std::vector<SlotInfo> slots = program->slots;
     EXPECT_EQ(slots[0].form, form.id) << form.name;
     EXPECT_FALSE(slots[0].second_slot);
     if (form.is_wide()) {
