@@ -1,50 +1,36 @@
 // A plain main for fuzz targets built without libFuzzer: runs every file
-// named on the command line (directories recursively) through
+// named on the command line (directories recursively, in name order) through
 // LLVMFuzzerTestOneInput once, so that every target also builds and runs as
-// a regression test over its corpus. A finding aborts, as under libFuzzer.
+// a regression test over its corpus. A finding aborts, as under libFuzzer; a
+// path that does not exist, holds no file or cannot be read exits 2.
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
+#include "support/files.h"
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** argv);
-
-namespace {
-
-std::vector<std::filesystem::path> Inputs(const char* arg) {
-  std::vector<std::filesystem::path> files;
-  std::error_code ec;
-  const std::filesystem::path path(arg);
-  if (std::filesystem::is_directory(path, ec)) {
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(path, ec)) {
-      if (entry.is_regular_file()) files.push_back(entry.path());
-    }
-  } else if (std::filesystem::is_regular_file(path, ec)) {
-    files.push_back(path);
-  }
-  return files;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   if (LLVMFuzzerInitialize != nullptr) LLVMFuzzerInitialize(&argc, &argv);
   size_t replayed = 0;
   for (int i = 1; i < argc; ++i) {
     if (argv[i][0] == '-') continue;  // libFuzzer-style flags are ignored here
-    const auto files = Inputs(argv[i]);
-    if (files.empty()) {
-      std::fprintf(stderr, "replay: %s: no such file or directory, or no inputs in it\n", argv[i]);
+    const auto files = bpfdiff::ListFiles(argv[i]);
+    if (!files || files->empty()) {
+      std::fprintf(stderr, "replay: %s\n",
+                   files ? (std::string(argv[i]) + ": no inputs in it").c_str() : files.message().c_str());
       return 2;
     }
-    for (const auto& file : files) {
-      std::ifstream in(file, std::ios::binary);
-      const std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      LLVMFuzzerTestOneInput(data.data(), data.size());
+    for (const auto& file : *files) {
+      const auto data = bpfdiff::ReadBinaryFile(file);
+      if (!data) {
+        std::fprintf(stderr, "replay: %s\n", data.message().c_str());
+        return 2;
+      }
+      LLVMFuzzerTestOneInput(data->data(), data->size());
       ++replayed;
     }
   }

@@ -47,11 +47,6 @@ constexpr int32_t kAtomicOps[] = {
 constexpr int32_t kSimpleHelpers[] = {kHelperGetPrandomU32, kHelperGetSmpProcessorId,
                                       kHelperGetCurrentPidTgid};
 
-template <typename T, size_t N>
-constexpr size_t Count(const T (&)[N]) {
-  return N;
-}
-
 }  // namespace
 
 FunctionBuilder::FunctionBuilder(const CaseLayout& layout, Role role, size_t function, size_t functions)
@@ -101,14 +96,10 @@ void FunctionBuilder::Build(RecordReader& records) {
     for (size_t callee : uncalled_) {
       const Signature& sig = layout_.signatures[callee];
       if (sig.caller_stack) {
-        Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, kFp));
-        Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, kR1, 0, 0, -64));
+        EmitFrameAddress(kR1, -64);
       }
       for (int a = sig.caller_stack ? 2 : 1; a <= sig.args; ++a) EmitMovImm(static_cast<uint8_t>(a), static_cast<uint64_t>(a));
-      local_calls_.emplace_back(code_.size(), callee);
-      Emit(Make(isa::kOpCall, 0, isa::kPseudoCall));
-      ClobberCallerSaved();
-      SetScalar(kR0);
+      EmitLocalCall(callee);
     }
   }
   if (!state_.regs[kR0].readable()) EmitMovImm(kR0, 0);
@@ -166,7 +157,7 @@ uint8_t FunctionBuilder::ScalarOperand(uint8_t choice) {
   if (reg >= 0 && reg != kFp) return static_cast<uint8_t>(reg);
   const int fresh = PickWritable(choice);
   const auto target = static_cast<uint8_t>(fresh < 0 ? 0 : fresh);
-  EmitMovImm(target, static_cast<uint64_t>(static_cast<int64_t>(kInteresting32[choice % Count(kInteresting32)])));
+  EmitMovImm(target, static_cast<uint64_t>(static_cast<int64_t>(kInteresting32[choice % std::size(kInteresting32)])));
   return target;
 }
 
@@ -193,11 +184,11 @@ void FunctionBuilder::EmitMovImm(uint8_t dst, uint64_t value) {
 
 int32_t FunctionBuilder::Immediate(const Record& r, size_t byte) const {
   if (r.Flag(byte, 7)) return static_cast<int32_t>(r.Word());
-  return kInteresting32[r.Pick(byte, Count(kInteresting32))];
+  return kInteresting32[r.Pick(byte, std::size(kInteresting32))];
 }
 
 uint64_t FunctionBuilder::Immediate64(const Record& r) const {
-  if (r.Flag(1, 7)) return kInteresting64[r.Pick(2, Count(kInteresting64))];
+  if (r.Flag(1, 7)) return kInteresting64[r.Pick(2, std::size(kInteresting64))];
   return uint64_t{r.Word()} << (8 * r.Pick(2, 5)) ^ static_cast<uint64_t>(static_cast<int64_t>(Immediate(r, 3)));
 }
 
@@ -290,10 +281,22 @@ void FunctionBuilder::LoadImm64(const Record& r) {
   SetScalar(dst);
 }
 
+void FunctionBuilder::EmitFrameAddress(uint8_t dst, int32_t offset) {
+  Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, dst, kFp));
+  Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, dst, 0, 0, offset));
+}
+
+void FunctionBuilder::EmitLocalCall(size_t callee) {
+  local_calls_.emplace_back(code_.size(), callee);
+  Emit(Make(isa::kOpCall, 0, isa::kPseudoCall));
+  ClobberCallerSaved();
+  SetScalar(kR0);
+}
+
 // --- Memory -----------------------------------------------------------------
 
 std::optional<FunctionBuilder::Access> FunctionBuilder::PickAccess(const Record& r, unsigned size,
-                                                                   bool aligned, bool) {
+                                                                   bool aligned) {
   // Candidates: r10 and every register that points somewhere.
   uint8_t candidates[isa::kNumRegs];
   size_t count = 0;
@@ -321,7 +324,7 @@ std::optional<FunctionBuilder::Access> FunctionBuilder::PickAccess(const Record&
 void FunctionBuilder::Load(const Record& r) {
   const unsigned size = kSizes[r.Pick(0, 4)];
   const bool sign = size != 8 && r.Flag(0, 4);
-  const auto access = PickAccess(r, size, r.Flag(1, 0), false);
+  const auto access = PickAccess(r, size, r.Flag(1, 0));
   const int dst = PickWritable(r.byte(5));
   if (!access || dst < 0) return;
   const uint8_t mode = sign ? isa::kModeMemSx : isa::kModeMem;
@@ -332,7 +335,7 @@ void FunctionBuilder::Load(const Record& r) {
 
 void FunctionBuilder::Store(const Record& r) {
   const unsigned size = kSizes[r.Pick(0, 4)];
-  const auto access = PickAccess(r, size, r.Flag(1, 0), true);
+  const auto access = PickAccess(r, size, r.Flag(1, 0));
   if (!access) return;
   if (r.Flag(0, 4)) {
     // *(size *)(base + offset) = imm
@@ -348,8 +351,8 @@ void FunctionBuilder::Store(const Record& r) {
 void FunctionBuilder::AtomicOp(const Record& r) {
   const bool is64 = r.Flag(0, 0);
   const unsigned size = is64 ? 8 : 4;
-  const int32_t op = kAtomicOps[r.Pick(1, Count(kAtomicOps))];
-  const auto access = PickAccess(r, size, true, true);
+  const int32_t op = kAtomicOps[r.Pick(1, std::size(kAtomicOps))];
+  const auto access = PickAccess(r, size, true);
   if (!access) return;
   const bool fetch = (op & isa::kAtomicFetch) != 0;
   int src;
@@ -401,7 +404,7 @@ void FunctionBuilder::ProbeLoad(const Record& r) {
 void FunctionBuilder::UntrustedPointer(const Record& r) {
   const int dst = PickWritable(r.byte(0));
   if (dst < 0) return;
-  uint64_t address = kInterestingAddresses[r.Pick(1, Count(kInterestingAddresses))];
+  uint64_t address = kInterestingAddresses[r.Pick(1, std::size(kInterestingAddresses))];
   if (r.Flag(2, 0)) address += r.byte(3);
   EmitMovImm(static_cast<uint8_t>(dst), address);
 }
@@ -427,8 +430,7 @@ void FunctionBuilder::PointerSetup(const Record& r) {
   if (kind == 0) {
     // dst = r10 - k: a pointer into this frame
     const auto k = static_cast<int32_t>(8 * (1 + r.Pick(2, 64)));
-    Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, dst, kFp));
-    Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, dst, 0, 0, -k));
+    EmitFrameAddress(dst, -k);
     state_.regs[dst] = RegState::Pointer(Area::kStack, -k, 512);
   } else if (kind == 1) {
     // dst = another register's pointer (a copy of ctx, say)
@@ -452,7 +454,7 @@ void FunctionBuilder::BeginIf(const Record& r) {
   const uint8_t a = ScalarOperand(r.byte(1));
   const bool is32 = r.Flag(0, 7);
   const uint8_t cls = is32 ? isa::kClassJmp32 : isa::kClassJmp;
-  const uint8_t op = kConditions[r.Pick(0, Count(kConditions))];
+  const uint8_t op = kConditions[r.Pick(0, std::size(kConditions))];
   Insn jump;
   if (r.Flag(2, 0)) {
     jump = Make(cls | isa::kSrcX | op, a, ScalarOperand(r.byte(3)));
@@ -525,8 +527,7 @@ void FunctionBuilder::SetUpHelperArgs(const Record& r, int32_t helper) {
       const int32_t key = map->type == isa::MapType::kArray ? static_cast<int32_t>(r.Pick(3, map->entries + 2))
                                                             : static_cast<int32_t>(r.Pick(3, 4));
       Emit(Make(isa::kClassSt | isa::kModeMem | isa::kSizeDW, kFp, 0, static_cast<int16_t>(key_slot), key));
-      Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR2, kFp));
-      Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, kR2, 0, 0, key_slot));
+      EmitFrameAddress(kR2, key_slot);
       if (helper == kHelperMapUpdateElem) {
         const int32_t value_slot = -64 - 8 * static_cast<int32_t>((map->value_size + 7) / 8);
         for (uint32_t b = 0; b < map->value_size; b += 8) {
@@ -534,8 +535,7 @@ void FunctionBuilder::SetUpHelperArgs(const Record& r, int32_t helper) {
                     static_cast<int16_t>(value_slot + static_cast<int32_t>(b)),
                     static_cast<int32_t>(static_cast<uint32_t>(Immediate(r, 4)) + b)));
         }
-        Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, 3, kFp));
-        Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, 3, 0, 0, value_slot));
+        EmitFrameAddress(3, value_slot);
         EmitMovImm(kR4, r.Pick(5, 4));
       }
       break;
@@ -543,10 +543,9 @@ void FunctionBuilder::SetUpHelperArgs(const Record& r, int32_t helper) {
     case kHelperProbeRead: {
       // r1 = &stack buffer, r2 = size, r3 = an untrusted pointer
       const auto size = static_cast<int32_t>(r.Pick(2, 65));
-      Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, kFp));
-      Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, kR1, 0, 0, -128));
+      EmitFrameAddress(kR1, -128);
       EmitMovImm(kR2, static_cast<uint64_t>(size));
-      EmitMovImm(kR3, kInterestingAddresses[r.Pick(3, Count(kInterestingAddresses))]);
+      EmitMovImm(kR3, kInterestingAddresses[r.Pick(3, std::size(kInterestingAddresses))]);
       break;
     }
     case kHelperUnwind:
@@ -556,8 +555,7 @@ void FunctionBuilder::SetUpHelperArgs(const Record& r, int32_t helper) {
     case kHelperKptrXchg: {
       // r1 = &an 8-byte slot (stack or map value), r2 = the new value
       const auto slot = static_cast<int32_t>(-8 * (1 + r.Pick(2, 8)));
-      Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, kFp));
-      Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, kR1, 0, 0, slot));
+      EmitFrameAddress(kR1, slot);
       EmitMovImm(kR2, static_cast<uint64_t>(Immediate(r, 3)));
       break;
     }
@@ -569,10 +567,10 @@ void FunctionBuilder::HelperCall(const Record& r) {
   static constexpr int32_t kHelpers[] = {kHelperMapLookupElem, kHelperMapUpdateElem, kHelperMapDeleteElem,
                                          kHelperProbeRead,     kHelperUnwind,        kHelperKptrXchg,
                                          kHelperMapLookupElem, kHelperGetPrandomU32};
-  int32_t helper = kHelpers[r.Pick(0, Count(kHelpers))];
+  int32_t helper = kHelpers[r.Pick(0, std::size(kHelpers))];
   const bool map_helper = helper <= kHelperMapDeleteElem;
-  if (map_helper && layout_.value_maps.empty()) helper = kSimpleHelpers[r.Pick(6, Count(kSimpleHelpers))];
-  if (helper == kHelperGetPrandomU32) helper = kSimpleHelpers[r.Pick(6, Count(kSimpleHelpers))];
+  if (map_helper && layout_.value_maps.empty()) helper = kSimpleHelpers[r.Pick(6, std::size(kSimpleHelpers))];
+  if (helper == kHelperGetPrandomU32) helper = kSimpleHelpers[r.Pick(6, std::size(kSimpleHelpers))];
   if (reserved(kR0)) return;
   SetUpHelperArgs(r, helper);
   const MapInfo* map = helper == kHelperMapLookupElem
@@ -595,8 +593,7 @@ void FunctionBuilder::LocalCall(const Record& r) {
   const size_t callee = function_ + 1 + r.Pick(0, static_cast<uint32_t>(functions_ - function_ - 1));
   const Signature& sig = layout_.signatures[callee];
   if (sig.caller_stack) {
-    Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, kFp));
-    Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, kR1, 0, 0, -64));
+    EmitFrameAddress(kR1, -64);
   }
   for (int a = sig.caller_stack ? 2 : 1; a <= sig.args; ++a) {
     // An argument is a value of ours, never a stack address.
@@ -608,10 +605,7 @@ void FunctionBuilder::LocalCall(const Record& r) {
     }
     SetScalar(static_cast<uint8_t>(a));
   }
-  local_calls_.emplace_back(code_.size(), callee);
-  Emit(Make(isa::kOpCall, 0, isa::kPseudoCall));
-  ClobberCallerSaved();
-  SetScalar(kR0);
+  EmitLocalCall(callee);
 }
 
 void FunctionBuilder::Callx(const Record& r) {
@@ -619,7 +613,7 @@ void FunctionBuilder::Callx(const Record& r) {
   // set up as for a direct call.
   const int holder = r.Flag(0, 0) ? PickWritable(r.byte(5), true) : (reserved(kR0) ? -1 : 0);
   if (holder < 0 || reserved(kR0)) return;
-  int32_t helper = kSimpleHelpers[r.Pick(6, Count(kSimpleHelpers))];
+  int32_t helper = kSimpleHelpers[r.Pick(6, std::size(kSimpleHelpers))];
   if (r.Pick(0, 4) == 1) helper = kHelperUnwind;
   if (r.Pick(0, 4) == 2 && !layout_.value_maps.empty()) helper = kHelperMapLookupElem;
   SetUpHelperArgs(r, helper);

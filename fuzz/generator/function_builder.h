@@ -83,7 +83,12 @@ class FunctionBuilder {
     uint8_t base;
     int16_t offset;
   };
-  std::optional<Access> PickAccess(const Record& r, unsigned size, bool aligned, bool writable);
+  std::optional<Access> PickAccess(const Record& r, unsigned size, bool aligned);
+  // dst = r10 + offset (mov, add): an address in the frame.
+  void EmitFrameAddress(uint8_t dst, int32_t offset);
+  // call local to `callee` (patched when the layout is known); r1..r5 are
+  // then undefined and r0 a scalar.
+  void EmitLocalCall(size_t callee);
   void SetScalar(uint8_t reg) { state_.regs[reg] = RegState::Scalar(); }
   void ClobberCallerSaved();
 
