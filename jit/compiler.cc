@@ -63,15 +63,22 @@ Status BuildImage(JitContext& ctx) {
   return {};
 }
 
+// The BPF slot whose code holds arm64 word `word`: the last slot (of those
+// from `first_slot`, whose offsets these are, plus the end) whose code
+// starts at or before it.
+uint32_t SlotOfWord(const std::vector<uint32_t>& offsets, uint32_t first_slot, uint32_t word) {
+  auto it = std::upper_bound(offsets.begin(), offsets.end() - 1, word);
+  if (it == offsets.begin()) return first_slot;
+  return first_slot + static_cast<uint32_t>(it - offsets.begin()) - 1;
+}
+
 // No word may be AARCH64_BREAK_FAULT: an encoder could not encode an operand.
 Status Validate(const JitContext& ctx, uint32_t expected_entries) {
   for (uint32_t i = 0; i < ctx.idx; ++i) {
     if (ctx.image[i] != a64::kBreakFault) continue;
-    uint32_t slot = ctx.first_slot;
-    while (slot + 1 < ctx.end_slot && ctx.offsets[slot + 1 - ctx.first_slot] <= i) ++slot;
     return Fail("instruction {}: the JIT could not encode an operand (word {} is "
                 "AARCH64_BREAK_FAULT)",
-                slot, i);
+                SlotOfWord(ctx.offsets, ctx.first_slot, i), i);
   }
   if (ctx.exentry_idx != expected_entries) {
     return Fail("emitted {} exception-table entries, expected {}", ctx.exentry_idx, expected_entries);
@@ -99,11 +106,7 @@ void AttachImage(Unit& unit) {
 }  // namespace
 
 uint32_t CompiledSubprogram::SlotAt(uint64_t pc) const {
-  const auto word = static_cast<uint32_t>((pc - rx_image) / 4);
-  // The last slot whose code starts at or before `word`.
-  auto it = std::upper_bound(offsets.begin(), offsets.end() - 1, word);
-  if (it == offsets.begin()) return first_slot;
-  return first_slot + static_cast<uint32_t>(it - offsets.begin()) - 1;
+  return SlotOfWord(offsets, first_slot, static_cast<uint32_t>((pc - rx_image) / 4));
 }
 
 const CompiledSubprogram* CompiledProgram::SubprogramAt(uint64_t pc) const {
