@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <limits>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -100,7 +101,9 @@ std::string FormSyntax(const Form& form) {
   return text;
 }
 
-FieldUse FieldsOf(const Form& form) {
+namespace {
+
+FieldUse ComputeFieldsOf(const Form& form) {
   FieldUse use;
   for (Operand operand : OperandsOf(form.shape)) {
     switch (operand) {
@@ -123,6 +126,19 @@ FieldUse FieldsOf(const Form& form) {
     case Discriminant::kImm: use.imm = true; break;
   }
   return use;
+}
+
+}  // namespace
+
+// Validation asks this for every instruction of every program: one table,
+// built once, indexed by form.
+FieldUse FieldsOf(const Form& form) {
+  static const std::vector<FieldUse> table = [] {
+    std::vector<FieldUse> uses;
+    for (const Form& f : AllForms()) uses.push_back(ComputeFieldsOf(f));
+    return uses;
+  }();
+  return table[form.id];
 }
 
 Result<Literal> ParseLiteral(std::string_view text) {
