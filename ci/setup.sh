@@ -9,6 +9,7 @@ packages=(
   libunicorn-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  chromium fonts-dejavu-core  # the HTML report's headless check (tests/report)
 )
 
 missing=()
