@@ -1,5 +1,6 @@
 #include "harness/conformance.h"
 
+#include <algorithm>
 #include <regex>
 
 #include <fmt/format.h>
@@ -12,24 +13,75 @@
 namespace bpfdiff {
 namespace {
 
+constexpr std::string_view kStatusNames[] = {"pass", "fail", "skip", "poisoned"};
+
 bool IsUnsupportedByJit(const std::string& message) {
   return message.find("legacy packet access") != std::string::npos;
 }
 
-TestResult RunOne(DifferentialRunner& runner, const std::filesystem::path& path,
-                  const ConformanceOptions& options) {
-  TestResult result{path.filename().string(), TestStatus::kPass, ""};
+// The same status and reason on every engine: the test was decided before
+// any engine ran (selection, a file that does not parse, a load rejection).
+TestResult Uniform(TestResult result, const std::vector<std::string>& engines, TestStatus status,
+                   std::string reason) {
+  result.status = status;
+  result.reason = reason;
+  for (const auto& engine : engines) result.engines.push_back({engine, status, reason});
+  return result;
+}
+
+EngineResult JudgeEngine(const EngineRun& run, const CaseFile& file) {
+  if (!run.outcome) {
+    if (IsUnsupportedByJit(run.prepare_error)) return {run.engine, TestStatus::kSkip, run.prepare_error};
+    return {run.engine, TestStatus::kFail, fmt::format("failed to compile: {}", run.prepare_error)};
+  }
+  if (auto problem = CheckExpectations(file.expected, *run.outcome)) {
+    return {run.engine, TestStatus::kFail, *problem};
+  }
+  switch (run.verdict.kind) {
+    case Verdict::Kind::kDivergence:
+      return {run.engine, TestStatus::kFail, run.verdict.Describe()};
+    case Verdict::Kind::kPoisoned:
+      return {run.engine, TestStatus::kPoisoned, run.verdict.detail};
+    case Verdict::Kind::kMatch:
+      break;
+  }
+  return {run.engine, TestStatus::kPass, ""};
+}
+
+// The test's status from its engines' (see TestResult::status); a failure's
+// reason names the first failing engine.
+void DecideFromEngines(TestResult& result) {
+  const auto failed = std::find_if(result.engines.begin(), result.engines.end(),
+                                   [](const EngineResult& e) { return e.status == TestStatus::kFail; });
+  if (failed != result.engines.end()) {
+    result.status = TestStatus::kFail;
+    result.reason = fmt::format("{}: {}", failed->engine, failed->reason);
+    return;
+  }
+  const bool all_skipped = std::all_of(result.engines.begin(), result.engines.end(),
+                                       [](const EngineResult& e) { return e.status == TestStatus::kSkip; });
+  if (all_skipped && !result.engines.empty()) {
+    result.status = TestStatus::kSkip;
+    result.reason = fmt::format("{}: {}", result.engines.front().engine, result.engines.front().reason);
+    return;
+  }
+  result.status = TestStatus::kPass;
+}
+
+TestResult RunOne(DifferentialRunner& runner, const std::vector<std::string>& engines, TestResult result,
+                  const std::filesystem::path& path, const ConformanceOptions& options) {
   auto file = ReadCaseFile(path);
-  if (!file) return {result.name, TestStatus::kFail, file.message()};
+  if (!file) return Uniform(std::move(result), engines, TestStatus::kFail, file.message());
 
   // Upstream's selection: the main program's forms decide.
   const isa::Requirements req = isa::RequirementsOf(file->source.programs.front());
   if (req.cpu > options.cpu) {
-    return {result.name, TestStatus::kSkip, fmt::format("needs cpu {}", isa::CpuVersionName(req.cpu))};
+    return Uniform(std::move(result), engines, TestStatus::kSkip,
+                   fmt::format("needs cpu {}", isa::CpuVersionName(req.cpu)));
   }
   if ((req.groups & ~options.groups) != 0) {
-    return {result.name, TestStatus::kSkip,
-            fmt::format("needs group {}", isa::GroupNames(req.groups & ~options.groups))};
+    return Uniform(std::move(result), engines, TestStatus::kSkip,
+                   fmt::format("needs group {}", isa::GroupNames(req.groups & ~options.groups)));
   }
 
   CaseRun run = runner.Run(file->source);
@@ -37,34 +89,60 @@ TestResult RunOne(DifferentialRunner& runner, const std::filesystem::path& path,
     // A program the load step rejects passes only if the file expects an error.
     if (file->expected.error &&
         (file->expected.error->empty() || *file->expected.error == *run.load_error)) {
-      return result;
+      return Uniform(std::move(result), engines, TestStatus::kPass, "");
     }
-    return {result.name, TestStatus::kFail, fmt::format("rejected at load: {}", *run.load_error)};
+    return Uniform(std::move(result), engines, TestStatus::kFail,
+                   fmt::format("rejected at load: {}", *run.load_error));
   }
-  std::vector<std::string> skipped;
-  for (const EngineRun& engine_run : run.runs) {
-    if (!engine_run.outcome) {
-      if (IsUnsupportedByJit(engine_run.prepare_error)) {
-        skipped.push_back(fmt::format("{}: {}", engine_run.engine, engine_run.prepare_error));
-        continue;
-      }
-      return {result.name, TestStatus::kFail,
-              fmt::format("{} failed to compile: {}", engine_run.engine, engine_run.prepare_error)};
-    }
-    if (auto problem = CheckExpectations(file->expected, *engine_run.outcome)) {
-      return {result.name, TestStatus::kFail, fmt::format("{}: {}", engine_run.engine, *problem)};
-    }
-    if (engine_run.verdict.kind == Verdict::Kind::kDivergence) {
-      return {result.name, TestStatus::kFail, fmt::format("{}: {}", engine_run.engine, engine_run.verdict.Describe())};
-    }
-  }
-  if (!skipped.empty() && skipped.size() == run.runs.size()) {
-    return {result.name, TestStatus::kSkip, skipped.front()};
-  }
+  for (const EngineRun& engine_run : run.runs) result.engines.push_back(JudgeEngine(engine_run, *file));
+  DecideFromEngines(result);
   return result;
 }
 
+void PrintResult(std::ostream& out, const TestResult& result, ConformanceListing listing) {
+  switch (result.status) {
+    case TestStatus::kFail:
+      fmt::print(out, "FAIL {}: {}\n", result.name, result.reason);
+      break;
+    case TestStatus::kPass:
+    case TestStatus::kPoisoned:
+      if (listing == ConformanceListing::kEveryTest) fmt::print(out, "PASS {}\n", result.name);
+      break;
+    case TestStatus::kSkip:
+      if (listing == ConformanceListing::kEveryTest) fmt::print(out, "SKIP {}: {}\n", result.name, result.reason);
+      break;
+  }
+}
+
 }  // namespace
+
+std::string_view TestStatusName(TestStatus status) { return kStatusNames[static_cast<size_t>(status)]; }
+
+std::optional<TestStatus> ParseTestStatus(std::string_view name) {
+  for (size_t i = 0; i < std::size(kStatusNames); ++i) {
+    if (kStatusNames[i] == name) return static_cast<TestStatus>(i);
+  }
+  return std::nullopt;
+}
+
+std::vector<EngineCounts> ConformanceSummary::PerEngine() const {
+  std::vector<EngineCounts> counts;
+  for (const auto& engine : engines) counts.push_back(EngineCounts{.engine = engine});
+  for (const auto& result : results) {
+    for (const auto& engine_result : result.engines) {
+      auto it = std::find_if(counts.begin(), counts.end(),
+                             [&](const EngineCounts& c) { return c.engine == engine_result.engine; });
+      if (it == counts.end()) it = counts.insert(counts.end(), EngineCounts{.engine = engine_result.engine});
+      switch (engine_result.status) {
+        case TestStatus::kPass: ++it->passed; break;
+        case TestStatus::kFail: ++it->failed; break;
+        case TestStatus::kSkip: ++it->skipped; break;
+        case TestStatus::kPoisoned: ++it->poisoned; break;
+      }
+    }
+  }
+  return counts;
+}
 
 Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std::ostream& out) {
   std::optional<std::regex> include, exclude;
@@ -74,12 +152,12 @@ Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std
   } catch (const std::regex_error& e) {
     return Fail("bad regular expression: {}", e.what());
   }
-  std::vector<std::filesystem::path> files;
+  std::vector<std::pair<std::filesystem::path, std::string>> files;  // file, its suite
   for (const auto& suite : options.suites) {
     auto listed = ListFiles(suite, ".data");
     if (!listed) return listed.error();
     if (listed->empty()) return Fail("{}: no .data files", suite.string());
-    files.insert(files.end(), listed->begin(), listed->end());
+    for (auto& file : *listed) files.emplace_back(std::move(file), suite.string());
   }
 
   SandboxOptions sandbox_options;
@@ -88,32 +166,40 @@ Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std
   if (!sandbox) return sandbox.error();
   auto engines = MakeEngines(**sandbox, options.engine, options.bugs.jit);
   if (!engines) return engines.error();
+  ConformanceSummary summary;
+  for (const auto& engine : *engines) summary.engines.emplace_back(engine->name());
   DifferentialRunner runner(**sandbox, std::move(engines).value());
 
-  ConformanceSummary summary;
-  for (const auto& path : files) {
-    const std::string name = path.filename().string();
+  for (const auto& [path, suite] : files) {
     TestResult result;
-    if ((include && !std::regex_search(name, *include)) || (exclude && std::regex_search(name, *exclude))) {
-      result = {name, TestStatus::kSkip, "excluded by pattern"};
+    result.name = path.filename().string();
+    result.suite = suite;
+    if ((include && !std::regex_search(result.name, *include)) ||
+        (exclude && std::regex_search(result.name, *exclude))) {
+      result = Uniform(std::move(result), summary.engines, TestStatus::kSkip, "excluded by pattern");
     } else {
-      result = RunOne(runner, path, options);
+      result = RunOne(runner, summary.engines, std::move(result), path, options);
     }
     switch (result.status) {
       case TestStatus::kPass:
+      case TestStatus::kPoisoned:
         ++summary.passed;
-        fmt::print(out, "PASS {}\n", name);
         break;
       case TestStatus::kFail:
         ++summary.failed;
-        fmt::print(out, "FAIL {}: {}\n", name, result.reason);
         break;
       case TestStatus::kSkip:
         ++summary.skipped;
-        fmt::print(out, "SKIP {}: {}\n", name, result.reason);
         break;
     }
+    PrintResult(out, result, options.listing);
     summary.results.push_back(std::move(result));
+  }
+  if (summary.engines.size() > 1) {
+    for (const auto& c : summary.PerEngine()) {
+      fmt::print(out, "{}: {} passed, {} failed, {} skipped, {} not comparable\n", c.engine, c.passed, c.failed,
+                 c.skipped, c.poisoned);
+    }
   }
   fmt::print(out, "{} passed, {} failed, {} skipped\n", summary.passed, summary.failed, summary.skipped);
   return summary;

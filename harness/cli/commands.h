@@ -19,5 +19,6 @@ void AddConformanceCommand(CLI::App& app, int& exit_code);
 void AddPluginCommand(CLI::App& app, int& exit_code);
 void AddJitCommand(CLI::App& app, int& exit_code);
 void AddRecursionCommand(CLI::App& app, int& exit_code);
+void AddReportCommand(CLI::App& app, int& exit_code);
 
 }  // namespace bpfdiff::cli

@@ -1,5 +1,6 @@
 // bpfdiff conformance --suite DIR...: the bpf_conformance suite (or any
-// directory of .data files) on the chosen engines.
+// directory of .data files) on the chosen engines; --json and --junit keep
+// the results per engine for `bpfdiff report` and CI dashboards.
 #include <iostream>
 
 #include <fmt/format.h>
@@ -7,6 +8,10 @@
 #include "harness/cli/commands.h"
 #include "harness/conformance.h"
 #include "harness/planted_bug.h"
+#include "harness/report/conformance_json.h"
+#include "harness/report/history.h"
+#include "harness/report/report_writers.h"
+#include "support/files.h"
 
 namespace bpfdiff::cli {
 namespace {
@@ -17,7 +22,25 @@ struct ConformanceArgs {
   std::string cpu = "v4";
   std::vector<std::string> include_groups;
   std::string include, exclude;
+  std::string json, junit;
+  bool quiet = false;
 };
+
+// The results as files; an error names the file that could not be written.
+Status WriteResultFiles(const ConformanceArgs& args, const ConformanceSummary& summary) {
+  if (!args.json.empty()) {
+    if (auto written = WriteFile(args.json, report::DumpJson(report::ConformanceToJson(summary))); !written) {
+      return written;
+    }
+  }
+  if (!args.junit.empty()) {
+    report::ReportModel model;  // conformance alone: the JUnit has its suites only
+    model.timestamp = report::UtcTimestampNow();
+    model.conformance = summary;
+    if (auto written = WriteFile(args.junit, report::JunitReport(model)); !written) return written;
+  }
+  return {};
+}
 
 int Run(const ConformanceArgs& args) {
   ConformanceOptions options;
@@ -46,9 +69,14 @@ int Run(const ConformanceArgs& args) {
   options.bugs = *bugs;
   if (!args.include.empty()) options.include = args.include;
   if (!args.exclude.empty()) options.exclude = args.exclude;
+  options.listing = args.quiet ? ConformanceListing::kFailuresOnly : ConformanceListing::kEveryTest;
   auto summary = RunConformance(options, std::cout);
   if (!summary) {
     fmt::print(stderr, "bpfdiff conformance: {}\n", summary.message());
+    return kExitBadInput;
+  }
+  if (auto written = WriteResultFiles(args, *summary); !written) {
+    fmt::print(stderr, "bpfdiff conformance: {}\n", written.message());
     return kExitBadInput;
   }
   return summary->failed == 0 ? kExitOk : kExitFailed;
@@ -68,6 +96,9 @@ void AddConformanceCommand(CLI::App& app, int& exit_code) {
                   "Groups beyond upstream's defaults: callx, packet");
   cmd->add_option("--include", args->include, "Only tests whose file name matches this regex");
   cmd->add_option("--exclude", args->exclude, "Skip tests whose file name matches this regex");
+  cmd->add_option("--json", args->json, "Also write the results, per engine, as JSON (for `bpfdiff report`)");
+  cmd->add_option("--junit", args->junit, "Also write the results as JUnit XML, a testsuite per engine");
+  cmd->add_flag("--quiet", args->quiet, "Print only failures and the counts per engine");
   cmd->callback([args, &exit_code] { exit_code = Run(*args); });
 }
 

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   bpfdiff::fuzz::AddTriageCommands(app, exit_code);
   bpfdiff::fuzz::AddPackCommands(app, exit_code);
   bpfdiff::cli::AddRecursionCommand(app, exit_code);
+  bpfdiff::cli::AddReportCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
