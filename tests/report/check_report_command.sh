@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# `bpfdiff report` and `bpfdiff conformance --json/--junit/--quiet` through
+# the command line: exit statuses (0 passed, 1 a failure, 2 bad input), the
+# files written, and the history carried from one night to the next.
+# Usage: check_report_command.sh BPFDIFF FIXTURES OWN_VECTORS
+set -euo pipefail
+bpfdiff=$1 fixtures=$2 vectors=$3
+work="$(mktemp -d /tmp/bpfdiff-report-command.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_status STATUS COMMAND...: runs COMMAND, checks its exit status.
+expect_status() {
+  local want=$1 got=0
+  shift
+  "$@" > "$work/stdout" 2> "$work/stderr" || got=$?
+  [[ $got == "$want" ]] || fail "exit $got, expected $want: $* ($(head -c 300 "$work/stderr"))"
+}
+
+# Bad input: exit 2 with a message naming the problem.
+expect_status 2 "$bpfdiff" report --conformance "$work/missing.json" --out "$work/out"
+grep -q "missing.json" "$work/stderr" || fail "missing file not named: $(cat "$work/stderr")"
+echo '{"format": ' > "$work/malformed.json"
+expect_status 2 "$bpfdiff" report --conformance "$work/malformed.json" --out "$work/out"
+grep -q "not valid JSON" "$work/stderr" || fail "malformed JSON not reported: $(cat "$work/stderr")"
+expect_status 2 "$bpfdiff" report --conformance "$fixtures/conformance.json" \
+  --fuzz-stats "$work/malformed.json" --out "$work/out"
+expect_status 2 "$bpfdiff" report --conformance "$fixtures/conformance.json" --timestamp yesterday --out "$work/out"
+expect_status 2 "$bpfdiff" report --conformance "$fixtures/conformance.json"   # no --out
+[[ ! -e "$work/out" ]] || fail "bad input still wrote $work/out"
+
+# The fixtures hold a failure and an undetected planted bug: exit 1, every file.
+expect_status 1 "$bpfdiff" report --conformance "$fixtures/conformance.json" \
+  --fuzz-stats "$fixtures/diff_fuzzer_stats.json" --fuzz-runs "$fixtures/fuzz_runs.json" \
+  --planted "$fixtures/planted.json" --timestamp 2024-05-01T03:00:00Z --out "$work/out"
+for f in summary.txt junit.xml report.json report.html history/20240501T030000Z.json; do
+  [[ -s "$work/out/$f" ]] || fail "no $f"
+done
+grep -q "^bpfdiff nightly report 2024-05-01T03:00:00Z: FAILED" "$work/stdout" || fail "summary not printed"
+grep -q "^report: $work/out/report.html" "$work/stdout" || fail "HTML path not printed"
+grep -q "pack_fuzzer        no stats" "$work/out/summary.txt" || fail "a run without stats is not 'no stats'"
+
+# Everything passed: exit 0; the previous night shows in the trend.
+cat > "$work/passing.json" <<'JSON'
+{"format": "bpfdiff-conformance-1", "engines": ["interp"],
+ "tests": [{"name": "a.data", "status": "pass", "engines": [{"engine": "interp", "status": "pass"}]}]}
+JSON
+expect_status 0 "$bpfdiff" report --conformance "$work/passing.json" --timestamp 2024-05-02T03:00:00Z \
+  --history "$work/out/history" --out "$work/out2"
+grep -q "all parts passed" "$work/out2/summary.txt" || fail "passing report does not say so"
+grep -q "trend over 2 nights" "$work/out2/summary.txt" || fail "previous night missing from the trend"
+
+# conformance --json/--junit/--quiet on our own vectors (pass or fail, the
+# files hold one test per .data file, and --quiet prints no PASS line).
+tests=$(find "$vectors" -name '*.data' | wc -l)
+status=0
+"$bpfdiff" conformance --suite "$vectors" --engine all --include-groups callx --quiet \
+  --json "$work/c.json" --junit "$work/c.xml" > "$work/stdout" 2>&1 || status=$?
+[[ $status == 0 || $status == 1 ]] || fail "conformance exited $status: $(tail -5 "$work/stdout")"
+! grep -q "^PASS " "$work/stdout" || fail "--quiet printed PASS lines"
+grep -q "^jit-llsc: " "$work/stdout" || fail "no per-engine counts"
+[[ $(grep -c '"name": ' "$work/c.json") == "$tests" ]] || fail "c.json does not hold $tests tests"
+[[ $(grep -c '<testcase ' "$work/c.xml") == $((tests * 3)) ]] || fail "c.xml does not hold $tests tests x 3 engines"
+# The report passes or fails as conformance did.
+expect_status "$status" "$bpfdiff" report --conformance "$work/c.json" --out "$work/out3" --timestamp 2024-05-03T03:00:00Z
+[[ -s "$work/out3/report.html" ]] || fail "no report from conformance --json"
+
+if ((failures)); then echo "$failures check(s) failed"; exit 1; fi
+echo "report command: all checks passed"

@@ -1,0 +1,29 @@
+// The report model loaded from tests/report/fixtures: four tests on three
+// engines (one failure, one skip whose name holds markup, one not
+// comparable on both JITs), stats for two of three fuzz targets, three
+// planted bugs (one not detected).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "harness/report/report_inputs.h"
+
+namespace bpfdiff::report {
+
+inline std::filesystem::path Fixture(std::string_view name) {
+  return std::filesystem::path(BPFDIFF_REPORT_FIXTURES) / name;
+}
+
+inline ReportModel FixtureModel() {
+  ReportInputs inputs;
+  inputs.conformance = Fixture("conformance.json");
+  inputs.fuzz_stats = {Fixture("diff_fuzzer_stats.json"), Fixture("pack_fuzzer_stats.json")};
+  inputs.fuzz_runs = Fixture("fuzz_runs.json");
+  inputs.planted = Fixture("planted.json");
+  auto model = LoadReportInputs(inputs);
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.message());
+  model->timestamp = "2024-05-01T03:00:00Z";
+  return std::move(model).value();
+}
+
+}  // namespace bpfdiff::report

@@ -1,0 +1,120 @@
+#include "harness/report/report_inputs.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "harness/report/conformance_json.h"
+#include "tests/report/fixture_model.h"
+
+namespace bpfdiff::report {
+namespace {
+
+std::filesystem::path TempFile(std::string_view name, std::string_view text) {
+  const auto path = std::filesystem::path(testing::TempDir()) / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ReportInputs, ConformanceKeepsEachEnginesStatus) {
+  auto summary = LoadConformance(Fixture("conformance.json"));
+  ASSERT_TRUE(summary.ok()) << summary.message();
+  EXPECT_EQ(summary->engines, (std::vector<std::string>{"interp", "jit", "jit-llsc"}));
+  EXPECT_EQ(summary->passed, 2);
+  EXPECT_EQ(summary->failed, 1);
+  EXPECT_EQ(summary->skipped, 1);
+  const auto counts = summary->PerEngine();
+  ASSERT_EQ(counts.size(), 3u);
+  EXPECT_EQ(counts[2].engine, "jit-llsc");
+  EXPECT_EQ(counts[2].failed, 1);
+  EXPECT_EQ(counts[2].poisoned, 1);
+  EXPECT_EQ(counts[0].poisoned, 0);
+}
+
+TEST(ReportInputs, ConformanceJsonRoundTrips) {
+  auto summary = LoadConformance(Fixture("conformance.json"));
+  ASSERT_TRUE(summary.ok());
+  auto again = ConformanceFromJson(ConformanceToJson(*summary), "round trip");
+  ASSERT_TRUE(again.ok()) << again.message();
+  ASSERT_EQ(again->results.size(), summary->results.size());
+  for (size_t i = 0; i < summary->results.size(); ++i) {
+    EXPECT_EQ(again->results[i].name, summary->results[i].name);
+    EXPECT_EQ(again->results[i].status, summary->results[i].status);
+    ASSERT_EQ(again->results[i].engines.size(), 3u);
+    EXPECT_EQ(again->results[i].engines[1].reason, summary->results[i].engines[1].reason);
+  }
+}
+
+TEST(ReportInputs, FuzzStatsKeepTheWritersOrderAndIgnoreUnknownKeys) {
+  auto stats = LoadFuzzStats(Fixture("diff_fuzzer_stats.json"));
+  ASSERT_TRUE(stats.ok()) << stats.message();
+  EXPECT_EQ(stats->target, "diff_fuzzer");
+  EXPECT_EQ(stats->inputs, 1234);
+  ASSERT_EQ(stats->counters.size(), 3u);
+  EXPECT_EQ(stats->counters[0].first, "compared");
+  EXPECT_EQ(stats->counters[2].first, "extra_runs");
+  ASSERT_TRUE(stats->forms.has_value());
+  EXPECT_EQ(stats->forms->completed, 168);
+  EXPECT_EQ(stats->forms->not_completed.size(), 6u);
+}
+
+TEST(ReportInputs, FuzzStatsWithoutOptionalPartsLoad) {
+  auto stats = LoadFuzzStats(TempFile("minimal.json", R"({"target": "t", "seconds": 1, "inputs": 0})"));
+  ASSERT_TRUE(stats.ok()) << stats.message();
+  EXPECT_TRUE(stats->counters.empty());
+  EXPECT_TRUE(stats->poisoned.empty());
+  EXPECT_FALSE(stats->forms.has_value());
+}
+
+TEST(ReportInputs, BadInputsSayWhatIsWrong) {
+  auto missing = LoadFuzzStats(Fixture("no-such-file.json"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("no-such-file.json"), std::string::npos);
+
+  auto malformed = LoadConformance(TempFile("malformed.json", "{\"format\": "));
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_NE(malformed.message().find("not valid JSON"), std::string::npos) << malformed.message();
+
+  auto no_inputs = LoadFuzzStats(TempFile("no-inputs.json", R"({"target": "t", "seconds": 1})"));
+  ASSERT_FALSE(no_inputs.ok());
+  EXPECT_NE(no_inputs.message().find("'inputs'"), std::string::npos) << no_inputs.message();
+
+  auto wrong_type = LoadFuzzStats(TempFile("wrong.json", R"({"target": "t", "seconds": "long", "inputs": 1})"));
+  ASSERT_FALSE(wrong_type.ok());
+  EXPECT_NE(wrong_type.message().find("'seconds' must be a number"), std::string::npos) << wrong_type.message();
+
+  auto bad_status = LoadConformance(TempFile(
+      "status.json", R"({"format": "bpfdiff-conformance-1", "engines": [], "tests": [{"name": "a", "status": "ok"}]})"));
+  ASSERT_FALSE(bad_status.ok());
+  EXPECT_NE(bad_status.message().find("unknown status 'ok'"), std::string::npos) << bad_status.message();
+
+  auto planted = LoadPlanted(TempFile("planted.json", R"([{"bug": "b", "target": "t"}])"));
+  ASSERT_FALSE(planted.ok());
+  EXPECT_NE(planted.message().find("'detected'"), std::string::npos) << planted.message();
+}
+
+TEST(ReportInputs, ARunWithoutStatsIsKeptAndTwoStatsForOneTargetAreAnError) {
+  const ReportModel model = FixtureModel();
+  ASSERT_EQ(model.fuzz.size(), 3u);
+  EXPECT_EQ(model.fuzz[2].target, "recursion_fuzzer");
+  EXPECT_TRUE(model.fuzz[2].run.has_value());
+  EXPECT_FALSE(model.fuzz[2].stats.has_value());
+
+  FuzzStats stats;
+  stats.target = "diff_fuzzer";
+  EXPECT_FALSE(MergeFuzz({}, {stats, stats}).ok());
+}
+
+TEST(ReportModel, PassesOnlyWhenEveryPartPassed) {
+  ReportModel model = FixtureModel();
+  EXPECT_FALSE(model.Passed());
+  model.conformance.failed = 0;
+  EXPECT_FALSE(model.Passed()) << "a planted bug was not detected";
+  for (auto& p : model.planted) p.detected = true;
+  EXPECT_TRUE(model.Passed());
+  model.fuzz[0].run->result = "finding";
+  EXPECT_FALSE(model.Passed());
+}
+
+}  // namespace
+}  // namespace bpfdiff::report

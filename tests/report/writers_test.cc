@@ -1,0 +1,129 @@
+// The four forms of one report, from the fixtures.
+#include <algorithm>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "harness/report/report_writers.h"
+#include "tests/report/fixture_model.h"
+
+namespace bpfdiff::report {
+namespace {
+
+size_t Count(const std::string& text, std::string_view what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+bool Contains(const std::string& text, std::string_view what) { return text.find(what) != std::string::npos; }
+
+ReportModel ModelWithHistory() {
+  ReportModel model = FixtureModel();
+  HistoryEntry night;
+  night.timestamp = "2024-04-30T03:00:00Z";
+  night.failed = 7;
+  night.fuzz_inputs = 999;
+  night.planted_detected = night.planted_total = 3;
+  model.history.push_back(night);
+  return model;
+}
+
+TEST(TextReport, ShowsCountsPerEngineFailuresOnlyAndEachPart) {
+  const std::string text = TextReport(ModelWithHistory());
+  EXPECT_TRUE(Contains(text, "FAILED"));
+  EXPECT_TRUE(Contains(text, "conformance: 4 tests: 2 passed, 1 failed, 1 skipped"));
+  EXPECT_TRUE(Contains(text, "  jit-llsc      1 passed    1 failed    1 skipped    1 not comparable"));
+  EXPECT_TRUE(Contains(text, "FAIL atomic-fetch-add.data [jit-llsc]"));
+  EXPECT_FALSE(Contains(text, "alu-add.data")) << "passing tests are not listed";
+  EXPECT_TRUE(Contains(text, "12  diff_fuzzer: helper refused its arguments"));
+  EXPECT_TRUE(Contains(text, "7  diff_fuzzer: load: back-edge at insn N"));
+  EXPECT_TRUE(Contains(text, "recursion_fuzzer   no stats"));
+  EXPECT_TRUE(Contains(text, "forms 168/174 completed"));
+  EXPECT_TRUE(Contains(text, "alu32-add-no-zext                diff_fuzzer       detected in 1.9 s"));
+  EXPECT_TRUE(Contains(text, "recursion-rctx-wrong-bits        recursion_fuzzer  NOT DETECTED"));
+  EXPECT_TRUE(Contains(text, "conformance failed: 7 1"));
+  EXPECT_TRUE(Contains(text, "fuzz inputs:        999 1555"));
+}
+
+TEST(TextReport, ALongReasonStaysOneShortLine) {
+  ReportModel model = FixtureModel();
+  model.conformance.results[1].reason = "rejected at load:\n" + std::string(8000, 'x');
+  std::istringstream lines(TextReport(model));
+  for (std::string line; std::getline(lines, line);) EXPECT_LT(line.size(), 240u) << line.substr(0, 80);
+}
+
+TEST(TextReport, SaysAllPassedWhenEveryPartPassed) {
+  ReportModel model;
+  model.timestamp = "2024-05-01T03:00:00Z";
+  EXPECT_TRUE(Contains(TextReport(model), "all parts passed"));
+}
+
+TEST(JunitReport, ASuitePerEngineThePlantedBugsAndEachFuzzTarget) {
+  const std::string xml = JunitReport(FixtureModel());
+  EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 0), 0u);
+  EXPECT_EQ(Count(xml, "<testsuite "), 3u + 1u + 3u);
+  EXPECT_EQ(Count(xml, "</testsuite>"), 7u);
+  EXPECT_TRUE(Contains(xml, "<testsuite name=\"conformance.jit-llsc\" tests=\"4\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+  EXPECT_TRUE(Contains(xml, "<testsuite name=\"planted-bugs\" tests=\"3\" failures=\"1\""));
+  EXPECT_TRUE(Contains(xml, "<testsuite name=\"fuzz.recursion_fuzzer\" tests=\"1\" failures=\"0\""));
+  EXPECT_TRUE(Contains(xml, "time=\"1.900\""));
+  EXPECT_TRUE(Contains(xml, "<testsuites name=\"bpfdiff\" tests=\"18\" failures=\"2\" errors=\"0\" skipped=\"3\""));
+  EXPECT_EQ(Count(xml, "<failure "), 2u);
+  EXPECT_EQ(Count(xml, "<skipped "), 3u);
+  EXPECT_TRUE(Contains(xml, "<system-out>not comparable: helper refused its arguments</system-out>"));
+}
+
+TEST(JunitReport, EscapesNamesAndReasons) {
+  const std::string xml = JunitReport(FixtureModel());
+  EXPECT_FALSE(Contains(xml, "<script>"));
+  EXPECT_TRUE(Contains(xml, "name=\"callx-&lt;script&gt;alert(1)&lt;/script&gt;.data\""));
+  EXPECT_TRUE(Contains(xml, "message=\"needs group callx &amp; &quot;packet&quot;\""));
+}
+
+TEST(JunitReport, ConformanceAloneHasOnlyItsSuites) {
+  ReportModel model;
+  model.conformance = FixtureModel().conformance;
+  EXPECT_EQ(Count(JunitReport(model), "<testsuite "), 3u);
+}
+
+TEST(JsonReport, MergesEveryInput) {
+  const auto json = Json::parse(JsonReport(ModelWithHistory()));
+  EXPECT_EQ(json["format"], "bpfdiff-report-1");
+  EXPECT_EQ(json["passed"], false);
+  EXPECT_EQ(json["conformance"]["tests"].size(), 4u);
+  EXPECT_EQ(json["fuzz"].size(), 3u);
+  EXPECT_TRUE(json["fuzz"][2]["stats"].is_null());
+  EXPECT_EQ(json["fuzz"][0]["stats"]["forms"]["completed"], 168);
+  EXPECT_EQ(json["planted"].size(), 3u);
+  EXPECT_EQ(json["history"].size(), 1u);
+  EXPECT_EQ(json["headline"]["fuzz_inputs"], 1555);
+}
+
+TEST(HtmlReport, IsSelfContainedAndEscapesInputs) {
+  const std::string html = HtmlReport(ModelWithHistory());
+  EXPECT_FALSE(Contains(html, "<script>alert"));
+  EXPECT_TRUE(Contains(html, "callx-&lt;script&gt;alert(1)&lt;/script&gt;.data"));
+  EXPECT_TRUE(Contains(html, "title=\"tests/&lt;conformance&gt;\""));
+  EXPECT_EQ(Count(html, "<script"), 1u) << "only the inline filter script";
+  EXPECT_FALSE(Contains(html, " src=")) << "nothing loaded from elsewhere";
+  EXPECT_FALSE(Contains(html, " href="));
+  EXPECT_FALSE(Contains(html, "@import"));
+}
+
+TEST(HtmlReport, HasEveryTable) {
+  const std::string html = HtmlReport(ModelWithHistory());
+  EXPECT_EQ(Count(html, "<tr data-status="), 4u);
+  EXPECT_EQ(Count(html, "<td class=\"cell "), 12u);
+  EXPECT_TRUE(Contains(html, "<td class=\"cell s-fail\" title=\"r0 differs: interp 0x1, jit-llsc 0x2\">FAIL</td>"));
+  EXPECT_TRUE(Contains(html, "<table id=\"planted\">"));
+  EXPECT_TRUE(Contains(html, "<table id=\"fuzz\">"));
+  EXPECT_TRUE(Contains(html, "<table id=\"coverage\">"));
+  EXPECT_TRUE(Contains(html, "<code>ldabs b</code>"));
+  EXPECT_TRUE(Contains(html, "<table id=\"trend\">"));
+  EXPECT_EQ(Count(html, "<svg class=\"spark\""), 6u);
+  EXPECT_TRUE(Contains(html, "no stats (the target wrote none)"));
+}
+
+}  // namespace
+}  // namespace bpfdiff::report
