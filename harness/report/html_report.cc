@@ -206,8 +206,8 @@ void Coverage(Out out, const std::vector<FuzzTarget>& fuzz) {
 void Trend(Out out, const ReportModel& model) {
   std::vector<HistoryEntry> nights = model.history;
   nights.push_back(model.Headline());
-  fmt::format_to(out, "<h2>Trend</h2>\n<p class=\"muted\">{} nights, oldest first; tonight is the red dot.</p>\n",
-                 nights.size());
+  fmt::format_to(out, "<h2>Trend</h2>\n<p class=\"muted\">{} night{}, oldest first; tonight is the red dot.</p>\n",
+                 nights.size(), nights.size() == 1 ? "" : "s");
   struct Series {
     std::string_view name;
     double (*value)(const HistoryEntry&);

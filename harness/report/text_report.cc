@@ -81,7 +81,8 @@ void AppendTrend(std::string& out, const ReportModel& model) {
     for (const auto& n : nights) values += fmt::format("{}{}", values.empty() ? "" : " ", field(n));
     return values;
   };
-  fmt::format_to(std::back_inserter(out), "trend over {} nights (oldest first, tonight last):\n", nights.size());
+  fmt::format_to(std::back_inserter(out), "trend over {} night{} (oldest first, tonight last):\n", nights.size(),
+                 nights.size() == 1 ? "" : "s");
   fmt::format_to(std::back_inserter(out), "  conformance failed: {}\n", series([](const HistoryEntry& n) { return n.failed; }));
   fmt::format_to(std::back_inserter(out), "  not comparable:     {}\n",
                  series([](const HistoryEntry& n) { return n.not_comparable; }));
