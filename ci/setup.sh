@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build pkg-config git zip unzip
+  g++  # the GCC 12 compile check (ci/test.sh)
   clang-14 libclang-rt-14-dev llvm-14 llvm-14-dev llvm-14-tools
   libunicorn-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev

@@ -3,6 +3,8 @@
 // a valid program must round-trip through the disassembler and the
 // assembler to the same bytes (with numeric offsets and with labels), and
 // so must whatever the decoder accepts when the input is read as bytes.
+#include "fuzz/libfuzzer_entry_points.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>

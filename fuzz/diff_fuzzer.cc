@@ -5,6 +5,8 @@
 // reproducer; a case that cannot be compared is counted with its reason.
 //
 // Thin glue: the generator, the engines and the comparison live elsewhere.
+#include "fuzz/libfuzzer_entry_points.h"
+
 #include <cstdio>
 #include <cstdlib>
 

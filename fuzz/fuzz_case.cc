@@ -53,8 +53,8 @@ CaseRun DiffHarness::RunCase(const CaseSource& source, size_t variants) {
   return runner_->Run(source, options);
 }
 
-DiffHarness::Result DiffHarness::RunInput(std::span<const uint8_t> input, size_t variants) {
-  Result result;
+DiffHarness::InputRun DiffHarness::RunInput(std::span<const uint8_t> input, size_t variants) {
+  InputRun result;
   result.source = DecodeFuzzInput(input);
   if (result.source) result.run = RunCase(*result.source, variants);
   return result;

@@ -23,13 +23,13 @@ class DiffHarness {
  public:
   static Result<std::unique_ptr<DiffHarness>> Create(const PlantedBugs& bugs);
 
-  struct Result {
+  struct InputRun {
     std::optional<CaseSource> source;  // nullopt: not an input of ours
     CaseRun run;
   };
   // Decodes and runs one input (and `variants` more input memories for the
   // same compiled code, derived from the input).
-  Result RunInput(std::span<const uint8_t> input, size_t variants = 0);
+  InputRun RunInput(std::span<const uint8_t> input, size_t variants = 0);
   // Runs a case directly.
   CaseRun RunCase(const CaseSource& source, size_t variants = 0);
 

@@ -4,6 +4,8 @@
 // encode the addresses of other slots (calls to subprograms, which the JIT
 // lists in address_words), and its exception table decodes to the same
 // targets relative to the image.
+#include "fuzz/libfuzzer_entry_points.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <memory>

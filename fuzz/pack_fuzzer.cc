@@ -5,6 +5,8 @@
 // broken invariant aborts with the CPU, pc, slot and operation.
 //
 // Thin glue: the script format, the world and its checks live elsewhere.
+#include "fuzz/libfuzzer_entry_points.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

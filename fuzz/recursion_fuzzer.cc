@@ -13,6 +13,8 @@
 //
 // BPFDIFF_PLANTED_BUG=<recursion bug> plants a bug in the trampoline: a
 // negative control, which this target must catch.
+#include "fuzz/libfuzzer_entry_points.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -18,7 +18,7 @@ struct OptionInfo {
   std::string_view name;
   bool DataOptions::*flag;
 };
-constexpr OptionInfo kOptions[] = {
+constexpr OptionInfo kKnownOptions[] = {
     {"kptr_xchg_inline", &DataOptions::kptr_xchg_inline},
 };
 
@@ -224,12 +224,12 @@ Status ParseOptions(const Section& section, DataOptions& options) {
   for (const Line& line : section.body) {
     for (std::string_view word : SplitSpaces(line.code)) {
       const OptionInfo* known = nullptr;
-      for (const OptionInfo& option : kOptions) {
+      for (const OptionInfo& option : kKnownOptions) {
         if (word == option.name) known = &option;
       }
       if (known == nullptr) {
         std::string names;
-        for (const OptionInfo& option : kOptions) {
+        for (const OptionInfo& option : kKnownOptions) {
           names += names.empty() ? "" : ", ";
           names += option.name;
         }
@@ -604,7 +604,7 @@ Result<DataFile> ReadDataFile(const std::filesystem::path& path) {
 std::span<const std::string_view> KnownDataOptions() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> out;
-    for (const OptionInfo& option : kOptions) out.push_back(option.name);
+    for (const OptionInfo& option : kKnownOptions) out.push_back(option.name);
     return out;
   }();
   return names;

@@ -8,6 +8,8 @@
 //                           with images packed and with pages of their own
 //
 // A planted bug (BPFDIFF_PLANTED_BUG) applies as in pack_fuzzer.
+#include "fuzz/cli/commands.h"
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 

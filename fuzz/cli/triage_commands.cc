@@ -9,6 +9,8 @@
 //
 // A planted bug (BPFDIFF_PLANTED_BUG) applies as in the fuzz targets, so a
 // planted bug's findings replay.
+#include "fuzz/cli/commands.h"
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 

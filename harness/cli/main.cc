@@ -1,14 +1,8 @@
 // bpfdiff: differential fuzzing and conformance testing of the arm64 BPF JIT.
 #include <cstdio>
 
+#include "fuzz/cli/commands.h"
 #include "harness/cli/commands.h"
-
-// Defined in fuzz/cli/ (they decode fuzz artifacts); the executable is where
-// every layer meets.
-namespace bpfdiff::fuzz {
-void AddTriageCommands(CLI::App& app, int& exit_code);
-void AddPackCommands(CLI::App& app, int& exit_code);
-}
 
 int main(int argc, char** argv) {
   CLI::App app{

@@ -173,7 +173,9 @@ TEST(FuzzMutator, ForeignInputsBecomeInputsOfOurs) {
     const Mutation m = MutateInBuffer(foreign, 4096, seed);
     ASSERT_GE(m.output.size(), 2u) << "seed " << seed;
     EXPECT_EQ(m.output[0], kFormatVersion) << "seed " << seed;
-    if (!IsRaw(m.output)) EXPECT_EQ(StructuredProblem(m.output), "") << "seed " << seed << ": " << Hex(m.output);
+    if (!IsRaw(m.output)) {
+      EXPECT_EQ(StructuredProblem(m.output), "") << "seed " << seed << ": " << Hex(m.output);
+    }
   }
 }
 

@@ -355,7 +355,9 @@ TEST(isaDataFile, RandomInputNeverCrashes) {
     auto file = ParseDataFile(text);
     auto insns = Assemble(text);
     ok += file.ok() + insns.ok();
-    if (file.ok()) EXPECT_FALSE(file->programs.empty());
+    if (file.ok()) {
+      EXPECT_FALSE(file->programs.empty());
+    }
   }
   for (int i = 0; i < 1000; ++i) {
     std::string bytes(std::uniform_int_distribution<size_t>(0, 300)(rng), '\0');

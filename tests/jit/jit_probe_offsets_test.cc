@@ -247,7 +247,9 @@ TEST(jit_probe_offsets, CorruptTablesAreCaught) {
     EXPECT_FALSE(jit_testing::CheckExtable(program, main, env.memory()));
     env.Reset();
     const Outcome actual = jit.Run(kJitBudget);
-    if (corruption.run_fails) EXPECT_FALSE(Compare(expected, actual).match()) << actual.Summary();
+    if (corruption.run_fails) {
+      EXPECT_FALSE(Compare(expected, actual).match()) << actual.Summary();
+    }
     std::memcpy(table, good.data(), good.size());
   }
   EXPECT_TRUE(jit_testing::CheckExtable(program, main, env.memory()));

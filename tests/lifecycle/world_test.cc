@@ -255,8 +255,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Control{"skip-invalidate-on-free", Invariant::kStaleEntryTraps},
                       Control{"per-word-invalidate", Invariant::kOneCacheOpPerRange},
                       Control{"free-without-grace-period", Invariant::kNoOverwriteInUse}),
-    [](const ::testing::TestParamInfo<Control>& info) {
-      std::string name = std::string(info.param.bug) + "_" + std::string(InvariantName(info.param.invariant));
+    [](const ::testing::TestParamInfo<Control>& param_info) {
+      std::string name = std::string(param_info.param.bug) + "_" + std::string(InvariantName(param_info.param.invariant));
       std::replace(name.begin(), name.end(), '-', '_');
       return name;
     });
