@@ -25,12 +25,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 checkout="$PWD"
 
-# Planted bug -> the fuzz target that must catch it. extra-pass-grows is
-# left out: it is a control that the compile fails cleanly, not a finding.
+# Planted bug -> the fuzz target that must catch it.
 planted_bugs=(
   alu32-add-no-zext:diff_fuzzer
   llsc-address-overwritten:diff_fuzzer
   tail-call-limit-34:diff_fuzzer
+  extra-pass-grows:diff_fuzzer
   extable-against-rw:pack_fuzzer
   flush-before-copy:pack_fuzzer
   skip-invalidate-on-free:pack_fuzzer

@@ -70,8 +70,8 @@ std::string DescribeDivergence(const CaseSource& source, const CaseRun& run) {
     for (const auto& engine_run : runs) {
       if (engine_run.outcome) {
         out += fmt::format("  {}: {}", engine_run.engine, engine_run.outcome->Describe());
-      } else if (!engine_run.prepare_error.empty()) {
-        out += fmt::format("  {}: could not prepare: {}\n", engine_run.engine, engine_run.prepare_error);
+      } else {
+        out += fmt::format("  {}: {}\n", engine_run.engine, engine_run.WhyNotRun());
       }
     }
   };

@@ -46,7 +46,8 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
     return;
   }
   ++compared_;
-  const LoadedCase& loaded = *run.loaded;
+  // Coverage is the interpreter's, of the case as it ran it.
+  const LoadedCase& loaded = run.LoadedFor(false);
   // Forms as written in the source (it validated, so each slot has one); an
   // lddw's second slot is the lddw's.
   const auto form_of = [&](size_t p, size_t slot) {

@@ -38,4 +38,10 @@ std::string ErrorText(const Outcome& outcome);
 // Whether `outcome` meets the file's expectations; the reason when not.
 std::optional<std::string> CheckExpectations(const Expectations& expected, const Outcome& outcome);
 
+// The expectations one engine must meet: the file's, less the expected
+// calls to the helpers the JIT-only rewrites replace when the engine ran
+// them (LoadOptions::JitInlinedHelpers): a file's trace is the helper
+// form's, the interpreter's.
+Expectations ExpectationsForEngine(Expectations expected, bool ran_jit_only_rewrites, const LoadOptions& options);
+
 }  // namespace bpfdiff

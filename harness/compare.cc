@@ -1,11 +1,14 @@
 #include "harness/compare.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "isa/program.h"
+#include "oracle/helpers.h"
 
 namespace bpfdiff {
 namespace {
@@ -130,6 +133,29 @@ Verdict Compare(const Outcome& reference, const Outcome& candidate, std::string_
     return v;
   }
   return {};
+}
+
+Verdict CompareHelperWithInlined(const Outcome& reference, const Outcome& candidate,
+                                 std::string_view reference_name, std::string_view candidate_name,
+                                 std::span<const int32_t> inlined_helpers) {
+  auto inlined = [&](const HelperCall& call) {
+    return std::find(inlined_helpers.begin(), inlined_helpers.end(), call.id) != inlined_helpers.end();
+  };
+  for (const Outcome* outcome : {&reference, &candidate}) {
+    if (outcome->end == EndKind::kHelperError && !outcome->helper_calls.empty() &&
+        inlined(outcome->helper_calls.back())) {
+      const HelperInfo* helper = FindHelper(outcome->helper_calls.back().id);
+      return {Verdict::Kind::kPoisoned, "",
+              fmt::format("{} refused its arguments, which its inline rewrite does not check",
+                          helper != nullptr ? helper->name : "the helper")};
+    }
+  }
+  auto without_inlined = [&](const Outcome& outcome) {
+    Outcome copy = outcome;
+    std::erase_if(copy.helper_calls, inlined);
+    return copy;
+  };
+  return Compare(without_inlined(reference), without_inlined(candidate), reference_name, candidate_name);
 }
 
 }  // namespace bpfdiff

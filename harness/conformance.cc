@@ -7,6 +7,7 @@
 #include <fmt/ostream.h>
 
 #include "harness/case_file.h"
+#include "harness/kernel_refusals.h"
 #include "isa/program.h"
 #include "support/files.h"
 
@@ -14,10 +15,6 @@ namespace bpfdiff {
 namespace {
 
 constexpr std::string_view kStatusNames[] = {"pass", "fail", "skip", "poisoned"};
-
-bool IsUnsupportedByJit(const std::string& message) {
-  return message.find("legacy packet access") != std::string::npos;
-}
 
 // The same status and reason on every engine: the test was decided before
 // any engine ran (selection, a file that does not parse, a load rejection).
@@ -29,12 +26,17 @@ TestResult Uniform(TestResult result, const std::vector<std::string>& engines, T
   return result;
 }
 
-EngineResult JudgeEngine(const EngineRun& run, const CaseFile& file) {
+EngineResult JudgeEngine(const EngineRun& run, const CaseRun& case_run, const CaseFile& file) {
   if (!run.outcome) {
-    if (IsUnsupportedByJit(run.prepare_error)) return {run.engine, TestStatus::kSkip, run.prepare_error};
+    if (run.prepare_error.empty()) return {run.engine, TestStatus::kPoisoned, run.WhyNotRun()};
+    if (auto refusal = KernelAlsoRefuses(*case_run.loaded)) {
+      return {run.engine, TestStatus::kSkip, fmt::format("refused, as the kernel's JIT would: {}", refusal->name)};
+    }
     return {run.engine, TestStatus::kFail, fmt::format("failed to compile: {}", run.prepare_error)};
   }
-  if (auto problem = CheckExpectations(file.expected, *run.outcome)) {
+  const Expectations expected =
+      ExpectationsForEngine(file.expected, run.ran_jit_only_rewrites, case_run.loaded->options);
+  if (auto problem = CheckExpectations(expected, *run.outcome)) {
     return {run.engine, TestStatus::kFail, *problem};
   }
   switch (run.verdict.kind) {
@@ -94,7 +96,7 @@ TestResult RunOne(DifferentialRunner& runner, const std::vector<std::string>& en
     return Uniform(std::move(result), engines, TestStatus::kFail,
                    fmt::format("rejected at load: {}", *run.load_error));
   }
-  for (const EngineRun& engine_run : run.runs) result.engines.push_back(JudgeEngine(engine_run, *file));
+  for (const EngineRun& engine_run : run.runs) result.engines.push_back(JudgeEngine(engine_run, run, *file));
   DecideFromEngines(result);
   return result;
 }

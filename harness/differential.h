@@ -16,14 +16,29 @@ namespace bpfdiff {
 
 struct EngineRun {
   std::string engine;
-  std::optional<Outcome> outcome;  // nullopt when the engine could not prepare
-  std::string prepare_error;
+  std::optional<Outcome> outcome;  // nullopt: the engine did not run (see WhyNotRun)
+  std::string prepare_error;       // the engine could not prepare (compile) the case
+  // The engine ran the case with the JIT-only rewrites (CaseRun::loaded)
+  // while the case has some (see LoadOptions::HasJitOnlyRewrites).
+  bool ran_jit_only_rewrites = false;
   Verdict verdict;                 // against the reference (kMatch for the reference)
+
+  // For a run without an outcome, why, in one line: "could not compile:
+  // <message>", or "not run: <reason>" when there was nothing to compare
+  // its run with (the reference ran out of its budget).
+  std::string WhyNotRun() const;
 };
 
 struct CaseRun {
   std::optional<std::string> load_error;  // the case did not load: nothing ran
-  std::optional<LoadedCase> loaded;
+  std::optional<LoadedCase> loaded;       // as the JITs run it: every rewrite the case asks for
+  // When the case asks for rewrites the kernel makes only for JITs (see
+  // LoadOptions::HasJitOnlyRewrites), the case without them: what the
+  // interpreter runs.
+  std::optional<LoadedCase> loaded_without_jit_rewrites;
+  const LoadedCase& LoadedFor(bool runs_jit_only_rewrites) const {
+    return runs_jit_only_rewrites || !loaded_without_jit_rewrites ? *loaded : *loaded_without_jit_rewrites;
+  }
   std::vector<EngineRun> runs;            // [0] is the reference
   // Runs of the same compiled programs on other input memories
   // (RunOptions::input_variants), one list of runs per variant.
@@ -38,7 +53,9 @@ struct RunOptions {
   uint64_t interp_budget = 1'000'000;
   // JIT budget: this many arm64 instructions per interpreted instruction,
   // plus a constant, so that only a JIT that loops where the interpreter
-  // does not runs out.
+  // does not runs out. Per instruction the interpreter ran before it, or
+  // per instruction of interp_budget when no interpreter ran first (a JIT
+  // alone gets the interpreter's budget in its own unit).
   uint64_t jit_budget_factor = 64;
   uint64_t jit_budget_base = 100'000;
   // Run only the first this many engines (the fuzzers skip the LL/SC
@@ -59,8 +76,12 @@ class DifferentialRunner {
  private:
   // One run of every prepared engine from the installed state; compares
   // each with the first.
-  std::vector<EngineRun> RunEngines(const LoadedCase& loaded, const std::vector<size_t>& prepared,
+  std::vector<EngineRun> RunEngines(const CaseRun& case_run, const std::vector<size_t>& prepared,
                                     std::vector<EngineRun> failed, const RunOptions& options);
+  // The verdict on `run` against `reference` (both ran): Compare(), or
+  // CompareHelperWithInlined() when one of them ran the JIT-only rewrites;
+  // a divergence the engines may show by design is not comparable.
+  Verdict CompareWithReference(const CaseRun& case_run, const EngineRun& reference, const EngineRun& run) const;
 
  public:
   std::vector<std::unique_ptr<Engine>>& engines() { return engines_; }

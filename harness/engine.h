@@ -6,6 +6,7 @@
 // calls Run(). Engines know nothing of each other or of comparison.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -15,10 +16,21 @@
 
 namespace bpfdiff {
 
+// What an engine is decides what it runs and how its budget counts:
+//  - the interpreter runs the case as the load step leaves it for the
+//    kernel's interpreter, and its budget counts BPF instructions;
+//  - a JIT also runs the rewrites the kernel's verifier makes only for JITs
+//    that ask for them (bpf_jit_supports_ptr_xchg(): `call kptr_xchg`
+//    inlined as an atomic exchange, when a case enables it), and its budget
+//    counts arm64 instructions.
+enum class EngineKind : uint8_t { kInterpreter, kJit };
+
 class Engine {
  public:
   virtual ~Engine() = default;
   virtual std::string_view name() const = 0;
+  virtual EngineKind kind() const = 0;
+  bool RunsJitOnlyRewrites() const { return kind() == EngineKind::kJit; }
   // Makes the engine ready to run `loaded` (for a JIT: compiles it). The
   // case must outlive the next Release().
   virtual Status Prepare(const LoadedCase& loaded) = 0;

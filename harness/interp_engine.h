@@ -15,6 +15,7 @@ class InterpreterEngine final : public Engine {
   int cpu() const override { return cpu_; }
 
   std::string_view name() const override { return "interp"; }
+  EngineKind kind() const override { return EngineKind::kInterpreter; }
   Status Prepare(const LoadedCase& loaded) override {
     loaded_ = &loaded;
     coverage_pending_ = true;

@@ -65,6 +65,13 @@ std::optional<Outcome> JitEngine::RunOn(Machine& machine, uint64_t budget) {
   call.Start(0, {env.context_address(), env.context_length(), 0, 0, 0}, budget);
   Outcome outcome = *call.Step();
   if (call.imprecise()) return std::nullopt;
+  if (outcome.fault) {
+    // Faults are reported at the slot of the source program, as the
+    // interpreter (which may run the program without the JIT-only
+    // rewrites) reports them.
+    const auto& source_slot = loaded_->programs[outcome.fault->program].source_slot;
+    if (outcome.fault->insn < source_slot.size()) outcome.fault->insn = source_slot[outcome.fault->insn];
+  }
   return outcome;
 }
 

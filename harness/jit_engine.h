@@ -25,6 +25,7 @@ class JitEngine final : public Engine {
   Status Prepare(const LoadedCase& loaded) override;
   Outcome Run(uint64_t budget) override;
   int cpu() const override { return cpu_; }
+  EngineKind kind() const override { return EngineKind::kJit; }
   void Release() override;
 
   const std::vector<jit::CompiledProgram>& compiled() const { return compiled_; }

@@ -12,7 +12,8 @@ constexpr PlantedBugInfo kBugs[] = {
     {"alu32-add-no-zext", "JIT: a 32-bit add is done as a 64-bit add (no zero-extension)"},
     {"extable-against-rw", "JIT: exception-table offsets computed against the RW image"},
     {"llsc-address-overwritten", "JIT: LL/SC fetch atomics reuse dst as the address after loading src"},
-    {"extra-pass-grows", "JIT: the extra pass emits one more word (the compile must fail cleanly)"},
+    {"tail-call-limit-34", "JIT: the tail-call counter is checked against 34 instead of 33"},
+    {"extra-pass-grows", "JIT: the extra pass emits one more word, so the JIT refuses programs with subprograms"},
     {"flush-before-copy", "pack: finalize flushes the caches before copying the image"},
     {"skip-invalidate-on-free", "pack: free leaves the old code in the slot"},
     {"per-word-invalidate", "pack: free fills and flushes one word at a time"},
@@ -36,6 +37,8 @@ Result<PlantedBugs> PlantedBugsNamed(std::string_view name) {
     bugs.jit.extable_against_rw = true;
   } else if (name == "llsc-address-overwritten") {
     bugs.jit.llsc_address_overwritten = true;
+  } else if (name == "tail-call-limit-34") {
+    bugs.jit.tail_call_limit_34 = true;
   } else if (name == "extra-pass-grows") {
     bugs.jit.extra_pass_grows = true;
   } else if (name == "flush-before-copy") {

@@ -42,6 +42,7 @@ struct JitBugs {
   // loading the old value into src (or r0) when that is the same register:
   // the pattern of the kernel's emit_ll_sc_atomic with off == 0.
   bool llsc_address_overwritten = false;
+  bool tail_call_limit_34 = false;   // MAX_TAIL_CALL_CNT compared as 34: one tail call too many
 };
 
 struct JitOptions {

@@ -90,7 +90,7 @@ void EmitTailCall(JitContext& ctx) {
   ctx.Emit(a64::Mov(Width::kW, index, index));  // the index is a u32
   ctx.Emit(a64::Cmp(Width::kW, index, kTmp1));
   out.BranchFrom(ctx, Label::Kind::kCond, Cond::kHs);
-  EmitMovImm(ctx, Width::kX, kTmp1, 33);  // MAX_TAIL_CALL_CNT
+  EmitMovImm(ctx, Width::kX, kTmp1, ctx.options.bugs.tail_call_limit_34 ? 34 : 33);  // MAX_TAIL_CALL_CNT
   ctx.Emit(a64::Cmp(Width::kX, kTailCallCount, kTmp1));
   out.BranchFrom(ctx, Label::Kind::kCond, Cond::kHs);
   ctx.Emit(a64::AddSubImmediate(AddSubOp::kAdd, Width::kX, kTailCallCount, kTailCallCount, 1));

@@ -64,6 +64,17 @@ class GuestMemory {
     return region->host + (address - region->base);
   }
 
+  // Translate() for the interpreter's own bookkeeping (what a tail call
+  // reads of the program object it jumps to): the same checks, but not
+  // counted as the program reading engine-private bytes, because the JIT
+  // reads its own copy of that state and the program never sees it.
+  const uint8_t* Inspect(uint64_t address, uint64_t length, AccessKind kind) {
+    const bool was_private = private_read_;
+    const uint8_t* p = Translate(address, length, kind);
+    private_read_ = was_private;
+    return p;
+  }
+
   // Whether anything was read from an engine-private region since the last
   // ClearPrivateRead() (Translate() of any kind counts).
   bool private_read() const { return private_read_; }

@@ -371,7 +371,7 @@ Outcome Interpreter::RunProgram(size_t index, const std::array<uint64_t, 5>& arg
         if (prog_ptr == nullptr) return fault(entry, 8, AccessKind::kRead);
         const uint64_t prog = ReadSized(prog_ptr, 8);
         if (prog == 0) break;
-        const uint8_t* target_index = memory.Translate(prog + guest::kProgIndexOffset, 4, AccessKind::kRead);
+        const uint8_t* target_index = memory.Inspect(prog + guest::kProgIndexOffset, 4, AccessKind::kRead);
         if (target_index == nullptr) return fault(prog + guest::kProgIndexOffset, 4, AccessKind::kRead);
         program_index = ReadSized(target_index, 4);
         if (program_index >= loaded_.programs.size()) {

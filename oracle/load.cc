@@ -374,7 +374,15 @@ std::vector<uint64_t> MapValueAddresses(const std::vector<isa::MapSpec>& maps) {
   return addresses;
 }
 
-Result<LoadedCase> LoadCase(const CaseSource& source) {
+std::span<const int32_t> LoadOptions::JitInlinedHelpers() const {
+  static constexpr int32_t kKptrXchg[] = {kHelperKptrXchg};
+  if (inline_kptr_xchg) return kKptrXchg;
+  return {};
+}
+
+Result<LoadedCase> LoadCase(const CaseSource& source) { return LoadCase(source, source.options); }
+
+Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options) {
   if (source.programs.empty()) return Fail("the case has no program");
   if (source.programs.size() > guest::kMaxPrograms) {
     return Fail("the case has {} programs, more than the limit of {}", source.programs.size(),
@@ -419,12 +427,12 @@ Result<LoadedCase> LoadCase(const CaseSource& source) {
   LoadedCase loaded;
   loaded.maps = source.maps;
   loaded.memory = source.memory;
-  loaded.options = source.options;
+  loaded.options = options;
   const auto value_addresses = MapValueAddresses(source.maps);
   for (size_t i = 0; i < source.programs.size(); ++i) {
     auto program = isa::MakeProgram(source.programs[i], source.maps);
     if (!program) return Fail("program {}: {}", i, program.message());
-    auto loaded_program = LoadProgram(std::move(program).value(), i, source.maps, value_addresses, source.options);
+    auto loaded_program = LoadProgram(std::move(program).value(), i, source.maps, value_addresses, options);
     if (!loaded_program) return loaded_program.error();
     if (!loaded.clobbered_read) {
       loaded.clobbered_read = FindClobberedRead(loaded_program->program, i);

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,21 @@
 namespace bpfdiff {
 
 struct LoadOptions {
+  // Inline `call bpf_kptr_xchg` as `r0 = r2; r0 = xchg(*(u64 *)(r1 + 0), r0)`,
+  // as the verifier does for JITs with bpf_jit_supports_ptr_xchg(). A
+  // JIT-only rewrite: the kernel's interpreter calls the helper.
   bool inline_kptr_xchg = false;
+
+  bool HasJitOnlyRewrites() const { return inline_kptr_xchg; }
+  // These options without the JIT-only rewrites: the interpreter's.
+  LoadOptions WithoutJitOnlyRewrites() const {
+    LoadOptions options = *this;
+    options.inline_kptr_xchg = false;
+    return options;
+  }
+  // The helpers whose calls the JIT-only rewrites replace: calls to them
+  // appear in the interpreter's helper trace and not in a JIT's.
+  std::span<const int32_t> JitInlinedHelpers() const;
 };
 
 // A case as a test file or a fuzz input describes it, before loading.
@@ -62,5 +77,7 @@ std::vector<uint64_t> MapValueAddresses(const std::vector<isa::MapSpec>& maps);
 uint64_t MapValuesBytes(const isa::MapSpec& map);
 
 Result<LoadedCase> LoadCase(const CaseSource& source);
+// The same with other load options than the source's.
+Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options);
 
 }  // namespace bpfdiff

@@ -90,7 +90,7 @@ int Replay(const std::vector<std::string>& artifacts) {
       if (engine_run.outcome) {
         fmt::print("{}: {}", engine_run.engine, engine_run.outcome->Describe());
       } else {
-        fmt::print("{}: could not compile: {}\n", engine_run.engine, engine_run.prepare_error);
+        fmt::print("{}: {}\n", engine_run.engine, engine_run.WhyNotRun());
       }
     }
     for (const auto& reason : run.PoisonReasons()) fmt::print("not comparable: {}\n", reason);

@@ -50,7 +50,7 @@ int Run(const RunArgs& args) {
   int status = kExitOk;
   for (const EngineRun& engine_run : run.runs) {
     if (!engine_run.outcome) {
-      fmt::print("{}: could not compile: {}\n", engine_run.engine, engine_run.prepare_error);
+      fmt::print("{}: {}\n", engine_run.engine, engine_run.WhyNotRun());
       status = kExitFailed;
       continue;
     }
@@ -66,7 +66,10 @@ int Run(const RunArgs& args) {
     }
   }
   if (run.runs.size() == 1 && run.runs.front().outcome) {
-    if (auto problem = CheckExpectations(file->expected, *run.runs.front().outcome)) {
+    const EngineRun& only = run.runs.front();
+    const Expectations expected =
+        ExpectationsForEngine(file->expected, only.ran_jit_only_rewrites, run.loaded->options);
+    if (auto problem = CheckExpectations(expected, *only.outcome)) {
       if (file->expected.result || file->expected.error || file->expected.trace) {
         fmt::print("expectation not met: {}\n", *problem);
         status = kExitFailed;

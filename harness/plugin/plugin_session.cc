@@ -78,10 +78,12 @@ PluginReply RunCase(const CaseSource& source, std::string_view engine, const Pla
 
   // The load step's message is what `-- error` lines of rejected programs say.
   if (run.load_error) return Reply(kPluginExitFailed, *run.load_error);
+  // An engine that could not compile fails the test. An engine left
+  // without a run because the reference ran out of its budget does not:
+  // the reference's own error below says what happened.
   for (const EngineRun& engine_run : run.runs) {
-    if (!engine_run.outcome) {
-      return Reply(kPluginExitFailed, fmt::format("{} failed to compile: {}", engine_run.engine,
-                                                  engine_run.prepare_error));
+    if (!engine_run.prepare_error.empty()) {
+      return Reply(kPluginExitFailed, fmt::format("{} {}", engine_run.engine, engine_run.WhyNotRun()));
     }
   }
   // A divergence before the reference's own error: otherwise a JIT that
