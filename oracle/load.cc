@@ -7,6 +7,7 @@
 
 #include "oracle/guest_layout.h"
 #include "oracle/helpers.h"
+#include "oracle/register_use.h"
 
 namespace bpfdiff {
 namespace {
@@ -15,93 +16,6 @@ using isa::Form;
 using isa::FormById;
 using isa::Insn;
 using isa::Shape;
-
-// Registers an instruction reads and writes, as bit masks over r0..r10.
-struct RegisterUse {
-  uint16_t reads = 0;
-  uint16_t writes = 0;
-  bool clobbers_args = false;  // a call: r1..r5 hold no defined value after it
-};
-
-constexpr uint16_t Bit(unsigned reg) { return static_cast<uint16_t>(1u << reg); }
-constexpr uint16_t kArgRegs = Bit(1) | Bit(2) | Bit(3) | Bit(4) | Bit(5);
-
-RegisterUse UseOf(const Insn& insn, const Form& form) {
-  RegisterUse use;
-  const bool is_mov = isa::OpOf(insn.opcode) == isa::kAluMov;
-  switch (form.shape) {
-    case Shape::kAluImm:
-      use.reads = is_mov ? 0 : Bit(insn.dst);
-      use.writes = Bit(insn.dst);
-      break;
-    case Shape::kAluReg:
-      use.reads = static_cast<uint16_t>((is_mov ? 0 : Bit(insn.dst)) | Bit(insn.src));
-      use.writes = Bit(insn.dst);
-      break;
-    case Shape::kAluUnary:
-    case Shape::kEndian:
-      use.reads = use.writes = Bit(insn.dst);
-      break;
-    case Shape::kMovSx:
-      use.reads = Bit(insn.src);
-      use.writes = Bit(insn.dst);
-      break;
-    case Shape::kJumpImm: use.reads = Bit(insn.dst); break;
-    case Shape::kJumpReg: use.reads = Bit(insn.dst) | Bit(insn.src); break;
-    case Shape::kCallHelper: {
-      const HelperInfo* helper = FindHelper(insn.imm);
-      const int args = helper ? helper->num_args : 5;
-      for (int r = 1; r <= args; ++r) use.reads |= Bit(static_cast<unsigned>(r));
-      use.writes = Bit(0);
-      use.clobbers_args = true;
-      break;
-    }
-    case Shape::kCallLocal:
-      use.writes = Bit(0);
-      use.clobbers_args = true;
-      break;
-    case Shape::kCallReg:
-      use.reads = Bit(insn.dst);
-      use.writes = Bit(0);
-      use.clobbers_args = true;
-      break;
-    case Shape::kTailCall:
-      use.reads = Bit(1) | Bit(2) | Bit(3);
-      use.clobbers_args = true;
-      break;
-    case Shape::kExit: use.reads = Bit(0); break;
-    case Shape::kJa:
-    case Shape::kJa32: break;
-    case Shape::kLddw:
-    case Shape::kLddwMapFd:
-    case Shape::kLddwMapValue: use.writes = Bit(insn.dst); break;
-    case Shape::kLdAbs:
-      use.writes = Bit(0);
-      use.clobbers_args = true;
-      break;
-    case Shape::kLdInd:
-      use.reads = Bit(insn.src);
-      use.writes = Bit(0);
-      use.clobbers_args = true;
-      break;
-    case Shape::kLoad:
-      use.reads = Bit(insn.src);
-      use.writes = Bit(insn.dst);
-      break;
-    case Shape::kStoreImm: use.reads = Bit(insn.dst); break;
-    case Shape::kStoreReg: use.reads = Bit(insn.dst) | Bit(insn.src); break;
-    case Shape::kAtomic:
-      use.reads = Bit(insn.dst) | Bit(insn.src);
-      if (insn.imm == isa::kAtomicCmpXchg) {
-        use.reads |= Bit(0);
-        use.writes = Bit(0);
-      } else if (insn.imm & isa::kAtomicFetch) {
-        use.writes = Bit(insn.src);
-      }
-      break;
-  }
-  return use;
-}
 
 // Verifier-lite checks that do not depend on data flow.
 Status CheckProgram(const isa::Program& program, size_t index) {
@@ -210,7 +124,7 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
     const RegisterUse use = UseOf(insn, form);
     if ((use.reads & in[pc]) != 0 && !finding) {
       unsigned reg = 0;
-      while (!((use.reads & in[pc]) & Bit(reg))) ++reg;
+      while (!((use.reads & in[pc]) & RegisterBit(reg))) ++reg;
       finding = fmt::format(
           "program {}, instruction {} ({}) reads r{}, which the call at instruction {} left "
           "undefined",
@@ -219,7 +133,7 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
     uint16_t out = static_cast<uint16_t>(in[pc] & ~use.writes);
     int64_t call = clobbered_by[pc];
     if (use.clobbers_args) {
-      out |= kArgRegs;
+      out |= kArgRegisters;
       call = static_cast<int64_t>(pc);
     }
     const size_t next = pc + (form.is_wide() ? 2 : 1);
