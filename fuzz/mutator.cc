@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "fuzz/generator/fuzz_format.h"
+#include "fuzz/generator/generator.h"
 #include "isa/opcode_table.h"
 
 namespace bpfdiff::fuzz {
@@ -110,8 +111,11 @@ size_t MutateStructured(std::vector<uint8_t>& input, size_t max_size, Random& ra
 }
 
 size_t MutateRaw(std::vector<uint8_t>& input, size_t max_size, Random& random) {
-  const size_t slots = (input.size() - 2) / 8;
-  const size_t at = 2 + 8 * random.Below(static_cast<uint32_t>(slots + 1));
+  // Instruction slots start after the input memory; a changed byte may be
+  // anywhere past the mode (the memory's length and bytes too).
+  const size_t first = RawLayoutOf(input.data(), input.size()).instructions_begin;
+  const size_t slots = (input.size() - first) / 8;
+  const size_t at = first + 8 * random.Below(static_cast<uint32_t>(slots + 1));
   switch (random.Below(4)) {
     case 0: {  // insert an instruction
       const auto slot = RandomSlot(random);
@@ -143,6 +147,7 @@ size_t MutateInput(uint8_t* data, size_t size, size_t max_size, unsigned seed) {
   Random random(seed);
   if (max_size < kHeaderSize) return std::min(size, max_size);
   std::vector<uint8_t> input(data, data + size);
+  UpgradeFuzzInput(input);
   if (input.size() < 2 || input[0] != kFormatVersion) {
     // Not ours: start a structured input with a random configuration.
     input.assign(kHeaderSize, 0);
@@ -176,6 +181,7 @@ size_t CrossOverInputs(const uint8_t* first, size_t first_size, const uint8_t* s
     result.insert(result.end(), second + kHeaderSize + from * kRecordSize,
                   second + kHeaderSize + second_records * kRecordSize);
   }
+  UpgradeFuzzInput(result);  // what the mutator writes is of the current version
   if (result.size() > max_out) result.resize(max_out - (max_out - kHeaderSize) % kRecordSize);
   std::memcpy(out, result.data(), result.size());
   return result.size();

@@ -4,8 +4,10 @@
 // insert, delete, replace or duplicate a record, change one operand byte,
 // swap two records, change the case's configuration (maps, subprograms,
 // tail-call targets, input memory); and for raw-mode inputs, insert,
-// delete or replace whole instruction slots. Deterministic for a given
-// seed; never returns more than max_size bytes.
+// delete or replace whole instruction slots, or change any byte (the
+// input memory's too). Inputs of an older format version are upgraded
+// first (UpgradeFuzzInput): mutants are of the current version.
+// Deterministic for a given seed; never returns more than max_size bytes.
 #pragma once
 
 #include <cstddef>

@@ -120,7 +120,8 @@ class ScriptRunner {
         const uint8_t pad = ops.Next();
         const uint64_t records = ops.Next() % kMaxRecords;
         const auto bytes = ops.Take(records * kRecordSize);
-        Load(GenerateSelfContainedProgram(subprograms, bytes, seed), PadSlots(pad), "load");
+        Load(GenerateSelfContainedProgram(kPackScriptRecordsVersion, subprograms, bytes, seed), PadSlots(pad),
+             "load");
         return;
       }
       case Op::kReload: {

@@ -41,6 +41,10 @@
 namespace bpfdiff::fuzz {
 
 inline constexpr uint8_t kPackScriptVersion = 1;
+// The generator format version (fuzz_format.h) of a load's records: pinned,
+// so that a script means the same programs whatever the generator's
+// current version.
+inline constexpr uint8_t kPackScriptRecordsVersion = 1;
 inline constexpr size_t kPackScriptHeaderSize = 10;
 
 struct PackScriptOptions {

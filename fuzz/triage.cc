@@ -65,8 +65,8 @@ Result<CaseSource> LoadArtifact(const std::filesystem::path& path) {
   if (!bytes) return bytes.error();
   auto source = DecodeFuzzInput(*bytes);
   if (!source) {
-    return Fail("{}: not a fuzz input of format version {} (and not a .data or assembly file)",
-                path.string(), static_cast<int>(kFormatVersion));
+    return Fail("{}: not a fuzz input of format versions {} to {} (and not a .data or assembly file)",
+                path.string(), static_cast<int>(kOldestFormatVersion), static_cast<int>(kFormatVersion));
   }
   return std::move(source).value();
 }

@@ -6,6 +6,7 @@
 #include "fuzz/generator/interesting_values.h"
 #include "oracle/helpers.h"
 #include "oracle/guest_layout.h"
+#include "oracle/register_use.h"
 
 namespace bpfdiff::fuzz {
 namespace {
@@ -103,6 +104,26 @@ void FunctionBuilder::Build(RecordReader& records) {
     }
   }
   if (!state_.regs[kR0].readable()) EmitMovImm(kR0, 0);
+  EmitExit();
+}
+
+void FunctionBuilder::Emit(Insn insn) {
+  // The second slot of an lddw names no form and writes nothing.
+  if (const auto form = isa::Classify(insn)) written_ |= UseOf(insn, isa::FormById(*form)).writes;
+  code_.push_back(insn);
+}
+
+void FunctionBuilder::EmitExit() {
+  if (layout_.observe_registers) {
+    // *(u64 *)(r10 - 512 + 8 * (reg - 1)) = reg, for each register this
+    // function wrote that it may still read: what a caller or the run's
+    // end would otherwise never see (r0 is the result, compared anyway).
+    for (uint8_t reg = 1; reg <= kObservedRegisters; ++reg) {
+      if (!(written_ & RegisterBit(reg)) || !state_.regs[reg].readable()) continue;
+      const int32_t slot = -static_cast<int32_t>(isa::kStackSize) + 8 * (reg - 1);
+      Emit(Make(isa::kClassStx | isa::kModeMem | isa::kSizeDW, kFp, reg, static_cast<int16_t>(slot)));
+    }
+  }
   Emit(Make(isa::kOpExit));
 }
 
@@ -306,12 +327,13 @@ std::optional<FunctionBuilder::Access> FunctionBuilder::PickAccess(const Record&
   const uint8_t base = candidates[r.Pick(2, static_cast<uint32_t>(count))];
   const RegState& s = state_.regs[base];
   // The area, in offsets relative to where the pointer's offsets count from.
-  const int32_t low = s.area == Area::kStack ? -512 : 0;
+  const int32_t low = s.area == Area::kStack ? layout_.frame_low : 0;
   const int32_t high = s.area == Area::kStack ? 0 : s.limit;
   if (high - low < static_cast<int32_t>(size)) {
     // Too small (a short input memory): use the stack.
-    const auto slot = static_cast<int32_t>(r.Pick(3, 512 / size));
-    return Access{kFp, static_cast<int16_t>(-512 + slot * static_cast<int32_t>(size))};
+    const auto slots = static_cast<uint32_t>(-layout_.frame_low) / size;
+    const auto slot = static_cast<int32_t>(r.Pick(3, slots));
+    return Access{kFp, static_cast<int16_t>(layout_.frame_low + slot * static_cast<int32_t>(size))};
   }
   const auto span = static_cast<uint32_t>(high - low) - size + 1;
   int32_t at = low + static_cast<int32_t>((r.byte(3) | r.byte(4) << 8) % span);
@@ -417,7 +439,7 @@ void FunctionBuilder::PointerSetup(const Record& r) {
     const int reg = PickReadable(r.byte(1));
     if (reg < 0 || reg == kFp || !state_.regs[static_cast<size_t>(reg)].pointer()) return;
     RegState& s = state_.regs[static_cast<size_t>(reg)];
-    const int32_t low = s.area == Area::kStack ? -512 : 0;
+    const int32_t low = s.area == Area::kStack ? layout_.frame_low : 0;
     const int32_t high = s.area == Area::kStack ? 0 : s.limit;
     const int32_t target = low + static_cast<int32_t>(r.Word() % static_cast<uint32_t>(high - low + 1));
     Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, static_cast<uint8_t>(reg), 0, 0, target - s.offset));
@@ -647,7 +669,7 @@ void FunctionBuilder::EarlyExit(const Record& r) {
   if (reserved(kR0)) return;
   // return r0 from here
   if (!state_.regs[kR0].readable() || r.Flag(0, 0)) EmitMovImm(kR0, static_cast<uint64_t>(Immediate(r, 1)));
-  Emit(Make(isa::kOpExit));
+  EmitExit();
   state_.reachable = false;
 }
 

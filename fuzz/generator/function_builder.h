@@ -28,6 +28,10 @@ struct Signature {
 };
 
 struct CaseLayout {
+  // Format version 2 (fuzz_format.h): each function stores the registers
+  // it wrote below frame_low before it exits; constructs use [frame_low, 0).
+  bool observe_registers = false;
+  int32_t frame_low = -static_cast<int32_t>(isa::kStackSize);
   uint32_t context_length = 0;
   std::vector<MapInfo> value_maps;        // array and hash maps
   std::optional<MapInfo> prog_array;      // with tail-call targets
@@ -65,7 +69,10 @@ class FunctionBuilder {
   using RegKind = RegState::Kind;
 
   void Construct(const Record& r);
-  void Emit(isa::Insn insn) { code_.push_back(insn); }
+  // Appends `insn`, noting the registers it writes.
+  void Emit(isa::Insn insn);
+  // The exit of the function, with the observations of version 2 first.
+  void EmitExit();
   void EmitLddw(uint8_t dst, uint8_t src, uint64_t imm64);
   void EmitMovImm(uint8_t dst, uint64_t value);
 
@@ -126,6 +133,7 @@ class FunctionBuilder {
   MachineState state_;
   std::vector<Region> regions_;
   uint16_t reserved_ = 0;  // loop counters
+  uint16_t written_ = 0;   // registers some emitted instruction writes
   int loops_ = 0;
   std::vector<std::pair<size_t, size_t>> local_calls_;
   std::vector<size_t> uncalled_;

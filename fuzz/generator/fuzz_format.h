@@ -1,9 +1,10 @@
-// The fuzz input format, version 1. Stable: the same bytes give the same
-// case on every machine and every generator that claims this version, so
-// corpora and reproducers keep working. Change anything here only with a
-// new version number.
+// The fuzz input format. Stable: the same bytes give the same case on every
+// machine and every generator that claims their version, so corpora and
+// reproducers keep working. Change anything here only with a new version
+// number; the decoder keeps reading every version it ever wrote.
 //
-//   byte 0       format version (kFormatVersion); other versions are not ours
+//   byte 0       format version, kOldestFormatVersion..kFormatVersion;
+//                other values are not ours
 //   byte 1       mode: 0xff = raw, anything else = structured
 //
 // Structured mode (a 16-byte header, then 8-byte records):
@@ -21,9 +22,19 @@
 //   a region, a call ...); record kind 0xff ends the current function. A
 //   missing record reads as zeros.
 //
-// Raw mode: bytes 2.. are BPF instruction bytes. Slots that do not decode
-// are dropped, the rest is validated as it is (the decoder must reject what
-// is invalid, with a message), so arbitrary bytes exercise the decoder.
+// Raw mode: instruction bytes. Slots that do not decode are dropped, the
+// rest is validated as it is (the decoder must reject what is invalid, with
+// a message), so arbitrary bytes exercise the decoder.
+//   version 1    bytes 2.. are the instructions; no input memory
+//   version 2    bytes 2..3 the input memory length n (little endian,
+//                value % (kMaxRawMemory + 1)), then n bytes of input memory
+//                (fewer if the input ends first), then the instructions
+//
+// What version 2 adds to structured mode: before every exit, each function
+// stores the registers r1..r9 it wrote and may still read to the bottom of
+// its stack frame, r1 at r10-512, r2 at r10-504, ... (kObservedRegisters),
+// an area no other construct touches. The stack is compared, so a wrong
+// value a JIT leaves in any register is seen, and named by its slot.
 #pragma once
 
 #include <cstddef>
@@ -31,10 +42,39 @@
 
 namespace bpfdiff::fuzz {
 
-inline constexpr uint8_t kFormatVersion = 1;
+inline constexpr uint8_t kFormatVersion = 2;        // what the mutator and the seeds write
+inline constexpr uint8_t kOldestFormatVersion = 1;  // the oldest the decoder reads
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kRecordSize = 8;
 inline constexpr uint8_t kEndOfFunction = 0xff;
 inline constexpr uint8_t kModeRaw = 0xff;
+
+inline constexpr bool IsFormatVersion(uint8_t version) {
+  return version >= kOldestFormatVersion && version <= kFormatVersion;
+}
+
+// Raw mode: where the parts of an input of `size` bytes lie (version 2
+// reads its memory length from bytes 2..3; a missing byte reads as zero).
+inline constexpr size_t kMaxRawMemory = 4096;
+struct RawLayout {
+  size_t memory_begin = 2, memory_end = 2;  // the input memory
+  size_t instructions_begin = 2;            // the instructions, to the end
+};
+inline RawLayout RawLayoutOf(const uint8_t* input, size_t size) {
+  RawLayout layout;
+  if (size < 2 || input[0] == 1) return layout;
+  const size_t low = size > 2 ? input[2] : 0;
+  const size_t high = size > 3 ? input[3] : 0;
+  const size_t length = (low | high << 8) % (kMaxRawMemory + 1);
+  layout.memory_begin = size < 4 ? size : 4;
+  layout.memory_end = layout.memory_begin + length < size ? layout.memory_begin + length : size;
+  layout.instructions_begin = layout.memory_end;
+  return layout;
+}
+
+// Structured mode, version 2: the area at the bottom of each frame where a
+// function leaves r1..r9 before it exits; constructs use the frame above it.
+inline constexpr int kObservedRegisters = 9;
+inline constexpr int32_t kObservedRegistersBytes = 8 * kObservedRegisters;
 
 }  // namespace bpfdiff::fuzz

@@ -15,11 +15,12 @@ namespace {
 constexpr uint32_t kValueSizes[] = {8, 16, 24, 64};
 
 std::optional<CaseSource> DecodeRaw(std::span<const uint8_t> input) {
-  // Bytes 2.. are instruction slots. Drop the slots that name no form (and
-  // the second slot of an lddw travels with its first), keep the rest as
-  // it is; the load step's validation decides.
+  // The input memory (version 2), then instruction slots. Drop the slots
+  // that name no form (and the second slot of an lddw travels with its
+  // first), keep the rest as it is; the load step's validation decides.
+  const RawLayout layout = RawLayoutOf(input.data(), input.size());
   std::vector<isa::Insn> insns;
-  const auto bytes = input.subspan(2);
+  const auto bytes = input.subspan(layout.instructions_begin);
   for (size_t i = 0; i + isa::kInsnSize <= bytes.size(); i += isa::kInsnSize) {
     const isa::Insn insn = isa::Insn::FromBytes(&bytes[i]);
     const bool second_of_lddw = !insns.empty() && insns.back().opcode == isa::kOpLddw;
@@ -28,19 +29,25 @@ std::optional<CaseSource> DecodeRaw(std::span<const uint8_t> input) {
   if (insns.empty()) return std::nullopt;
   CaseSource source;
   source.programs.push_back(std::move(insns));
+  source.memory.assign(input.begin() + static_cast<ptrdiff_t>(layout.memory_begin),
+                       input.begin() + static_cast<ptrdiff_t>(layout.memory_end));
   return source;
 }
 
 }  // namespace
 
 std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
-  if (input.size() < 2 || input[0] != kFormatVersion) return std::nullopt;
+  if (input.size() < 2 || !IsFormatVersion(input[0])) return std::nullopt;
   if (input[1] == kModeRaw) return DecodeRaw(input);
 
   RecordReader records(input);
   DataStream data(records.HeaderWord(6));
   CaseSource source;
   CaseLayout layout;
+  if (input[0] >= 2) {
+    layout.observe_registers = true;
+    layout.frame_low = -static_cast<int32_t>(isa::kStackSize) + kObservedRegistersBytes;
+  }
   layout.context_length = records.HeaderByte(5) % 129;
   source.memory = data.Bytes(layout.context_length);
   source.options.inline_kptr_xchg = records.HeaderByte(14) & 1;
@@ -123,10 +130,10 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
   return source;
 }
 
-std::vector<isa::Insn> GenerateSelfContainedProgram(uint8_t subprograms, std::span<const uint8_t> records,
-                                                    uint64_t seed) {
+std::vector<isa::Insn> GenerateSelfContainedProgram(uint8_t version, uint8_t subprograms,
+                                                    std::span<const uint8_t> records, uint64_t seed) {
   std::vector<uint8_t> input(kHeaderSize, 0);
-  input[0] = kFormatVersion;
+  input[0] = IsFormatVersion(version) ? version : kFormatVersion;
   input[1] = 0;  // structured; no maps (3), tail-call targets (4) or input memory (5)
   input[2] = subprograms;
   for (size_t i = 0; i < 8; ++i) input[6 + i] = static_cast<uint8_t>(seed >> (8 * i));
@@ -135,6 +142,33 @@ std::vector<isa::Insn> GenerateSelfContainedProgram(uint8_t subprograms, std::sp
   // input memory or tail-call targets, the case is this one program.
   CaseSource source = DecodeFuzzInput(input).value();
   return std::move(source.programs.front());
+}
+
+Result<std::vector<uint8_t>> EncodeRawInput(const CaseSource& source) {
+  if (source.programs.size() != 1) return Fail("raw mode holds one program, not {}", source.programs.size());
+  if (!source.maps.empty()) return Fail("raw mode holds no maps");
+  if (source.options.HasJitOnlyRewrites()) return Fail("raw mode holds no load options");
+  const std::vector<uint8_t>& memory = source.memory;
+  if (memory.size() > kMaxRawMemory) {
+    return Fail("{} bytes of input memory is more than raw mode holds ({})", memory.size(), kMaxRawMemory);
+  }
+  std::vector<uint8_t> input = {kFormatVersion, kModeRaw, static_cast<uint8_t>(memory.size()),
+                                static_cast<uint8_t>(memory.size() >> 8)};
+  input.insert(input.end(), memory.begin(), memory.end());
+  for (const isa::Insn& insn : source.programs.front()) {
+    uint8_t bytes[isa::kInsnSize];
+    insn.ToBytes(bytes);
+    input.insert(input.end(), bytes, bytes + isa::kInsnSize);
+  }
+  return input;
+}
+
+void UpgradeFuzzInput(std::vector<uint8_t>& input) {
+  if (input.size() < 2 || input[0] != 1) return;
+  // A raw input keeps its case, with a memory length of 0; a structured
+  // one keeps its program and gains version 2's register observations.
+  if (input[1] == kModeRaw) input.insert(input.begin() + 2, {0, 0});
+  input[0] = kFormatVersion;
 }
 
 }  // namespace bpfdiff::fuzz

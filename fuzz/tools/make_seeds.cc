@@ -1,9 +1,21 @@
-// make_diff_seeds OUT_DIR [CANDIDATES]: writes the seed corpus of the
-// differential fuzz targets. Deterministic: it generates CANDIDATES random
-// structured inputs from a fixed seed, runs each through the differential
-// harness, and keeps a greedy set cover of the opcode-table forms they
-// execute to completion on every engine. Run by hand when the generator
-// changes; its output is committed in fuzz/corpus/ (build.sh only copies).
+// make_diff_seeds OUT_DIR VECTORS_DIR [CANDIDATES]: writes the seed corpus
+// of the differential fuzz targets, deterministically. Run by hand when the
+// generator or the vectors change; its output is committed in fuzz/corpus/
+// (build.sh only copies):
+//
+//   build/dev/fuzz/make_diff_seeds fuzz/corpus/diff_fuzzer tests/conformance
+//   cp fuzz/corpus/diff_fuzzer/seed-* fuzz/corpus/jit_determinism_fuzzer/
+//
+//  - seed-NNN: CANDIDATES random structured inputs (default 20000) from a
+//    fixed seed, run through the differential harness; a greedy set cover
+//    of the opcode-table forms they execute to completion on every engine.
+//  - raw-NAME: every `.data` file of VECTORS_DIR that raw mode can carry
+//    (fuzz/generator/generator.h, EncodeRawInput), with its input memory, so
+//    that each runs to the end its file expects (tests/fuzz/seeds_test.cc
+//    checks that).
+//
+// The old seeds of both kinds are removed first: a seed left from an older
+// generator would keep testing what the generator no longer makes.
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -14,21 +26,24 @@
 
 #include "fuzz/fuzz_case.h"
 #include "fuzz/generator/fuzz_format.h"
+#include "fuzz/generator/generator.h"
+#include "harness/case_file.h"
 #include "support/files.h"
 
-int main(int argc, char** argv) {
-  using namespace bpfdiff;
-  if (argc < 2) {
-    fmt::print(stderr, "usage: make_diff_seeds OUT_DIR [CANDIDATES]\n");
-    return 2;
+namespace {
+
+using namespace bpfdiff;
+
+// Removes the seeds this tool writes (seed-*, raw-*) from `dir`.
+void RemoveOldSeeds(const std::filesystem::path& dir) {
+  if (!std::filesystem::exists(dir)) return;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("seed-") || name.starts_with("raw-")) std::filesystem::remove(entry.path());
   }
-  const std::filesystem::path out = argv[1];
-  const int candidates = argc > 2 ? std::atoi(argv[2]) : 20000;
-  auto harness = fuzz::DiffHarness::Create({});
-  if (!harness) {
-    fmt::print(stderr, "{}\n", harness.message());
-    return 1;
-  }
+}
+
+int WriteStructuredSeeds(fuzz::DiffHarness& harness, const std::filesystem::path& out, int candidates) {
   std::mt19937 random(20261129);
   std::vector<std::vector<uint8_t>> inputs;
   std::vector<std::vector<bool>> covers;
@@ -37,17 +52,17 @@ int main(int argc, char** argv) {
     for (auto& b : input) b = static_cast<uint8_t>(random());
     input[0] = fuzz::kFormatVersion;
     input[1] = 0;
-    auto result = (*harness)->RunInput(input);
+    auto result = harness.RunInput(input);
     if (result.source && result.run.FirstDivergence() != nullptr) {
       // Not a seed: a finding. Say so and keep it for `bpfdiff replay`.
-      const auto path = std::filesystem::path(out).parent_path() / fmt::format("divergence-{}", i);
+      const auto path = out.parent_path() / fmt::format("divergence-{}", i);
       (void)WriteFile(path, input);
       fmt::print(stderr, "candidate {} diverges (saved as {}):\n{}\n", i, path.string(),
                  fuzz::DescribeDivergence(*result.source, result.run));
     }
     if (!result.source || result.run.FirstDivergence() != nullptr) continue;
     fuzz::FuzzStats stats("seed");
-    stats.Record(*result.source, result.run, (*harness)->executed());
+    stats.Record(*result.source, result.run, harness.executed());
     inputs.push_back(std::move(input));
     covers.push_back(stats.completed());
   }
@@ -65,7 +80,6 @@ int main(int argc, char** argv) {
     chosen.push_back(best);
     for (size_t f = 0; f < forms; ++f) covered[f] = covered[f] || covers[best][f];
   }
-  std::filesystem::create_directories(out);
   for (size_t n = 0; n < chosen.size(); ++n) {
     if (auto status = WriteFile(out / fmt::format("seed-{:03}", n), inputs[chosen[n]]); !status) {
       fmt::print(stderr, "{}\n", status.message());
@@ -78,7 +92,58 @@ int main(int argc, char** argv) {
     count += covered[f];
     if (!covered[f]) missing += fmt::format(" [{}]", isa::FormById(static_cast<isa::FormId>(f)).name);
   }
-  fmt::print("{} seeds from {} candidates cover {}/{} forms; not covered:{}\n", chosen.size(), inputs.size(),
-             count, forms, missing);
+  fmt::print("{} structured seeds from {} candidates cover {}/{} forms; not covered:{}\n", chosen.size(),
+             inputs.size(), count, forms, missing);
   return 0;
+}
+
+int WriteRawSeeds(const std::filesystem::path& out, const std::filesystem::path& vectors) {
+  auto files = ListFiles(vectors, ".data");
+  if (!files) {
+    fmt::print(stderr, "{}\n", files.message());
+    return 1;
+  }
+  int written = 0;
+  std::string skipped;
+  for (const auto& path : *files) {
+    auto file = ReadCaseFile(path);
+    if (!file) {
+      fmt::print(stderr, "{}\n", file.message());
+      return 1;
+    }
+    auto input = fuzz::EncodeRawInput(file->source);
+    const std::string stem = path.stem().string();
+    if (!input) {
+      skipped += fmt::format("\n  {}: {}", stem, input.message());
+      continue;
+    }
+    if (auto status = WriteFile(out / ("raw-" + stem), *input); !status) {
+      fmt::print(stderr, "{}\n", status.message());
+      return 1;
+    }
+    ++written;
+  }
+  fmt::print("{} raw seeds from {} vectors; left out:{}\n", written, files->size(), skipped);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    fmt::print(stderr, "usage: make_diff_seeds OUT_DIR VECTORS_DIR [CANDIDATES]\n");
+    return 2;
+  }
+  const std::filesystem::path out = argv[1];
+  const std::filesystem::path vectors = argv[2];
+  const int candidates = argc > 3 ? std::atoi(argv[3]) : 20000;
+  auto harness = fuzz::DiffHarness::Create({});
+  if (!harness) {
+    fmt::print(stderr, "{}\n", harness.message());
+    return 1;
+  }
+  RemoveOldSeeds(out);
+  std::filesystem::create_directories(out);
+  if (const int status = WriteStructuredSeeds(**harness, out, candidates); status != 0) return status;
+  return WriteRawSeeds(out, vectors);
 }

@@ -26,10 +26,14 @@ std::vector<uint8_t> RandomStructuredInput(std::mt19937_64& random, size_t min_r
 }
 
 std::vector<uint8_t> RandomRawInput(std::mt19937_64& random, size_t slots) {
-  std::vector<uint8_t> input(2 + slots * isa::kInsnSize);
+  // Up to 16 bytes of input memory, then the slots.
+  const size_t memory = random() % 17;
+  std::vector<uint8_t> input(4 + memory + slots * isa::kInsnSize);
   for (auto& byte : input) byte = static_cast<uint8_t>(random());
   input[0] = kFormatVersion;
   input[1] = kModeRaw;
+  input[2] = static_cast<uint8_t>(memory);
+  input[3] = 0;
   return input;
 }
 

@@ -19,7 +19,8 @@ std::vector<uint8_t> RandomStructuredInput(std::mt19937_64& random, size_t recor
 // As above with between `min_records` and `max_records` records.
 std::vector<uint8_t> RandomStructuredInput(std::mt19937_64& random, size_t min_records, size_t max_records);
 
-// kFormatVersion, kModeRaw, then `slots` random 8-byte instruction slots.
+// kFormatVersion, kModeRaw, a random input memory of up to 16 bytes, then
+// `slots` random 8-byte instruction slots.
 std::vector<uint8_t> RandomRawInput(std::mt19937_64& random, size_t slots);
 
 // The interpreter and both JIT lowerings, without planted bugs; created on

@@ -1,6 +1,6 @@
 // The fuzz input format is stable (fuzz/generator/fuzz_format.h): corpora,
 // crash artifacts and reproducers keep meaning the same case. These inputs
-// pin what format version 1 makes of fixed bytes: the bytes of every
+// pin what each format version makes of fixed bytes: the bytes of every
 // program's slots, the maps, the input memory and the options. The text
 // beside each slot is a comment: a change of the disassembler's display
 // does not trip these tests.
@@ -20,12 +20,12 @@
 namespace bpfdiff::fuzz {
 namespace {
 
-// The version the literals below were generated with.
-constexpr uint8_t kGoldenVersion = 1;
+// The newest version these goldens know; each test says its version.
+constexpr uint8_t kNewestGoldenVersion = 2;
 
 const std::string kChangedFormat =
-    "the generator changed what format version " + std::to_string(kGoldenVersion) +
-    " bytes mean; bump kFormatVersion in fuzz/generator/fuzz_format.h or restore the old behaviour";
+    "the generator changed what the bytes of a released format version mean; add a new version to "
+    "fuzz/generator/fuzz_format.h or restore the old behaviour";
 
 // What the input means, independent of how the disassembler shows it:
 // every program's slots as bytes, then the configuration.
@@ -48,34 +48,40 @@ std::string ChangedFormat(const std::optional<CaseSource>& source) {
   return kChangedFormat + "\nthe input now makes:\n" + (source ? DescribeSource(*source) : "(not a case)");
 }
 
-TEST(FuzzGeneratorGolden, GoldensAreForTheCurrentFormatVersion) {
-  // After a bump the goldens below describe an older format: regenerate
-  // them (print Generated() of each input) for the new version.
-  EXPECT_EQ(kFormatVersion, kGoldenVersion) << "kFormatVersion changed: regenerate the goldens of this file";
+TEST(FuzzGeneratorGolden, EveryReadableVersionHasGoldens) {
+  // A new version keeps the goldens of the old ones (they still decode the
+  // same) and adds its own: print Generated() of each input, check it.
+  EXPECT_EQ(kFormatVersion, kNewestGoldenVersion) << "kFormatVersion changed: add goldens for the new version";
+  EXPECT_EQ(kOldestFormatVersion, 1) << "a version that no longer decodes loses its goldens here";
+}
+
+// Maps, a subprogram, a lookup, a probe load, a local call, an early exit.
+std::vector<uint8_t> MapsAndASubprogram(uint8_t version) {
+  return {
+    // version, structured, 1 subprogram, array + hash map of 8-byte
+    // values, no tail-call targets, 8 bytes of memory, seed, options
+    version, 0x00, 0x01, 0x03, 0x00, 0x08, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x00, 0x00,
+    // subprogram 1 (callees are built first, from the first records)
+    0x05, 0x02, 0x02, 0x03, 0x01, 0x00, 0x00, 0x00,  // alu: mul, register source
+    0x3c, 0x06, 0x90, 0x00, 0x78, 0x56, 0x34, 0x12,  // mov immediate: a 32-bit word
+    0x50, 0x13, 0x01, 0x00, 0x10, 0x00, 0x07, 0x00,  // load 8 bytes
+    0x64, 0x02, 0x01, 0x01, 0x04, 0x00, 0x06, 0x00,  // store 4 bytes from a register
+    0x9c, 0x03, 0x06, 0x00, 0x00, 0x05, 0x00, 0x00,  // if
+    0x78, 0x01, 0x04, 0x00, 0x20, 0x00, 0x03, 0x00,  // atomic fetch add, 64 bits
+    0xb9, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of the if
+    0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of function
+    // main entry
+    0xd0, 0x00, 0x00, 0x01, 0x02, 0x00, 0x00, 0x80,  // map lookup, then if (r0 != NULL)
+    0x82, 0x02, 0x00, 0x00, 0x04, 0x08, 0x00, 0x00,  // probe load
+    0xe0, 0x00, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,  // local call
+    0x10, 0x0e, 0x00, 0x02, 0x00, 0x01, 0x02, 0x00,  // alu: byte swap
+    0xf1, 0x01, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00,  // early exit
+    0x40, 0x00, 0x80, 0x01, 0xff, 0xff, 0xff, 0x7f,  // mov immediate (dead code after exit)
+  };
 }
 
 TEST(FuzzGeneratorGolden, StructuredWithMapsAndASubprogram) {
-  const std::vector<uint8_t> input = {
-      // version, structured, 1 subprogram, array + hash map of 8-byte
-      // values, no tail-call targets, 8 bytes of memory, seed, options
-      kGoldenVersion, 0x00, 0x01, 0x03, 0x00, 0x08, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x00, 0x00,
-      // subprogram 1 (callees are built first, from the first records)
-      0x05, 0x02, 0x02, 0x03, 0x01, 0x00, 0x00, 0x00,  // alu: mul, register source
-      0x3c, 0x06, 0x90, 0x00, 0x78, 0x56, 0x34, 0x12,  // mov immediate: a 32-bit word
-      0x50, 0x13, 0x01, 0x00, 0x10, 0x00, 0x07, 0x00,  // load 8 bytes
-      0x64, 0x02, 0x01, 0x01, 0x04, 0x00, 0x06, 0x00,  // store 4 bytes from a register
-      0x9c, 0x03, 0x06, 0x00, 0x00, 0x05, 0x00, 0x00,  // if
-      0x78, 0x01, 0x04, 0x00, 0x20, 0x00, 0x03, 0x00,  // atomic fetch add, 64 bits
-      0xb9, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of the if
-      0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of function
-      // main entry
-      0xd0, 0x00, 0x00, 0x01, 0x02, 0x00, 0x00, 0x80,  // map lookup, then if (r0 != NULL)
-      0x82, 0x02, 0x00, 0x00, 0x04, 0x08, 0x00, 0x00,  // probe load
-      0xe0, 0x00, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,  // local call
-      0x10, 0x0e, 0x00, 0x02, 0x00, 0x01, 0x02, 0x00,  // alu: byte swap
-      0xf1, 0x01, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00,  // early exit
-      0x40, 0x00, 0x80, 0x01, 0xff, 0xff, 0xff, 0x7f,  // mov immediate (dead code after exit)
-  };
+  const std::vector<uint8_t> input = MapsAndASubprogram(1);
   const std::string golden =
       "program 0:\n"  // the main entry; subprogram 1 from slot 18
       "18 11 00 00 01 00 00 00\n"  // lddw %r1, map:1
@@ -113,28 +119,33 @@ TEST(FuzzGeneratorGolden, StructuredWithMapsAndASubprogram) {
   EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
 }
 
-TEST(FuzzGeneratorGolden, StructuredWithLoopAndTailCallTarget) {
-  const std::vector<uint8_t> input = {
-      // version, structured (mode byte 7), no subprogram, only the small
-      // array map (fd 3), 1 tail-call target, 16 bytes of memory, seed,
-      // inline kptr_xchg
-      kGoldenVersion, 0x07, 0x00, 0x04, 0x01, 0x10, 0xef, 0xbe, 0xad, 0xde, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,
-      // main entry
-      0x92, 0x01, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00,  // pointer setup: copy ctx to r7
-      0xb1, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,  // loop
-      0x20, 0x03, 0x04, 0x02, 0x02, 0x05, 0x00, 0x00,  // alu: signed div, immediate
-      0x96, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // pointer setup: r10 - k
-      0x5a, 0x11, 0x00, 0x01, 0x08, 0x00, 0x02, 0x00,  // load 2 bytes, sign-extended
-      0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of the loop
-      0xea, 0x00, 0x01, 0x01, 0x01, 0x00, 0x00, 0x00,  // tail call through `call 12`
-      0xd5, 0x05, 0x00, 0x02, 0x03, 0x00, 0x00, 0x00,  // helper: kptr_xchg
-      0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of function
-      // tail-call target
-      0x8c, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00,  // an untrusted pointer
-      0x84, 0x13, 0x01, 0x01, 0x04, 0x00, 0x10, 0x00,  // probe load
-      0xad, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // begin dead code (ja)
-      0x00, 0x00, 0x00, 0x02, 0x00, 0x07, 0x00, 0x00,  // alu: add immediate
+// A loop, a tail call and its target, kptr_xchg inlined.
+std::vector<uint8_t> LoopAndTailCallTarget(uint8_t version) {
+  return {
+    // version, structured (mode byte 7), no subprogram, only the small
+    // array map (fd 3), 1 tail-call target, 16 bytes of memory, seed,
+    // inline kptr_xchg
+    version, 0x07, 0x00, 0x04, 0x01, 0x10, 0xef, 0xbe, 0xad, 0xde, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00,
+    // main entry
+    0x92, 0x01, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00,  // pointer setup: copy ctx to r7
+    0xb1, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00,  // loop
+    0x20, 0x03, 0x04, 0x02, 0x02, 0x05, 0x00, 0x00,  // alu: signed div, immediate
+    0x96, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // pointer setup: r10 - k
+    0x5a, 0x11, 0x00, 0x01, 0x08, 0x00, 0x02, 0x00,  // load 2 bytes, sign-extended
+    0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of the loop
+    0xea, 0x00, 0x01, 0x01, 0x01, 0x00, 0x00, 0x00,  // tail call through `call 12`
+    0xd5, 0x05, 0x00, 0x02, 0x03, 0x00, 0x00, 0x00,  // helper: kptr_xchg
+    0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of function
+    // tail-call target
+    0x8c, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00,  // an untrusted pointer
+    0x84, 0x13, 0x01, 0x01, 0x04, 0x00, 0x10, 0x00,  // probe load
+    0xad, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // begin dead code (ja)
+    0x00, 0x00, 0x00, 0x02, 0x00, 0x07, 0x00, 0x00,  // alu: add immediate
   };
+}
+
+TEST(FuzzGeneratorGolden, StructuredWithLoopAndTailCallTarget) {
+  const std::vector<uint8_t> input = LoopAndTailCallTarget(1);
   const std::string golden =
       "program 0:\n"
       "bf 17 00 00 00 00 00 00\n"  // mov %r7, %r1
@@ -173,7 +184,7 @@ TEST(FuzzGeneratorGolden, StructuredWithLoopAndTailCallTarget) {
 
 TEST(FuzzGeneratorGolden, RawInstructionsKeepTheSlotsThatNameAForm) {
   const std::vector<uint8_t> input = {
-      kGoldenVersion, kModeRaw,
+      1, kModeRaw,
       0xb7, 0x01, 0x00, 0x00, 0x2a, 0x00, 0x00, 0x00,  // mov r1, 42
       0xff, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde,  // no such opcode: dropped
       0x18, 0x00, 0x00, 0x00, 0x88, 0x77, 0x66, 0x55,  // lddw r0, ...
@@ -193,6 +204,112 @@ TEST(FuzzGeneratorGolden, RawInstructionsKeepTheSlotsThatNameAForm) {
       "b7 0b 00 00 01 00 00 00\n"  // mov %r11, 1 # invalid: no register r11
       "95 00 00 00 00 00 00 00\n"  // exit
       "memory: 0 bytes\n"
+      "inline kptr_xchg: false\n";
+  const auto source = DecodeFuzzInput(input);
+  EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
+}
+
+// Version 2: the same records make the same constructs, with the frame's
+// bottom 72 bytes left to the observations, and before each exit a store of
+// every register the function wrote and may still read.
+TEST(FuzzGeneratorGolden, Version2ObservesWhatEachFunctionWroteBeforeItsExits) {
+  const std::vector<uint8_t> input = MapsAndASubprogram(2);
+  const std::string golden =
+      "program 0:\n"  // the main entry; subprogram 1 from slot 19
+      "18 11 00 00 01 00 00 00\n"  // lddw %r1, map:1
+      "00 00 00 00 00 00 00 00\n"  // (second slot of lddw)
+      "7a 0a f0 ff 02 00 00 00\n"  // stdw [%r10-16], 2
+      "bf a2 00 00 00 00 00 00\n"  // mov %r2, %r10
+      "07 02 00 00 f0 ff ff ff\n"  // add %r2, -16
+      "85 00 00 00 01 00 00 00\n"  // call 1
+      "15 00 09 00 00 00 00 00\n"  // jeq %r0, 0, +9
+      "21 04 08 00 00 00 00 00\n"  // probe ldxw %r4, [%r0+8]
+      "bf 41 00 00 00 00 00 00\n"  // mov %r1, %r4
+      "85 10 00 00 09 00 00 00\n"  // call local +9
+      "b7 02 00 00 00 00 00 00\n"  // mov %r2, 0
+      "d7 02 00 00 20 00 00 00\n"  // bswap32 %r2
+      "b7 00 00 00 0f 00 00 00\n"  // mov %r0, 15
+      "7b 2a 08 fe 00 00 00 00\n"  // stxdw [%r10-504], %r2: r1, r4 died in the call
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "b4 00 00 00 ff ff ff 7f\n"  // mov32 %r0, 0x7fffffff
+      "b7 01 00 00 01 00 00 00\n"  // mov %r1, 1
+      "85 10 00 00 01 00 00 00\n"  // call local +1
+      "95 00 00 00 00 00 00 00\n"  // exit: nothing written is left
+      "b7 03 00 00 01 00 00 00\n"  // mov %r3, 1
+      "2f 13 00 00 00 00 00 00\n"  // mul %r3, %r1
+      "b7 06 00 00 78 56 34 12\n"  // mov %r6, 0x12345678
+      "79 a7 58 fe 00 00 00 00\n"  // ldxdw %r7, [%r10-424] (version 1: -496)
+      "63 6a 4c fe 00 00 00 00\n"  // stxw [%r10-436], %r6 (-508)
+      "45 06 01 00 07 00 00 00\n"  // jset %r6, 7, +1
+      "db 3a 68 fe 01 00 00 00\n"  // lock fetch add [%r10-408], %r3 (-480)
+      "7b 3a 10 fe 00 00 00 00\n"  // stxdw [%r10-496], %r3
+      "7b 6a 28 fe 00 00 00 00\n"  // stxdw [%r10-472], %r6
+      "7b 7a 30 fe 00 00 00 00\n"  // stxdw [%r10-464], %r7; r1 is the caller's argument
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "map fd 1: array key 4 value 8 entries 4\n"
+      "  values 5673a7eec30c5f31dd6025abe2340c28bc6982726e4f301640c1d67f9fa04d2a\n"
+      "map fd 2: hash key 8 value 8 entries 8\n"
+      "memory: 8 bytes 10656b09b58cbc81\n"
+      "inline kptr_xchg: false\n";
+  const auto source = DecodeFuzzInput(input);
+  EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
+}
+
+TEST(FuzzGeneratorGolden, Version2ObservesInTailCallTargetsToo) {
+  const std::vector<uint8_t> input = LoopAndTailCallTarget(2);
+  const std::string golden =
+      "program 0:\n"
+      "bf 17 00 00 00 00 00 00\n"  // mov %r7, %r1
+      "b7 06 00 00 03 00 00 00\n"  // mov %r6, 3
+      "b7 02 00 00 ff ff ff ff\n"  // mov %r2, -1
+      "37 02 01 00 07 00 00 00\n"  // sdiv %r2, 7
+      "bf a0 00 00 00 00 00 00\n"  // mov %r0, %r10
+      "07 00 00 00 f8 ff ff ff\n"  // add %r0, -8
+      "89 72 08 00 00 00 00 00\n"  // ldxsh %r2, [%r7+8]
+      "17 06 00 00 01 00 00 00\n"  // sub %r6, 1
+      "55 06 f9 ff 00 00 00 00\n"  // jne %r6, 0, -7
+      "bf 71 00 00 00 00 00 00\n"  // mov %r1, %r7
+      "18 12 00 00 04 00 00 00\n"  // lddw %r2, map:4
+      "00 00 00 00 00 00 00 00\n"  // (second slot of lddw)
+      "b7 03 00 00 01 00 00 00\n"  // mov %r3, 1
+      "85 00 00 00 0c 00 00 00\n"  // call 12
+      "bf a1 00 00 00 00 00 00\n"  // mov %r1, %r10
+      "07 01 00 00 e8 ff ff ff\n"  // add %r1, -24
+      "b7 02 00 00 02 00 00 00\n"  // mov %r2, 2
+      "85 00 00 00 c2 00 00 00\n"  // call 194
+      "7b 6a 28 fe 00 00 00 00\n"  // stxdw [%r10-472], %r6
+      "7b 7a 30 fe 00 00 00 00\n"  // stxdw [%r10-464], %r7
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "program 1:\n"  // the tail-call target
+      "b7 00 00 00 00 00 10 00\n"  // mov %r0, 0x100000
+      "39 14 00 10 00 00 00 00\n"  // probe ldxdw %r4, [%r1+4096]
+      "05 00 01 00 00 00 00 00\n"  // ja +1
+      "07 02 00 00 0f 00 00 00\n"  // add %r2, 15
+      "7b 2a 08 fe 00 00 00 00\n"  // stxdw [%r10-504], %r2 (the caller's, written in dead code: kept)
+      "7b 4a 18 fe 00 00 00 00\n"  // stxdw [%r10-488], %r4
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "map fd 3: array key 4 value 8 entries 1\n"
+      "  values 018ab96bda5b8ace\n"
+      "map fd 4: prog_array key 4 value 8 entries 2 programs 1,-1\n"
+      "memory: 16 bytes 9b221d901c3fb35a857e29bc59d52273\n"
+      "inline kptr_xchg: true\n";
+  const auto source = DecodeFuzzInput(input);
+  EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
+}
+
+TEST(FuzzGeneratorGolden, Version2RawInputsStartWithTheirInputMemory) {
+  const std::vector<uint8_t> input = {
+      2, kModeRaw,
+      0x05, 0x00,                    // 5 bytes of input memory
+      0x11, 0x22, 0x33, 0x44, 0x55,  // the memory
+      0x61, 0x10, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,  // ldxw r0, [r1+1]
+      0x95, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // exit
+  };
+  const std::string golden =
+      "program 0:\n"
+      "61 10 01 00 00 00 00 00\n"  // ldxw %r0, [%r1+1]
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "memory: 5 bytes 1122334455\n"
       "inline kptr_xchg: false\n";
   const auto source = DecodeFuzzInput(input);
   EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);

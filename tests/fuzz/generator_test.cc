@@ -3,11 +3,13 @@
 // accepts, that reads no register a call clobbered, and on which the
 // interpreter and both JIT lowerings agree.
 #include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "fuzz/generator/fuzz_format.h"
 #include "fuzz/generator/generator.h"
+#include "isa/insn.h"
 #include "oracle/load.h"
 #include "tests/fuzz/fuzz_test_support.h"
 
@@ -20,8 +22,15 @@ TEST(FuzzGenerator, OtherFormatVersionsAreNotOurs) {
   EXPECT_FALSE(DecodeFuzzInput({}));
   const uint8_t one_byte[] = {kFormatVersion};
   EXPECT_FALSE(DecodeFuzzInput(one_byte));
-  const uint8_t other_version[kHeaderSize] = {static_cast<uint8_t>(kFormatVersion + 1)};
-  EXPECT_FALSE(DecodeFuzzInput(other_version));
+  const uint8_t newer_version[kHeaderSize] = {static_cast<uint8_t>(kFormatVersion + 1)};
+  EXPECT_FALSE(DecodeFuzzInput(newer_version));
+  const uint8_t version_0[kHeaderSize] = {0};
+  EXPECT_FALSE(DecodeFuzzInput(version_0));
+  // Every version the decoder ever wrote still reads.
+  for (uint8_t version = kOldestFormatVersion; version <= kFormatVersion; ++version) {
+    const uint8_t header[kHeaderSize] = {version};
+    EXPECT_TRUE(DecodeFuzzInput(header)) << "version " << int{version};
+  }
 }
 
 TEST(FuzzGenerator, HeaderWithoutRecordsIsACompleteCase) {
@@ -35,11 +44,66 @@ TEST(FuzzGenerator, HeaderWithoutRecordsIsACompleteCase) {
 }
 
 TEST(FuzzGenerator, RawInputWithoutInstructionsIsNotACase) {
-  // Bytes 2.. hold no complete slot, or only slots that name no form.
-  const uint8_t too_short[] = {kFormatVersion, kModeRaw, 0x95, 0, 0};
+  // After the memory, no complete slot, or only slots that name no form.
+  const uint8_t too_short[] = {kFormatVersion, kModeRaw, 0, 0, 0x95, 0, 0};
   EXPECT_FALSE(DecodeFuzzInput(too_short));
-  const uint8_t unknown_opcode[] = {kFormatVersion, kModeRaw, 0xff, 0, 0, 0, 0, 0, 0, 0};
+  const uint8_t unknown_opcode[] = {kFormatVersion, kModeRaw, 0, 0, 0xff, 0, 0, 0, 0, 0, 0, 0};
   EXPECT_FALSE(DecodeFuzzInput(unknown_opcode));
+  // A memory length past the end takes the rest: no instructions are left.
+  const uint8_t all_memory[] = {kFormatVersion, kModeRaw, 40, 0, 0x95, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_FALSE(DecodeFuzzInput(all_memory));
+}
+
+// ldxw %r0, [%r1+0]; exit
+const std::vector<uint8_t> kLoadWordSlots = {0x61, 0x10, 0, 0, 0, 0, 0, 0, 0x95, 0, 0, 0, 0, 0, 0, 0};
+
+TEST(FuzzGenerator, RawInputsOfVersion2CarryTheirInputMemory) {
+  std::vector<uint8_t> input = {2, kModeRaw, 4, 0, 0x0a, 0x0b, 0x0c, 0x0d};
+  input.insert(input.end(), kLoadWordSlots.begin(), kLoadWordSlots.end());
+  const auto source = DecodeFuzzInput(input);
+  ASSERT_TRUE(source);
+  EXPECT_EQ(source->memory, (std::vector<uint8_t>{0x0a, 0x0b, 0x0c, 0x0d}));
+  ASSERT_EQ(source->programs.size(), 1u);
+  EXPECT_EQ(isa::ToBytes(source->programs[0]), kLoadWordSlots);
+  // The encoder writes the same bytes.
+  auto encoded = EncodeRawInput(*source);
+  ASSERT_TRUE(encoded) << encoded.message();
+  EXPECT_EQ(*encoded, input);
+  // What raw mode cannot carry is refused, never dropped.
+  CaseSource too_much = *source;
+  too_much.memory.resize(kMaxRawMemory + 1);
+  EXPECT_FALSE(EncodeRawInput(too_much));
+  CaseSource two_programs = *source;
+  two_programs.programs.push_back(source->programs[0]);
+  EXPECT_FALSE(EncodeRawInput(two_programs));
+  CaseSource with_map = *source;
+  with_map.maps.push_back({1, isa::MapType::kArray, 4, 8, 1, {}, {}});
+  EXPECT_FALSE(EncodeRawInput(with_map));
+  CaseSource with_option = *source;
+  with_option.options.inline_kptr_xchg = true;
+  EXPECT_FALSE(EncodeRawInput(with_option));
+}
+
+TEST(FuzzGenerator, RawInputsOfVersion1HaveNoMemoryAndUpgradeToTheSameCase) {
+  std::vector<uint8_t> input = {1, kModeRaw};
+  input.insert(input.end(), kLoadWordSlots.begin(), kLoadWordSlots.end());
+  const auto old = DecodeFuzzInput(input);
+  ASSERT_TRUE(old);
+  EXPECT_TRUE(old->memory.empty());
+  std::vector<uint8_t> upgraded = input;
+  UpgradeFuzzInput(upgraded);
+  EXPECT_EQ(upgraded[0], kFormatVersion);
+  const auto now = DecodeFuzzInput(upgraded);
+  ASSERT_TRUE(now);
+  EXPECT_EQ(now->programs, old->programs);
+  EXPECT_EQ(now->memory, old->memory);
+  // Current inputs, and inputs that are not ours, stay as they are.
+  std::vector<uint8_t> current = upgraded;
+  UpgradeFuzzInput(current);
+  EXPECT_EQ(current, upgraded);
+  std::vector<uint8_t> foreign = {0x7f, 'E', 'L', 'F'};
+  UpgradeFuzzInput(foreign);
+  EXPECT_EQ(foreign, (std::vector<uint8_t>{0x7f, 'E', 'L', 'F'}));
 }
 
 TEST(FuzzGenerator, RandomStructuredInputsLoadWithoutClobberedReads) {
