@@ -148,7 +148,7 @@ void FunctionBuilder::Construct(const Record& r) {
   if (k < 239) return TailCall(r);
   if (k < 243) return EarlyExit(r);
   if (k < 245) return DeliberateFault(r);
-  return LegacyPacket(r);
+  return layout_.legacy_packet_access ? LegacyPacket(r) : Alu(r);
 }
 
 // --- Registers --------------------------------------------------------------

@@ -29,9 +29,11 @@ struct Signature {
 
 struct CaseLayout {
   // Format version 2 (fuzz_format.h): each function stores the registers
-  // it wrote below frame_low before it exits; constructs use [frame_low, 0).
+  // it wrote below frame_low before it exits; constructs use [frame_low, 0);
+  // no legacy packet access (its record kind is an ALU operation).
   bool observe_registers = false;
   int32_t frame_low = -static_cast<int32_t>(isa::kStackSize);
+  bool legacy_packet_access = true;
   uint32_t context_length = 0;
   std::vector<MapInfo> value_maps;        // array and hash maps
   std::optional<MapInfo> prog_array;      // with tail-call targets

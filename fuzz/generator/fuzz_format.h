@@ -30,11 +30,16 @@
 //                value % (kMaxRawMemory + 1)), then n bytes of input memory
 //                (fewer if the input ends first), then the instructions
 //
-// What version 2 adds to structured mode: before every exit, each function
-// stores the registers r1..r9 it wrote and may still read to the bottom of
-// its stack frame, r1 at r10-512, r2 at r10-504, ... (kObservedRegisters),
-// an area no other construct touches. The stack is compared, so a wrong
-// value a JIT leaves in any register is seen, and named by its slot.
+// What version 2 changes in structured mode:
+//  - before every exit, each function stores the registers r1..r9 it wrote
+//    and may still read to the bottom of its stack frame, r1 at r10-512, r2
+//    at r10-504, ... (kObservedRegisters), an area no other construct
+//    touches. The stack is compared, so a wrong value a JIT leaves in any
+//    register is seen, and named by its slot;
+//  - record kind 245, a legacy packet access (ldabs/ldind) in version 1, is
+//    an ALU operation: the JITs refuse those programs as the kernel's JIT
+//    would (harness/kernel_refusals.h), so none of them was ever compared.
+//    Raw mode still writes them, for the decoder and the interpreter.
 #pragma once
 
 #include <cstddef>

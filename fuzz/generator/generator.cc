@@ -47,6 +47,7 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
   if (input[0] >= 2) {
     layout.observe_registers = true;
     layout.frame_low = -static_cast<int32_t>(isa::kStackSize) + kObservedRegistersBytes;
+    layout.legacy_packet_access = false;
   }
   layout.context_length = records.HeaderByte(5) % 129;
   source.memory = data.Bytes(layout.context_length);
