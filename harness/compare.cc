@@ -138,13 +138,13 @@ Verdict Compare(const Outcome& reference, const Outcome& candidate, std::string_
 Verdict CompareHelperWithInlined(const Outcome& reference, const Outcome& candidate,
                                  std::string_view reference_name, std::string_view candidate_name,
                                  std::span<const int32_t> inlined_helpers) {
-  auto inlined = [&](const HelperCall& call) {
-    return std::find(inlined_helpers.begin(), inlined_helpers.end(), call.id) != inlined_helpers.end();
+  auto inlined = [&](int32_t id) {
+    return std::find(inlined_helpers.begin(), inlined_helpers.end(), id) != inlined_helpers.end();
   };
   for (const Outcome* outcome : {&reference, &candidate}) {
-    if (outcome->end == EndKind::kHelperError && !outcome->helper_calls.empty() &&
-        inlined(outcome->helper_calls.back())) {
-      const HelperInfo* helper = FindHelper(outcome->helper_calls.back().id);
+    const std::optional<int32_t> refused = outcome->refusing_helper;
+    if (outcome->end == EndKind::kHelperError && refused && inlined(*refused)) {
+      const HelperInfo* helper = FindHelper(*refused);
       return {Verdict::Kind::kPoisoned, "",
               fmt::format("{} refused its arguments, which its inline rewrite does not check",
                           helper != nullptr ? helper->name : "the helper")};
@@ -152,7 +152,7 @@ Verdict CompareHelperWithInlined(const Outcome& reference, const Outcome& candid
   }
   auto without_inlined = [&](const Outcome& outcome) {
     Outcome copy = outcome;
-    std::erase_if(copy.helper_calls, inlined);
+    std::erase_if(copy.helper_calls, [&](const HelperCall& call) { return inlined(call.id); });
     return copy;
   };
   return Compare(without_inlined(reference), without_inlined(candidate), reference_name, candidate_name);

@@ -208,6 +208,7 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
         } else {
           outcome_.end = EndKind::kHelperError;
           outcome_.message = stop.helper.error;
+          if (stop.helper_id >= 0) outcome_.refusing_helper = stop.helper_id;
         }
         return Finish();
       case MachineStop::Kind::kBudget:

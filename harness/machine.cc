@@ -147,10 +147,11 @@ MachineStop Machine::Resume(uint64_t max_steps) {
     stop.kind = MachineStop::Kind::kReturned;
   } else if (helper_trapped_) {
     stop.kind = MachineStop::Kind::kHelperTrap;
-    stop.helper_id = trapped_id_;
+    stop.helper_id = helper_id_;
   } else if (helper_stopped_) {
     stop.kind = MachineStop::Kind::kHelper;
     stop.helper = std::move(helper_result_);
+    stop.helper_id = helper_id_;
   } else if (fault_seen_) {
     stop.kind = MachineStop::Kind::kFault;
     stop.address = fault_address_;
@@ -196,6 +197,7 @@ void Machine::OnJitCode(uc_engine* uc, uint64_t address, uint32_t, void* self) {
 
 void Machine::OnHelperCode(uc_engine* uc, uint64_t address, uint32_t, void* self) {
   auto* m = static_cast<Machine*>(self);
+  m->helper_id_ = -1;  // until the address names a helper
   if (m->helper_context_ == nullptr) {
     m->helper_stopped_ = true;
     m->helper_result_ = {HelperResult::Kind::kError, 0, "helper called with no helper context"};
@@ -209,9 +211,9 @@ void Machine::OnHelperCode(uc_engine* uc, uint64_t address, uint32_t, void* self
     return;
   }
   const uint64_t id = (address - guest::kHelperBase) / guest::kHelperStubSize;
+  m->helper_id_ = static_cast<int>(id);
   if (m->trapped_helpers_ != nullptr && id < m->trapped_helpers_->size() && (*m->trapped_helpers_)[id]) {
     m->helper_trapped_ = true;
-    m->trapped_id_ = static_cast<int>(id);
     uc_emu_stop(uc);  // before the stub's RET: the harness completes the call
     return;
   }

@@ -58,7 +58,7 @@ struct MachineStop {
   uint64_t address = 0;
   AccessKind access = AccessKind::kRead;
   HelperResult helper;  // for kHelper
-  int helper_id = 0;    // for kHelperTrap
+  int helper_id = 0;    // for kHelperTrap and kHelper: the helper called (-1: a callx that named none)
   std::string message;
 };
 
@@ -199,7 +199,7 @@ class Machine {
   bool helper_stopped_ = false;
   HelperResult helper_result_;
   bool helper_trapped_ = false;
-  int trapped_id_ = 0;
+  int helper_id_ = 0;  // the helper the last helper stop or trap called (-1: none)
   const std::array<bool, 256>* trapped_helpers_ = nullptr;
 
   HelperContext* helper_context_ = nullptr;

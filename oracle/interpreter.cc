@@ -339,6 +339,7 @@ Outcome Interpreter::RunProgram(size_t index, const std::array<uint64_t, 5>& arg
                                            {r[1], r[2], r[3], r[4], r[5]}, outcome.helper_calls);
         if (result.kind == HelperResult::Kind::kUnwind) return finish(EndKind::kUnwind, 0);
         if (result.kind == HelperResult::Kind::kError) {
+          outcome.refusing_helper = static_cast<int32_t>(id);
           return finish(EndKind::kHelperError, 0, std::move(result.error));
         }
         r[0] = result.value;

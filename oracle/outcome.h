@@ -60,6 +60,10 @@ struct Outcome {
   uint64_t r0 = 0;
   std::optional<FaultInfo> fault;
   std::string message;  // for kTrap, kHelperError, kHarnessError: what happened
+  // For kHelperError: the id of the helper that refused its arguments;
+  // nullopt when the call named no helper (a callx whose register holds no
+  // helper id). Not compared: the message says the same.
+  std::optional<int32_t> refusing_helper;
   std::vector<HelperCall> helper_calls;
   std::vector<uint32_t> tail_calls;  // program index of each tail call taken
   MemorySnapshot memory;

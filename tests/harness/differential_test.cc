@@ -241,6 +241,29 @@ exit
   }
 }
 
+TEST(DifferentialKptrXchg, AnErrorAfterAnInlinedCallIsStillCompared) {
+  // The run ends in a callx that names no helper, after a kptr_xchg that
+  // succeeded: the refusal is not the inlined helper's (found by the
+  // generator: the last traced call is not the one that failed).
+  const CaseRun run = RunData(R"(
+-- options
+kptr_xchg_inline
+-- asm
+mov %r1, %r10
+add %r1, -8
+mov %r2, 7
+call 194
+mov %r6, 0x100
+call %r6
+exit
+)");
+  ASSERT_EQ(run.runs.size(), 3u);
+  ASSERT_TRUE(run.runs[0].outcome);
+  EXPECT_EQ(run.runs[0].outcome->end, EndKind::kHelperError);
+  EXPECT_FALSE(run.runs[0].outcome->refusing_helper) << "a callx that names no helper refuses nothing";
+  for (const EngineRun& jit : JitRuns(run)) EXPECT_TRUE(jit.verdict.match()) << Verdicts(run);
+}
+
 TEST(DifferentialKptrXchg, CompareIgnoresOnlyTheInlinedHelpersCalls) {
   constexpr int32_t kInlined[] = {kHelperKptrXchg};
   Outcome helper;
