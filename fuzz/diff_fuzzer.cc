@@ -23,8 +23,12 @@ bpfdiff::fuzz::FuzzStats* stats = nullptr;
 // Runs of the compiled programs on more input memories per input.
 constexpr size_t kVariantsPerInput = 4;
 
-void PrintStats() {
-  if (stats != nullptr) stats->Print();
+// On stderr, and to BPFDIFF_FUZZ_STATS_JSON for the nightly report: at exit
+// and before the abort of a divergence.
+void ReportStats() {
+  if (stats == nullptr) return;
+  stats->Print();
+  bpfdiff::fuzz::WriteFuzzStatsFileIfAsked(stats->ToFile());
 }
 
 }  // namespace
@@ -42,7 +46,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   }
   harness = created->release();
   stats = new bpfdiff::fuzz::FuzzStats("diff_fuzzer");
-  std::atexit(PrintStats);
+  std::atexit(ReportStats);
   return 0;
 }
 
@@ -56,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   stats->ExtraRuns(result.run.variants.size());
   if (result.run.FirstDivergence() != nullptr) {
     fmt::print(stderr, "==== bpfdiff: DIVERGENCE ====\n{}", bpfdiff::fuzz::DescribeDivergence(*result.source, result.run));
-    stats->Print();
+    ReportStats();
     std::abort();
   }
   stats->MaybePrint();

@@ -61,15 +61,17 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
       if (const auto form = isa::Classify(insns[pc])) generated_[*form] = true;
     }
   }
-  bool all_match = true;
+  bool all_match = true, poisoned = false;
   for (const auto& engine_run : run.runs) {
     if (engine_run.verdict.kind == Verdict::Kind::kPoisoned) {
       ++poisoned_[ReasonCategory(engine_run.verdict.detail)];
       all_match = false;
+      poisoned = true;
     } else if (engine_run.verdict.kind == Verdict::Kind::kDivergence) {
       all_match = false;
     }
   }
+  not_comparable_ += poisoned;
   const Outcome* reference = run.runs.empty() || !run.runs.front().outcome ? nullptr : &*run.runs.front().outcome;
   if (reference != nullptr) ++ends_[std::string(EndKindName(reference->end))];
   if (!all_match || reference == nullptr) return;
@@ -105,9 +107,25 @@ void FuzzStats::MaybePrint(std::chrono::seconds interval) {
   Print();
 }
 
+double FuzzStats::Seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+FuzzStatsFile FuzzStats::ToFile() const {
+  FuzzStatsFile file;
+  file.target = target_;
+  file.seconds = Seconds();
+  file.inputs = inputs_ + not_ours_;
+  file.counters = {{"compared", compared_},      {"agreed", matched_}, {"not_comparable", not_comparable_},
+                   {"extra_runs", extra_runs_}, {"not_ours", not_ours_}};
+  file.poisoned = poisoned_;
+  file.rejected = rejected_;
+  file.forms = FuzzStatsFile::Forms{forms_total(), forms_generated(), forms_completed(), MissingForms()};
+  return file;
+}
+
 void FuzzStats::Print() const {
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double seconds = Seconds();
   std::string poisoned;
   for (const auto& [reason, count] : poisoned_) poisoned += fmt::format(" [{}: {}]", reason, count);
   std::string rejected;
@@ -115,11 +133,11 @@ void FuzzStats::Print() const {
   std::string ends;
   for (const auto& [end, count] : ends_) ends += fmt::format(" {}={}", end, count);
   fmt::print(stderr,
-             "#{} {}: {:.0f}s, {} inputs, {} compared ({:.0f}/s), {} agreed, {} extra runs ({:.0f}/s); "
+             "#{} {}: {:.0f}s, {} inputs, {} compared ({:.0f}/s), {} agreed, {} not comparable, {} extra runs ({:.0f}/s); "
              "forms generated {}/{}, completed on every engine {}/{} ({:.1f}%); ends:{}\n"
              "  poisoned:{}\n  rejected:{}\n",
              target_, "stats", seconds, inputs_ + not_ours_, compared_, compared_ / std::max(seconds, 1e-9),
-             matched_, extra_runs_, extra_runs_ / std::max(seconds, 1e-9), forms_generated(), forms_total(),
+             matched_, not_comparable_, extra_runs_, extra_runs_ / std::max(seconds, 1e-9), forms_generated(), forms_total(),
              forms_completed(), forms_total(), 100.0 * static_cast<double>(forms_completed()) / static_cast<double>(forms_total()),
              ends, poisoned.empty() ? " none" : poisoned, rejected.empty() ? " none" : rejected);
 }

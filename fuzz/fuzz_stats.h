@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/stats_file.h"
 #include "harness/differential.h"
 #include "isa/opcode_table.h"
 
@@ -31,6 +32,8 @@ class FuzzStats {
   // Prints a summary line when `interval` has passed since the last one.
   void MaybePrint(std::chrono::seconds interval = std::chrono::seconds(10));
   void Print() const;
+  // The counters as the nightly report reads them (fuzz/stats_file.h).
+  FuzzStatsFile ToFile() const;
 
   size_t forms_total() const { return isa::AllForms().size(); }
   size_t forms_generated() const;
@@ -41,7 +44,9 @@ class FuzzStats {
  private:
   std::string target_;
   std::chrono::steady_clock::time_point start_, last_print_;
-  uint64_t inputs_ = 0, not_ours_ = 0, compared_ = 0, matched_ = 0, extra_runs_ = 0;
+  double Seconds() const;
+
+  uint64_t inputs_ = 0, not_ours_ = 0, compared_ = 0, matched_ = 0, not_comparable_ = 0, extra_runs_ = 0;
   std::map<std::string, uint64_t> rejected_;
   std::map<std::string, uint64_t> poisoned_;
   std::map<std::string, uint64_t> ends_;

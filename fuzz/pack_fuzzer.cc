@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "fuzz/pack_script.h"
+#include "fuzz/stats_file.h"
 
 namespace {
 
@@ -37,20 +38,36 @@ struct Totals {
     calls_compared += r.calls_compared;
     calls_not_comparable += r.calls_not_comparable;
   }
+  double Seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
   void Print() const {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds = Seconds();
     fmt::print(stderr,
                "pack_fuzzer: {} scripts ({:.0f}/s; by CPUs 1:{} 2:{} 3:{} 4:{}), {} operations, {} loads "
                "({} rejected), {} frees, {} stale calls, {} calls compared, {} not comparable\n",
                scripts, scripts / std::max(seconds, 1e-9), by_cpus[1], by_cpus[2], by_cpus[3], by_cpus[4],
                operations, loads, loads_rejected, frees, stale_calls, calls_compared, calls_not_comparable);
   }
+  bpfdiff::fuzz::FuzzStatsFile ToFile() const {
+    bpfdiff::fuzz::FuzzStatsFile file;
+    file.target = "pack_fuzzer";
+    file.seconds = Seconds();
+    file.inputs = scripts;
+    file.counters = {{"operations", operations},         {"loads", loads},
+                     {"loads_rejected", loads_rejected}, {"frees", frees},
+                     {"stale_calls", stale_calls},       {"calls_compared", calls_compared},
+                     {"calls_not_comparable", calls_not_comparable}};
+    for (int cpus = 1; cpus <= 4; ++cpus) file.counters.emplace_back(fmt::format("scripts_on_{}_cpus", cpus), by_cpus[cpus]);
+    return file;
+  }
 };
 Totals* totals = nullptr;
 
-void PrintTotals() {
-  if (totals != nullptr) totals->Print();
+// On stderr, and to BPFDIFF_FUZZ_STATS_JSON for the nightly report: at exit
+// and before the abort of a broken invariant.
+void ReportTotals() {
+  if (totals == nullptr) return;
+  totals->Print();
+  bpfdiff::fuzz::WriteFuzzStatsFileIfAsked(totals->ToFile());
 }
 
 }  // namespace
@@ -64,7 +81,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   options = new bpfdiff::fuzz::PackScriptOptions;
   options->bugs = *bugs;
   totals = new Totals;
-  std::atexit(PrintTotals);
+  std::atexit(ReportTotals);
   return 0;
 }
 
@@ -81,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                result->operations);
     for (const auto& violation : result->violations) fmt::print(stderr, "{}\n", violation.Describe());
     fmt::print(stderr, "replay with: bpfdiff pack replay <this input> --trace\n");
-    totals->Print();
+    ReportTotals();
     std::abort();
   }
   const auto now = std::chrono::steady_clock::now();

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "fuzz/stats_file.h"
 #include "harness/recursion/equivalence.h"
 #include "harness/recursion/generator.h"
 #include "harness/recursion/planted_bug.h"
@@ -56,14 +58,35 @@ struct Target {
   jit::TrampolineBugs bugs;
   std::unique_ptr<ProgramCache> cache;
   uint64_t inputs = 0;
+  // For the stats file: schedules by how they came (text or generated
+  // from bytes), their events, and the runs of all four configurations.
+  uint64_t text_schedules = 0, generated_schedules = 0, events = 0, runs = 0, sandboxes = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 Target* target = nullptr;
+
+// To BPFDIFF_FUZZ_STATS_JSON for the nightly report: at exit and before the
+// abort of a finding.
+void ReportStats() {
+  if (target == nullptr) return;
+  fuzz::FuzzStatsFile file;
+  file.target = "recursion_fuzzer";
+  file.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - target->start).count();
+  file.inputs = target->inputs;
+  file.counters = {{"text_schedules", target->text_schedules},
+                   {"generated_schedules", target->generated_schedules},
+                   {"events", target->events},
+                   {"runs", target->runs},
+                   {"sandboxes", target->sandboxes}};
+  fuzz::WriteFuzzStatsFileIfAsked(file);
+}
 
 [[noreturn]] void Found(const Schedule& schedule, const std::string& what) {
   fmt::print(stderr, "\n==== recursion_fuzzer finding ====\n{}\n---- schedule (save as a file; "
                      "`bpfdiff recursion --policy P --schedule FILE` replays it) ----\n{}----\n",
              what, FormatSchedule(schedule));
   std::fflush(stderr);
+  ReportStats();
   std::abort();
 }
 
@@ -72,9 +95,11 @@ Schedule Decode(const uint8_t* data, size_t size, jit::AtomicLowering& lowering)
   if (size > 0 && (data[0] == '#' || data[0] == 'c' || data[0] == 'p')) {
     if (auto parsed = ParseSchedule(text); parsed && parsed->cpus <= kCpus) {
       lowering = jit::AtomicLowering::kLse;
+      ++target->text_schedules;
       return std::move(parsed).value();
     }
   }
+  ++target->generated_schedules;
   BytesSource source({data, size});
   lowering = (source.Byte() & 1) ? jit::AtomicLowering::kLlSc : jit::AtomicLowering::kLse;
   GeneratorOptions options;
@@ -93,6 +118,7 @@ void NewSandbox() {
   }
   target->sandbox = std::move(sandbox).value();
   target->cache = std::make_unique<ProgramCache>(*target->sandbox, kCachedPrograms);
+  ++target->sandboxes;
 }
 
 }  // namespace
@@ -106,6 +132,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   target = new Target;
   target->bugs = *bugs;
   NewSandbox();
+  std::atexit(ReportStats);
   return 0;
 }
 
@@ -113,6 +140,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (++target->inputs % kInputsPerSandbox == 0) NewSandbox();
   jit::AtomicLowering lowering = jit::AtomicLowering::kLse;
   const Schedule schedule = Decode(data, size, lowering);
+  target->events += schedule.events.size();
   Sandbox& sandbox = *target->sandbox;
   auto attachment = Attachment::Create(sandbox, schedule.programs, target->cache.get());
   if (!attachment) Found(schedule, "the attached programs do not load: " + attachment.message());
@@ -132,6 +160,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Found(schedule, fmt::format("{}\n{}", FormatSummary(*run), FormatTimeline(*run)));
     }
     runs.push_back(std::move(run).value());
+    ++target->runs;
   }
   const auto problems = CheckEquivalence(schedule, runs[0], runs[1], runs[2], runs[3]);
   if (!problems.empty()) {

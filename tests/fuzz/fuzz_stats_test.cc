@@ -1,10 +1,14 @@
 // ReasonCategory: poison and rejection reasons that differ only in their
-// numbers count together, and long reasons are cut visibly.
+// numbers count together, and long reasons are cut visibly. The stats file:
+// what a target writes, the nightly report reads back.
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "fuzz/fuzz_stats.h"
+#include "fuzz/stats_file.h"
+#include "harness/report/report_inputs.h"
+#include "isa/insn.h"
 
 namespace bpfdiff::fuzz {
 namespace {
@@ -56,6 +60,70 @@ TEST(FuzzReasonCategory, TheCutCountsCharactersAfterNumbersBecameN) {
   EXPECT_EQ(ReasonCategory(reason), category);
   // One character more is cut.
   EXPECT_EQ(ReasonCategory(reason + "!"), category + "...");
+}
+
+}  // namespace
+}  // namespace bpfdiff::fuzz
+
+namespace bpfdiff::fuzz {
+namespace {
+
+// What a fuzz target writes at exit is what `bpfdiff report` reads: every
+// counter in its order, the reasons and the forms.
+TEST(FuzzStatsFile, TheReportReadsBackWhatATargetWrites) {
+  FuzzStatsFile written;
+  written.target = "diff_fuzzer";
+  written.seconds = 61.5;
+  written.inputs = 1234;
+  written.counters = {{"compared", 1000}, {"agreed", 990}, {"not_comparable", 10}, {"extra_runs", 4000}};
+  written.poisoned = {{"interp ran out of its instruction budget", 4}, {"jit refused, as the kernel's would: x", 6}};
+  written.rejected = {{"program N: bad", 2}};
+  written.forms = FuzzStatsFile::Forms{174, 170, 168, {"ldabsw", "ldindw"}};
+
+  auto json = report::Json::parse(FuzzStatsJson(written), nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(json.is_discarded());
+  auto read = report::FuzzStatsFromJson(json, "test");
+  ASSERT_TRUE(read) << read.message();
+  EXPECT_EQ(read->target, "diff_fuzzer");
+  EXPECT_DOUBLE_EQ(read->seconds, 61.5);
+  EXPECT_EQ(read->inputs, 1234);
+  const report::NamedCounts counters = {{"compared", 1000}, {"agreed", 990}, {"not_comparable", 10}, {"extra_runs", 4000}};
+  EXPECT_EQ(read->counters, counters);
+  const report::NamedCounts poisoned = {{"interp ran out of its instruction budget", 4},
+                                        {"jit refused, as the kernel's would: x", 6}};
+  EXPECT_EQ(read->poisoned, poisoned);
+  EXPECT_EQ(read->rejected, (report::NamedCounts{{"program N: bad", 2}}));
+  ASSERT_TRUE(read->forms);
+  EXPECT_EQ(read->forms->total, 174);
+  EXPECT_EQ(read->forms->generated, 170);
+  EXPECT_EQ(read->forms->completed, 168);
+  EXPECT_EQ(read->forms->not_completed, (std::vector<std::string>{"ldabsw", "ldindw"}));
+}
+
+TEST(FuzzStatsFile, FuzzStatsCountsCasesThatWereNotComparable) {
+  FuzzStats stats("diff_fuzzer");
+  CaseSource source;
+  source.programs = {{isa::Insn{isa::kOpExit, 0, 0, 0, 0}}};
+  CaseRun run;
+  run.loaded.emplace();
+  run.runs.resize(3);
+  run.runs[0].outcome.emplace();
+  run.runs[0].outcome->end = EndKind::kExit;
+  run.runs[1].verdict = {Verdict::Kind::kPoisoned, "", "reason a"};
+  run.runs[2].verdict = {Verdict::Kind::kPoisoned, "", "reason b"};
+  stats.Record(source, run, {});
+  const FuzzStatsFile file = stats.ToFile();
+  const auto counter = [&](std::string_view name) {
+    for (const auto& [n, count] : file.counters) {
+      if (n == name) return count;
+    }
+    return uint64_t{~0ull};
+  };
+  EXPECT_EQ(counter("compared"), 1u);
+  EXPECT_EQ(counter("agreed"), 0u);
+  EXPECT_EQ(counter("not_comparable"), 1u) << "one case, however many engines said so";
+  EXPECT_EQ(file.poisoned.at("reason a"), 1u);
+  EXPECT_EQ(file.poisoned.at("reason b"), 1u);
 }
 
 }  // namespace
