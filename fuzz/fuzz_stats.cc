@@ -61,17 +61,20 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
       if (const auto form = isa::Classify(insns[pc])) generated_[*form] = true;
     }
   }
-  bool all_match = true, poisoned = false;
+  // Each reason counts once per case, however many engines gave it.
+  std::vector<std::string> reasons;
+  bool all_match = true;
   for (const auto& engine_run : run.runs) {
     if (engine_run.verdict.kind == Verdict::Kind::kPoisoned) {
-      ++poisoned_[ReasonCategory(engine_run.verdict.detail)];
+      std::string reason = ReasonCategory(engine_run.verdict.detail);
+      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(std::move(reason));
       all_match = false;
-      poisoned = true;
     } else if (engine_run.verdict.kind == Verdict::Kind::kDivergence) {
       all_match = false;
     }
   }
-  not_comparable_ += poisoned;
+  for (const auto& reason : reasons) ++poisoned_[reason];
+  not_comparable_ += !reasons.empty();
   const Outcome* reference = run.runs.empty() || !run.runs.front().outcome ? nullptr : &*run.runs.front().outcome;
   if (reference != nullptr) ++ends_[std::string(EndKindName(reference->end))];
   if (!all_match || reference == nullptr) return;

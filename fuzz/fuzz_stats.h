@@ -21,7 +21,8 @@ class FuzzStats {
   explicit FuzzStats(std::string target);
 
   void NotOurs() { ++not_ours_; }
-  // One case through the runner. `executed` is the interpreter's executed
+  // One case through the runner: each poisoned reason counts once per case.
+  // `executed` is the interpreter's executed
   // slots (program, slot) for the reference run. Forms count as written in
   // `source`, before the load step's rewrites.
   void Record(const CaseSource& source, const CaseRun& run,
