@@ -9,6 +9,8 @@
 //  - seed-NNN: CANDIDATES random structured inputs (default 20000) from a
 //    fixed seed, run through the differential harness; a greedy set cover
 //    of the opcode-table forms they execute to completion on every engine.
+//  - seed-NAME: the named seeds below, records for behaviours that the set
+//    cover of forms does not pick out.
 //  - raw-NAME: every `.data` file of VECTORS_DIR that raw mode can carry
 //    (fuzz/generator/generator.h, EncodeRawInput), with its input memory, so
 //    that each runs to the end its file expects (tests/fuzz/seeds_test.cc
@@ -16,6 +18,7 @@
 //
 // The old seeds of both kinds are removed first: a seed left from an older
 // generator would keep testing what the generator no longer makes.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -33,6 +36,35 @@
 namespace {
 
 using namespace bpfdiff;
+
+// A structured input of the current version: the header's bytes 2..5 (see
+// fuzz_format.h), a zero seed, then the records.
+std::vector<uint8_t> Structured(std::vector<uint8_t> header_2_to_5, std::vector<std::vector<uint8_t>> records) {
+  std::vector<uint8_t> input(fuzz::kHeaderSize, 0);
+  input[0] = fuzz::kFormatVersion;
+  std::copy(header_2_to_5.begin(), header_2_to_5.end(), input.begin() + 2);
+  for (const auto& record : records) input.insert(input.end(), record.begin(), record.end());
+  return input;
+}
+
+struct NamedSeed {
+  const char* name;
+  std::vector<uint8_t> input;
+};
+
+// Records of function_builder.cc's constructs, spelled out.
+const std::vector<uint8_t> kTailCallSlot0 = {0xea, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00};  // tail_call, index 0
+const std::vector<uint8_t> kEndOfFunction = {0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+
+std::vector<NamedSeed> NamedSeeds() {
+  return {
+      // One tail-call target (prog_array slot 0) that tail-calls slot 0,
+      // itself, until MAX_TAIL_CALL_CNT: the only way a wrong limit shows,
+      // and a random walk takes long to get there (33 s of a 60-second
+      // planted-bug check before this seed).
+      {"seed-tail-call-self", Structured({0, 0, 1, 0}, {kTailCallSlot0, kEndOfFunction, kTailCallSlot0})},
+  };
+}
 
 // Removes the seeds this tool writes (seed-*, raw-*) from `dir`.
 void RemoveOldSeeds(const std::filesystem::path& dir) {
@@ -145,5 +177,11 @@ int main(int argc, char** argv) {
   RemoveOldSeeds(out);
   std::filesystem::create_directories(out);
   if (const int status = WriteStructuredSeeds(**harness, out, candidates); status != 0) return status;
+  for (const NamedSeed& seed : NamedSeeds()) {
+    if (auto status = WriteFile(out / seed.name, seed.input); !status) {
+      fmt::print(stderr, "{}\n", status.message());
+      return 1;
+    }
+  }
   return WriteRawSeeds(out, vectors);
 }
