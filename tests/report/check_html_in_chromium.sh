@@ -25,10 +25,12 @@ status=0
   --history "$work/history" --timestamp 2024-05-01T03:00:00Z --out "$work/out" > "$work/report.log" 2>&1 || status=$?
 [[ $status == 1 ]] || { cat "$work/report.log"; echo "FAIL: bpfdiff report exited $status, expected 1"; exit 1; }
 
-# A fresh profile per run; root needs --no-sandbox; the timeout keeps a hung
-# browser from hanging ctest.
+# A fresh profile per run; root needs --no-sandbox; nothing may reach for
+# the network (CI machines have none: the connections would be refused, many
+# at a time); the timeout keeps a hung browser from hanging ctest.
 run_chromium() {
   timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync --disable-quic \
     --user-data-dir="$work/profile" "$@" 2>> "$work/chromium.log"
 }
 run_chromium --dump-dom "file://$work/out/report.html" > "$work/dom.html" ||
