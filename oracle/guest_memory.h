@@ -64,10 +64,12 @@ class GuestMemory {
     return region->host + (address - region->base);
   }
 
-  // Translate() for the interpreter's own bookkeeping (what a tail call
-  // reads of the program object it jumps to): the same checks, but not
-  // counted as the program reading engine-private bytes, because the JIT
-  // reads its own copy of that state and the program never sees it.
+  // Translate() for the interpreter's own bookkeeping (the index a tail
+  // call reads from the program object it jumps to): the same checks, but
+  // not counted as the program reading engine-private bytes. It is how the
+  // interpreter finds the program, not something the program does; the
+  // JIT's tail call reads the object's bpf_func, its own entry, instead,
+  // and the program sees neither.
   const uint8_t* Inspect(uint64_t address, uint64_t length, AccessKind kind) {
     const bool was_private = private_read_;
     const uint8_t* p = Translate(address, length, kind);
