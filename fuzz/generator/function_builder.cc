@@ -426,7 +426,7 @@ void FunctionBuilder::ProbeLoad(const Record& r) {
 void FunctionBuilder::UntrustedPointer(const Record& r) {
   const int dst = PickWritable(r.byte(0));
   if (dst < 0) return;
-  uint64_t address = kInterestingAddresses[r.Pick(1, std::size(kInterestingAddresses))];
+  uint64_t address = layout_.interesting_addresses[r.Pick(1, static_cast<uint32_t>(layout_.interesting_addresses.size()))];
   if (r.Flag(2, 0)) address += r.byte(3);
   EmitMovImm(static_cast<uint8_t>(dst), address);
 }
@@ -567,7 +567,7 @@ void FunctionBuilder::SetUpHelperArgs(const Record& r, int32_t helper) {
       const auto size = static_cast<int32_t>(r.Pick(2, 65));
       EmitFrameAddress(kR1, -128);
       EmitMovImm(kR2, static_cast<uint64_t>(size));
-      EmitMovImm(kR3, kInterestingAddresses[r.Pick(3, std::size(kInterestingAddresses))]);
+      EmitMovImm(kR3, layout_.interesting_addresses[r.Pick(3, static_cast<uint32_t>(layout_.interesting_addresses.size()))]);
       break;
     }
     case kHelperUnwind:
@@ -680,7 +680,7 @@ void FunctionBuilder::DeliberateFault(const Record& r) {
   switch (r.Pick(0, 3)) {
     case 0:
       // A plain load through an untrusted pointer: an unhandled fault.
-      EmitMovImm(dst, kInterestingAddresses[r.Pick(2, 6)]);
+      EmitMovImm(dst, layout_.interesting_addresses[r.Pick(2, 6)]);
       Emit(Make(isa::kClassLdx | isa::kModeMem | SizeCode(kSizes[r.Pick(3, 4)]), dst, dst, 0));
       SetScalar(dst);
       break;

@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
+#include "fuzz/generator/interesting_values.h"
 #include "fuzz/generator/record_reader.h"
 #include "fuzz/generator/register_state.h"
 #include "isa/insn.h"
@@ -30,10 +32,12 @@ struct Signature {
 struct CaseLayout {
   // Format version 2 (fuzz_format.h): each function stores the registers
   // it wrote below frame_low before it exits; constructs use [frame_low, 0);
-  // no legacy packet access (its record kind is an ALU operation).
+  // no legacy packet access (its record kind is an ALU operation); the
+  // table of untrusted addresses leaves out program 0's bpf_func.
   bool observe_registers = false;
   int32_t frame_low = -static_cast<int32_t>(isa::kStackSize);
   bool legacy_packet_access = true;
+  std::span<const uint64_t> interesting_addresses = kInterestingAddressesV1;
   uint32_t context_length = 0;
   std::vector<MapInfo> value_maps;        // array and hash maps
   std::optional<MapInfo> prog_array;      // with tail-call targets

@@ -4,6 +4,7 @@
 
 #include "fuzz/generator/data_stream.h"
 #include "fuzz/generator/function_builder.h"
+#include "fuzz/generator/interesting_values.h"
 #include "fuzz/generator/fuzz_format.h"
 #include "fuzz/generator/record_reader.h"
 #include "isa/program.h"
@@ -48,6 +49,7 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
     layout.observe_registers = true;
     layout.frame_low = -static_cast<int32_t>(isa::kStackSize) + kObservedRegistersBytes;
     layout.legacy_packet_access = false;
+    layout.interesting_addresses = kInterestingAddresses;
   }
   layout.context_length = records.HeaderByte(5) % 129;
   source.memory = data.Bytes(layout.context_length);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 
 namespace bpfdiff::fuzz {
 
@@ -33,13 +34,28 @@ inline constexpr uint64_t kInteresting64[] = {
 // of every region, code (readable), kernel-like high addresses. Never the
 // top of a running CPU's stack: the JIT keeps its saved registers there,
 // which the interpreter has no reason to model (the kernel never lets a
-// PROBE_MEM load see its own stack either).
+// PROBE_MEM load see its own stack either). Indexed by the generator's
+// records: a table's order is part of its format version.
 inline constexpr uint64_t kInterestingAddresses[] = {
+    0x0,        0x8,        0xfff,      0x1000,     0x000ffff8, 0x00100000, 0x00100ff8,
+    0x00110000, 0x00fffff8, 0x01000000, 0x0100fff8, 0x01010000, 0x01010004, 0x01fffff8,
+    0x02000000, 0x020ffff8, 0x02100000, 0x03000000, 0x03000010, 0x03100ff8, 0x04000000,
+    0x04001000, 0x04010000, 0x05000000, 0x10000000, 0x10000040, 0x101ffff8, 0x20000000,
+    0x0000fffffffff000ULL, 0xffff800008000000ULL, 0xfffffffffffffff8ULL, 0xdead0000ULL,
+};
+
+// Format version 1's table: the same but for the program objects, which it
+// points at at their start, program 0's bpf_func. That field holds each
+// JIT's own entry address, so a run that read it was never comparable;
+// version 2 points at the region's last doubleword (past every program
+// object, and one byte short of the guard gap).
+inline constexpr uint64_t kInterestingAddressesV1[] = {
     0x0,        0x8,        0xfff,      0x1000,     0x000ffff8, 0x00100000, 0x00100ff8,
     0x00110000, 0x00fffff8, 0x01000000, 0x0100fff8, 0x01010000, 0x01010004, 0x01fffff8,
     0x02000000, 0x020ffff8, 0x02100000, 0x03000000, 0x03000010, 0x03100000, 0x04000000,
     0x04001000, 0x04010000, 0x05000000, 0x10000000, 0x10000040, 0x101ffff8, 0x20000000,
     0x0000fffffffff000ULL, 0xffff800008000000ULL, 0xfffffffffffffff8ULL, 0xdead0000ULL,
 };
+static_assert(std::size(kInterestingAddresses) == std::size(kInterestingAddressesV1));
 
 }  // namespace bpfdiff::fuzz
