@@ -50,7 +50,9 @@ TEST(FuzzSeeds, EveryRawSeedIsItsVectorAndRunsToTheEndItsFileExpects) {
     const CaseRun run = harness->RunCase(*source);
     if (run.load_error) {
       EXPECT_TRUE(file->expected.error) << "rejected at load: " << *run.load_error;
-      if (file->expected.error && !file->expected.error->empty()) EXPECT_EQ(*run.load_error, *file->expected.error);
+      if (file->expected.error && !file->expected.error->empty()) {
+        EXPECT_EQ(*run.load_error, *file->expected.error);
+      }
       continue;
     }
     ASSERT_FALSE(run.runs.empty());
