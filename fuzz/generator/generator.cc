@@ -136,13 +136,14 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
 std::vector<isa::Insn> GenerateSelfContainedProgram(uint8_t version, uint8_t subprograms,
                                                     std::span<const uint8_t> records, uint64_t seed) {
   std::vector<uint8_t> input(kHeaderSize, 0);
-  input[0] = IsFormatVersion(version) ? version : kFormatVersion;
+  input[0] = version;
   input[1] = 0;  // structured; no maps (3), tail-call targets (4) or input memory (5)
   input[2] = subprograms;
   for (size_t i = 0; i < 8; ++i) input[6 + i] = static_cast<uint8_t>(seed >> (8 * i));
   input.insert(input.end(), records.begin(), records.end());
-  // A structured header of this version always decodes; with no maps,
-  // input memory or tail-call targets, the case is this one program.
+  // A structured header of a version the decoder reads always decodes
+  // (callers pass a constant); with no maps, input memory or tail-call
+  // targets, the case is this one program.
   CaseSource source = DecodeFuzzInput(input).value();
   return std::move(source.programs.front());
 }
@@ -169,7 +170,8 @@ Result<std::vector<uint8_t>> EncodeRawInput(const CaseSource& source) {
 void UpgradeFuzzInput(std::vector<uint8_t>& input) {
   if (input.size() < 2 || input[0] != 1) return;
   // A raw input keeps its case, with a memory length of 0; a structured
-  // one keeps its program and gains version 2's register observations.
+  // one keeps its records, which now mean what version 2 makes of them
+  // (fuzz_format.h).
   if (input[1] == kModeRaw) input.insert(input.begin() + 2, {0, 0});
   input[0] = kFormatVersion;
 }

@@ -27,7 +27,8 @@ namespace bpfdiff::fuzz {
 std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input);
 
 // One self-contained program from generator records (fuzz_format.h) of
-// format `version`: no maps, no input memory, no tail-call targets, so
+// format `version`, which must be one the decoder reads (IsFormatVersion):
+// no maps, no input memory, no tail-call targets, so
 // that runs of it on different CPUs share no writable data. `subprograms`
 // and `seed` are the header's bytes 2 and 6..13. Any records make a
 // program (missing ones read as zeros).
