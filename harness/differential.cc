@@ -153,6 +153,11 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
   return runs;
 }
 
+std::span<const std::string_view> EngineNames() {
+  static constexpr std::string_view kNames[] = {"interp", "jit", "jit-llsc", "all"};
+  return kNames;
+}
+
 Result<std::vector<std::unique_ptr<Engine>>> MakeEngines(Sandbox& sandbox, std::string_view which,
                                                          const jit::JitBugs& bugs) {
   std::vector<std::unique_ptr<Engine>> engines;

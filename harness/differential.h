@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,9 @@ class DifferentialRunner {
   Sandbox& sandbox_;
   std::vector<std::unique_ptr<Engine>> engines_;
 };
+
+// What MakeEngines accepts: "interp", "jit", "jit-llsc", "all".
+std::span<const std::string_view> EngineNames();
 
 // The engines by name: "interp", "jit" (LSE atomics), "jit-llsc", or "all"
 // (all three, interp first). Error for an unknown name.

@@ -21,7 +21,7 @@ struct KernelRefusal {
   std::string_view why;  // why the kernel does not JIT such a program either
 };
 
-// Every documented refusal (for the documentation test and `--help`s).
+// Every documented refusal (a test checks that each says why).
 std::span<const KernelRefusal> KernelRefusals();
 
 // The documented refusal that covers `loaded`, if any.

@@ -1,19 +1,18 @@
 #include "harness/plugin/plugin_args.h"
 
-#include <array>
+#include <algorithm>
 
 #include <fmt/format.h>
+
+#include "harness/differential.h"
 
 namespace bpfdiff {
 namespace {
 
-constexpr std::array<std::string_view, 4> kEngineNames = {"interp", "jit", "jit-llsc", "all"};
-
+// Checked here, before stdin is read, with MakeEngines' own list.
 bool IsEngineName(std::string_view name) {
-  for (std::string_view known : kEngineNames) {
-    if (name == known) return true;
-  }
-  return false;
+  const auto names = EngineNames();
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 Status SetEngine(PluginArgs& parsed, std::string_view name) {

@@ -11,14 +11,23 @@
 namespace bpfdiff::test {
 namespace {
 
-// Writes `text` to a file of the test's own temporary directory.
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / ("bpfdiff-cli-test-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const auto path = dir / name;
-  std::ofstream(path) << text;
-  return path.string();
-}
+// A file with `text` in the test's own temporary directory, removed with
+// the object.
+class TempFile {
+ public:
+  TempFile(const std::string& name, const std::string& text)
+      : dir_(std::filesystem::temp_directory_path() / ("bpfdiff-cli-test-" + std::to_string(getpid()))) {
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / name) << text;
+    path_ = (dir_ / name).string();
+  }
+  ~TempFile() { std::filesystem::remove_all(dir_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::string path_;
+};
 
 ProcessResult RunBpfdiff(const std::vector<std::string>& args) {
   auto result = RunProcess(BPFDIFF_CLI_PATH, args, "");
@@ -29,8 +38,8 @@ ProcessResult RunBpfdiff(const std::vector<std::string>& args) {
 TEST(CliRun, EnginesLeftWithoutARunSayWhy) {
   // The interpreter runs out of its budget; the JITs are not run (nothing
   // to compare with), and say so rather than "could not compile".
-  const std::string file = WriteTemp("loop.data", "-- asm\nloop:\nja loop\nexit\n");
-  const ProcessResult run = RunBpfdiff({"run", file, "--engine", "all"});
+  const TempFile file("loop.data", "-- asm\nloop:\nja loop\nexit\n");
+  const ProcessResult run = RunBpfdiff({"run", file.path(), "--engine", "all"});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.out.find("interp: budget exhausted: 1000000 instructions"), std::string::npos) << run.out;
   for (const char* engine : {"jit", "jit-llsc"}) {
@@ -42,9 +51,9 @@ TEST(CliRun, EnginesLeftWithoutARunSayWhy) {
 }
 
 TEST(CliRun, AJitThatRefusesAValidProgramIsADivergence) {
-  const std::string file = WriteTemp("call.data", "-- asm\ncall local sub\nexit\nsub:\nmov %r0, 1\nexit\n");
+  const TempFile file("call.data", "-- asm\ncall local sub\nexit\nsub:\nmov %r0, 1\nexit\n");
   setenv("BPFDIFF_PLANTED_BUG", "extra-pass-grows", 1);
-  const ProcessResult run = RunBpfdiff({"run", file, "--engine", "all"});
+  const ProcessResult run = RunBpfdiff({"run", file.path(), "--engine", "all"});
   unsetenv("BPFDIFF_PLANTED_BUG");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.out.find("jit: could not compile: "), std::string::npos) << run.out;
