@@ -2,7 +2,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_programs.h"
-#include "harness/sandbox.h"
+#include "harness/machine/sandbox.h"
 #include "oracle/interpreter.h"
 
 namespace bpfdiff::bench {

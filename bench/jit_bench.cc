@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "bench/bench_programs.h"
-#include "harness/jit_engine.h"
-#include "harness/sandbox.h"
+#include "harness/diff/jit_engine.h"
+#include "harness/machine/sandbox.h"
 
 namespace bpfdiff::bench {
 namespace {

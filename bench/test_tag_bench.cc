@@ -17,7 +17,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/sandbox.h"
+#include "harness/machine/sandbox.h"
 #include "jit/jit.h"
 #include "oracle/load.h"
 

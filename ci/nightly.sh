@@ -54,7 +54,7 @@ if ((fuzz_seconds > 0 || planted_seconds > 0)); then targets+=("${fuzz_targets[@
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)" --target "${targets[@]}" > "$out/build.log" 2>&1 ||
   { tail -40 "$out/build.log"; echo "nightly: FAILED to build; log in $out/build.log"; exit 1; }
-bpfdiff="$checkout/build/release/harness/bpfdiff"
+bpfdiff="$checkout/build/release/cli/bpfdiff"
 
 failed=0
 now() { date +%s.%N; }
@@ -71,11 +71,11 @@ run_fuzzer() {
   while IFS='=' read -r key value; do
     key="${key// /}" value="${value// /}"
     [[ -n "$key" && -n "$value" && "$key" != \[* ]] || continue
-    [[ "$key" == dict ]] && value="$checkout/fuzz/$value"
+    [[ "$key" == dict ]] && value="$checkout/fuzz/targets/$value"
     options+=("-$key=$value")
-  done < "$checkout/fuzz/$target.options"
+  done < "$checkout/fuzz/targets/$target.options"
   mkdir -p "$dir/corpus"
-  (cd "$dir" && "$checkout/build/release/fuzz/$target" corpus "$checkout/fuzz/corpus/$target" "${options[@]}" \
+  (cd "$dir" && "$checkout/build/release/fuzz/targets/$target" corpus "$checkout/fuzz/corpus/$target" "${options[@]}" \
      -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$dir/" > log.txt 2>&1)
 }
 

@@ -1,7 +1,7 @@
 # bpfdiff_fuzz_target(<name> SOURCES <files...> LIBS <libs...>)
 #
 # Declares one fuzz target. With BPFDIFF_LIBFUZZER it links libFuzzer's
-# driver; without it, it links fuzz/replay_main.cc, a plain main that runs
+# driver; without it, it links fuzz/targets/replay_main.cc, a plain main that runs
 # every file or directory given on the command line through the target, so
 # the target builds and runs as a regression test in every build.
 # Every target is added to `all_fuzzers`, and ctest replays its corpus in
@@ -15,7 +15,7 @@ function(bpfdiff_fuzz_target name)
     separate_arguments(engine UNIX_COMMAND "${BPFDIFF_FUZZING_ENGINE}")
     target_link_options(${name} PRIVATE ${engine})
   else()
-    target_sources(${name} PRIVATE ${CMAKE_SOURCE_DIR}/fuzz/replay_main.cc)
+    target_sources(${name} PRIVATE ${CMAKE_SOURCE_DIR}/fuzz/targets/replay_main.cc)
     target_link_libraries(${name} PRIVATE bpfdiff_support)
   endif()
   add_dependencies(all_fuzzers ${name})

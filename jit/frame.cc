@@ -1,9 +1,10 @@
 // Prologue, epilogue, calls, constants and local labels.
 #include <cassert>
 
+#include "jit/frame.h"
+
 #include "jit/a64/immediates.h"
 #include "jit/context.h"
-#include "jit/frame.h"
 
 namespace bpfdiff::jit {
 

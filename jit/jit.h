@@ -33,7 +33,7 @@ enum class AtomicLowering : uint8_t {
 };
 
 // Bugs the JIT can be told to have, for negative controls
-// (harness/planted_bug.h). Never set in normal use.
+// (harness/planted/planted_bugs.h). Never set in normal use.
 struct JitBugs {
   bool alu32_add_no_zext = false;    // 32-bit add done as a 64-bit add
   bool extable_against_rw = false;   // extable offsets computed against the RW image

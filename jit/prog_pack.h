@@ -37,7 +37,7 @@ inline constexpr uint64_t kChunksPerPack = kPackSize / kChunkSize;
 inline constexpr uint64_t kHeaderSize = 8;  // struct bpf_binary_header, image aligned to 8
 
 // Bugs the pack can be told to have, for negative controls (see
-// harness/planted_bug.h for how one is switched on). Never set in normal use.
+// harness/planted/planted_bugs.h for how one is switched on). Never set in normal use.
 struct PackBugs {
   bool flush_before_copy = false;        // finalize flushes, then copies (the v3 bug)
   bool skip_invalidate_on_free = false;  // free leaves the old code in place

@@ -1,6 +1,6 @@
 // The outcome of one run, in the same shape for every engine.
 //
-// Two outcomes are compared field by field (harness/compare.h); everything an
+// Two outcomes are compared field by field (harness/diff/compare.h); everything an
 // engine can get wrong that a program or the kernel could observe is here.
 #pragma once
 

@@ -14,8 +14,8 @@ cmake -S . -B build/oss-fuzz -G Ninja \
 cmake --build build/oss-fuzz --target all_fuzzers
 
 for target in $(ls fuzz/corpus); do
-  cp "build/oss-fuzz/fuzz/$target" "$OUT/"
+  cp "build/oss-fuzz/fuzz/targets/$target" "$OUT/"
   (cd "fuzz/corpus/$target" && zip -q -r "$OUT/${target}_seed_corpus.zip" .)
-  if [[ -f "fuzz/$target.dict" ]]; then cp "fuzz/$target.dict" "$OUT/"; fi
-  if [[ -f "fuzz/$target.options" ]]; then cp "fuzz/$target.options" "$OUT/"; fi
+  if [[ -f "fuzz/targets/$target.dict" ]]; then cp "fuzz/targets/$target.dict" "$OUT/"; fi
+  if [[ -f "fuzz/targets/$target.options" ]]; then cp "fuzz/targets/$target.options" "$OUT/"; fi
 done

@@ -4,8 +4,8 @@
 #include <iterator>
 
 #include "fuzz/generator/interesting_values.h"
-#include "oracle/helpers.h"
 #include "oracle/guest_layout.h"
+#include "oracle/helpers.h"
 #include "oracle/register_use.h"
 
 namespace bpfdiff::fuzz {

@@ -38,7 +38,7 @@
 //    register is seen, and named by its slot;
 //  - record kind 245, a legacy packet access (ldabs/ldind) in version 1, is
 //    an ALU operation: the JITs refuse those programs as the kernel's JIT
-//    would (harness/kernel_refusals.h), so none of them was ever compared.
+//    would (harness/diff/kernel_refusals.h), so none of them was ever compared.
 //    Raw mode still writes them, for the decoder and the interpreter;
 //  - untrusted pointers never hold 0x03100000, program 0's bpf_func (each
 //    JIT's own entry: a run that read it was never comparable), but the

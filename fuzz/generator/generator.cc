@@ -4,8 +4,8 @@
 
 #include "fuzz/generator/data_stream.h"
 #include "fuzz/generator/function_builder.h"
-#include "fuzz/generator/interesting_values.h"
 #include "fuzz/generator/fuzz_format.h"
+#include "fuzz/generator/interesting_values.h"
 #include "fuzz/generator/record_reader.h"
 #include "isa/program.h"
 #include "oracle/guest_layout.h"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the pack_fuzzer seed corpus (fuzz/corpus/pack_fuzzer/).
 
-Each seed is a pack script (fuzz/pack_script.h, version 1) for one scenario
+Each seed is a pack script (fuzz/pack/pack_script.h, version 1) for one scenario
 of the prog pack lifecycle; the random ones come from a fixed seed, so the
 corpus is the same on every run. Usage: make_pack_seeds.py OUT_DIR
 """

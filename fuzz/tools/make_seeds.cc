@@ -27,10 +27,10 @@
 
 #include <fmt/format.h>
 
-#include "fuzz/fuzz_case.h"
+#include "fuzz/diff/diff_harness.h"
 #include "fuzz/generator/fuzz_format.h"
 #include "fuzz/generator/generator.h"
-#include "harness/case_file.h"
+#include "harness/conformance/case_file.h"
 #include "support/files.h"
 
 namespace {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/compare.h"
+#include "harness/diff/compare.h"
 #include "jit/registers.h"
 #include "oracle/guest_layout.h"
 #include "oracle/interpreter.h"

@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/jit_call.h"
 #include "harness/lifecycle/invariants.h"
-#include "harness/planted_bug.h"
-#include "harness/sandbox.h"
-#include "harness/text_patcher.h"
+#include "harness/machine/jit_call.h"
+#include "harness/machine/sandbox.h"
+#include "harness/machine/text_patcher.h"
+#include "harness/planted/planted_bugs.h"
 #include "jit/jit.h"
 #include "oracle/load.h"
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/recursion/generator.h"
+#include "harness/recursion/schedule_generator.h"
 #include "harness/recursion/timeline.h"
 
 namespace bpfdiff::recursion {

@@ -1,6 +1,6 @@
 #include "harness/recursion/planted_bug.h"
 
-#include "harness/planted_bug.h"
+#include "harness/planted/planted_bugs.h"
 
 #include <string>
 

@@ -5,7 +5,7 @@
 //
 //   BPFDIFF_PLANTED_BUG=<name>
 //
-// naming one of the bugs below (read through harness/planted_bug.h, the
+// naming one of the bugs below (read through harness/planted/planted_bugs.h, the
 // project-wide switch, which prints the banner).
 #pragma once
 

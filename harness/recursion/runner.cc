@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/compare.h"
+#include "harness/diff/compare.h"
 #include "harness/recursion/percpu_layout.h"
 #include "harness/recursion/timeline.h"
 #include "jit/frame.h"

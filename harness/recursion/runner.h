@@ -40,9 +40,9 @@
 #include <tuple>
 #include <vector>
 
+#include "harness/machine/sandbox.h"
 #include "harness/recursion/programs.h"
 #include "harness/recursion/schedule.h"
-#include "harness/sandbox.h"
 #include "jit/trampoline.h"
 #include "oracle/outcome.h"
 #include "oracle/recursion_model.h"

@@ -1,5 +1,5 @@
 // ParsePluginArgs on the argument lists the runner builds.
-#include "harness/plugin/plugin_args.h"
+#include "cli/plugin/plugin_args.h"
 
 #include <gtest/gtest.h>
 

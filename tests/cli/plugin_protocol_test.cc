@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/case_file.h"
+#include "harness/conformance/case_file.h"
 #include "isa/insn.h"
 #include "tests/cli/process.h"
 #include "tests/cli/runner_rules.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/case_file.h"
+#include "harness/conformance/case_file.h"
 #include "isa/insn.h"
 #include "isa/opcode_table.h"
 #include "isa/program.h"

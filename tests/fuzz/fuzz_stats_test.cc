@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include "fuzz/fuzz_stats.h"
-#include "fuzz/stats_file.h"
-#include "harness/report/report_inputs.h"
+#include "fuzz/stats/fuzz_stats.h"
+#include "fuzz/stats/stats_file.h"
 #include "isa/insn.h"
+#include "report/report_inputs.h"
 
 namespace bpfdiff::fuzz {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fuzz/fuzz_case.h"
+#include "fuzz/diff/diff_harness.h"
 
 namespace bpfdiff::fuzz {
 

@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "fuzz/fuzz_stats.h"
 #include "fuzz/generator/generator.h"
+#include "fuzz/stats/fuzz_stats.h"
 #include "isa/opcode_table.h"
 #include "tests/fuzz/fuzz_test_support.h"
 

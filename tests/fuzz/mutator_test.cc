@@ -1,5 +1,5 @@
 // The custom mutator and cross-over of the differential targets
-// (fuzz/mutator.h): deterministic for a seed, never more than max_size
+// (fuzz/generator/mutator.h): deterministic for a seed, never more than max_size
 // bytes and no write past them, and mutants of structured inputs that are
 // still valid cases.
 #include <algorithm>
@@ -11,7 +11,7 @@
 
 #include "fuzz/generator/fuzz_format.h"
 #include "fuzz/generator/generator.h"
-#include "fuzz/mutator.h"
+#include "fuzz/generator/mutator.h"
 #include "oracle/load.h"
 #include "tests/fuzz/fuzz_test_support.h"
 

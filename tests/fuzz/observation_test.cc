@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "fuzz/fuzz_case.h"
+#include "fuzz/diff/diff_harness.h"
 #include "fuzz/generator/fuzz_format.h"
 #include "tests/fuzz/fuzz_test_support.h"
 

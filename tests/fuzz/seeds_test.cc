@@ -11,7 +11,7 @@
 
 #include "fuzz/generator/fuzz_format.h"
 #include "fuzz/generator/generator.h"
-#include "harness/case_file.h"
+#include "harness/conformance/case_file.h"
 #include "support/files.h"
 #include "tests/fuzz/fuzz_test_support.h"
 

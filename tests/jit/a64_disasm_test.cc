@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/a64_disasm/a64_disassembler.h"
+#include "jit/a64/disasm/a64_disassembler.h"
 #include "tests/jit/a64_cross_check_cases.h"
 #include "tests/jit/llvm_mc.h"
 

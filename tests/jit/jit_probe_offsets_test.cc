@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/compare.h"
-#include "harness/interp_engine.h"
-#include "harness/jit_engine.h"
+#include "harness/diff/compare.h"
+#include "harness/diff/interp_engine.h"
+#include "harness/diff/jit_engine.h"
 #include "oracle/guest_layout.h"
 #include "tests/jit/jit_test_support.h"
 

@@ -5,9 +5,9 @@
 #include <cstring>
 
 #include "fuzz/generator/generator.h"
-#include "harness/a64_disasm/a64_disassembler.h"
-#include "harness/differential.h"
+#include "harness/diff/differential.h"
 #include "isa/assembler.h"
+#include "jit/a64/disasm/a64_disassembler.h"
 #include "jit/registers.h"
 #include "support/files.h"
 

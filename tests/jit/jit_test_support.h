@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/case_file.h"
-#include "harness/sandbox.h"
+#include "harness/conformance/case_file.h"
+#include "harness/machine/sandbox.h"
 #include "isa/insn.h"
 #include "isa/program.h"
 #include "jit/jit.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/a64_disasm/a64_disassembler.h"
+#include "jit/a64/disasm/a64_disassembler.h"
 #include "jit/text_patching.h"
 #include "tests/jit/jit_test_support.h"
 

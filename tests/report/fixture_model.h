@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/report/report_inputs.h"
+#include "report/report_inputs.h"
 
 namespace bpfdiff::report {
 

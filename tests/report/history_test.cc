@@ -1,4 +1,4 @@
-#include "harness/report/history.h"
+#include "report/history.h"
 
 #include <fstream>
 

@@ -1,4 +1,4 @@
-#include "harness/report/markup_escape.h"
+#include "report/markup_escape.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-#include "harness/report/report_inputs.h"
+#include "report/report_inputs.h"
 
 #include <fstream>
 
 #include <gtest/gtest.h>
 
-#include "harness/report/conformance_json.h"
+#include "report/conformance_json.h"
 #include "tests/report/fixture_model.h"
 
 namespace bpfdiff::report {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/report/report_writers.h"
+#include "report/report_writers.h"
 #include "tests/report/fixture_model.h"
 
 namespace bpfdiff::report {

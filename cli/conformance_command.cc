@@ -1,0 +1,105 @@
+// bpfdiff conformance --suite DIR...: the bpf_conformance suite (or any
+// directory of .data files) on the chosen engines; --json and --junit keep
+// the results per engine for `bpfdiff report` and CI dashboards.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "harness/conformance/runner.h"
+#include "harness/planted/planted_bugs.h"
+#include "report/conformance_json.h"
+#include "report/history.h"
+#include "report/report_writers.h"
+#include "support/files.h"
+
+namespace bpfdiff::cli {
+namespace {
+
+struct ConformanceArgs {
+  std::vector<std::string> suites;
+  std::string engine = "interp";
+  std::string cpu = "v4";
+  std::vector<std::string> include_groups;
+  std::string include, exclude;
+  std::string json, junit;
+  bool quiet = false;
+};
+
+// The results as files; an error names the file that could not be written.
+Status WriteResultFiles(const ConformanceArgs& args, const ConformanceSummary& summary) {
+  if (!args.json.empty()) {
+    if (auto written = WriteFile(args.json, report::DumpJson(report::ConformanceToJson(summary))); !written) {
+      return written;
+    }
+  }
+  if (!args.junit.empty()) {
+    report::ReportModel model;  // conformance alone: the JUnit has its suites only
+    model.timestamp = report::UtcTimestampNow();
+    model.conformance = summary;
+    if (auto written = WriteFile(args.junit, report::JunitReport(model)); !written) return written;
+  }
+  return {};
+}
+
+int Run(const ConformanceArgs& args) {
+  ConformanceOptions options;
+  for (const auto& suite : args.suites) options.suites.emplace_back(suite);
+  options.engine = args.engine;
+  auto cpu = isa::ParseCpuVersion(args.cpu);
+  if (!cpu) {
+    fmt::print(stderr, "bpfdiff conformance: unknown cpu version '{}' (v1, v2, v3 or v4)\n", args.cpu);
+    return kExitBadInput;
+  }
+  options.cpu = *cpu;
+  for (const auto& name : args.include_groups) {
+    auto group = isa::ParseGroup(name);
+    if (!group) {
+      fmt::print(stderr, "bpfdiff conformance: unknown group '{}' (one of {})\n", name,
+                 isa::GroupNames(isa::kGroupsAll));
+      return kExitBadInput;
+    }
+    options.groups |= *group;
+  }
+  auto bugs = PlantedBugsFromEnvironment();
+  if (!bugs) {
+    fmt::print(stderr, "bpfdiff conformance: {}\n", bugs.message());
+    return kExitBadInput;
+  }
+  options.bugs = *bugs;
+  if (!args.include.empty()) options.include = args.include;
+  if (!args.exclude.empty()) options.exclude = args.exclude;
+  options.listing = args.quiet ? ConformanceListing::kFailuresOnly : ConformanceListing::kEveryTest;
+  auto summary = RunConformance(options, std::cout);
+  if (!summary) {
+    fmt::print(stderr, "bpfdiff conformance: {}\n", summary.message());
+    return kExitBadInput;
+  }
+  if (auto written = WriteResultFiles(args, *summary); !written) {
+    fmt::print(stderr, "bpfdiff conformance: {}\n", written.message());
+    return kExitBadInput;
+  }
+  return summary->failed == 0 ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+void AddConformanceCommand(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ConformanceArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "conformance", "Run directories of bpf_conformance .data files; prints PASS/FAIL/SKIP per test");
+  cmd->add_option("--suite", args->suites, "Directory (or file) of .data tests; repeatable")->required();
+  cmd->add_option("--engine", args->engine, "interp, jit, jit-llsc, or all (compares outcomes too)")
+      ->capture_default_str();
+  cmd->add_option("--cpu", args->cpu, "Highest CPU version to test: v1, v2, v3, v4")->capture_default_str();
+  cmd->add_option("--include-groups", args->include_groups,
+                  "Groups beyond upstream's defaults: callx, packet");
+  cmd->add_option("--include", args->include, "Only tests whose file name matches this regex");
+  cmd->add_option("--exclude", args->exclude, "Skip tests whose file name matches this regex");
+  cmd->add_option("--json", args->json, "Also write the results, per engine, as JSON (for `bpfdiff report`)");
+  cmd->add_option("--junit", args->junit, "Also write the results as JUnit XML, a testsuite per engine");
+  cmd->add_flag("--quiet", args->quiet, "Print only failures and the counts per engine");
+  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+}
+
+}  // namespace bpfdiff::cli

@@ -1,0 +1,62 @@
+// bpfdiff jit FILE: the arm64 code of each program of a case, disassembled
+// by LLVM and annotated with the BPF instructions, its exception table and
+// its pack slot.
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/listing/jit_listing.h"
+#include "harness/conformance/case_file.h"
+#include "harness/diff/jit_engine.h"
+
+namespace bpfdiff::cli {
+namespace {
+
+struct JitArgs {
+  std::string file;
+  bool llsc = false;
+};
+
+int Run(const JitArgs& args) {
+  auto file = ReadCaseFile(args.file);
+  if (!file) {
+    fmt::print(stderr, "bpfdiff jit: {}\n", file.message());
+    return kExitBadInput;
+  }
+  auto loaded = LoadCase(file->source);
+  if (!loaded) {
+    fmt::print(stderr, "bpfdiff jit: {}: {}\n", args.file, loaded.message());
+    return kExitBadInput;
+  }
+  auto sandbox = Sandbox::Create();
+  auto disassembler = A64Disassembler::Create();
+  if (!sandbox || !disassembler) {
+    fmt::print(stderr, "bpfdiff jit: {}\n", !sandbox ? sandbox.message() : disassembler.message());
+    return kExitFailed;
+  }
+  (*sandbox)->env().Install(*loaded);
+  jit::JitOptions options;
+  options.atomics = args.llsc ? jit::AtomicLowering::kLlSc : jit::AtomicLowering::kLse;
+  JitEngine engine(**sandbox, options, "jit");
+  if (auto status = engine.Prepare(*loaded); !status) {
+    fmt::print(stderr, "bpfdiff jit: {}: {}\n", args.file, status.message());
+    return kExitFailed;
+  }
+  for (size_t p = 0; p < engine.compiled().size(); ++p) {
+    if (engine.compiled().size() > 1) fmt::print("program {}:\n", p);
+    fmt::print("{}", JitListing(*disassembler, loaded->programs[p].program, engine.compiled()[p],
+                                (*sandbox)->env().memory()));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddJitCommand(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<JitArgs>();
+  CLI::App* cmd = app.add_subcommand("jit", "Show the arm64 code the JIT makes for a file");
+  cmd->add_option("file", args->file, "A .data file or BPF assembly")->required();
+  cmd->add_flag("--llsc", args->llsc, "Lower atomics with load/store-exclusive loops instead of LSE");
+  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+}
+
+}  // namespace bpfdiff::cli

@@ -1,0 +1,15 @@
+// bpfdiff_plugin: the bpf_conformance plugin, with the argument order of
+// upstream's bpf_conformance_runner (`PLUGIN [MEMORY_HEX] [options...]`),
+// which the `bpfdiff plugin` subcommand cannot take: the runner puts the
+// memory before anything from --plugin_options, so before a subcommand name.
+//
+//   bpf_conformance_runner --test_file_directory DIR --plugin_path bpfdiff_plugin
+#include <string>
+#include <vector>
+
+#include "cli/plugin/plugin_session.h"
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  return bpfdiff::ServePluginOnStdio(args, "bpfdiff_plugin");
+}

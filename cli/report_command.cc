@@ -1,0 +1,96 @@
+// bpfdiff report --conformance C.json [--fuzz-stats F.json...] [--fuzz-runs R.json]
+//                [--planted P.json] [--history DIR] --out DIR
+// The nightly report from the files the nightly's parts wrote: prints the
+// short summary and the paths of the JUnit, JSON and HTML files, and adds
+// tonight's headline numbers to the history for the next night's trend.
+#include <iostream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "report/history.h"
+#include "report/report_files.h"
+#include "report/report_inputs.h"
+#include "report/report_writers.h"
+
+namespace bpfdiff::cli {
+namespace {
+
+// Nights shown in the trend, including tonight.
+constexpr size_t kNightsInTrend = 60;
+
+struct ReportArgs {
+  std::string conformance;
+  std::vector<std::string> fuzz_stats;
+  std::string fuzz_runs, planted, history, out, timestamp;
+};
+
+int Run(const ReportArgs& args) {
+  report::ReportInputs inputs;
+  inputs.conformance = args.conformance;
+  for (const auto& path : args.fuzz_stats) inputs.fuzz_stats.emplace_back(path);
+  if (!args.fuzz_runs.empty()) inputs.fuzz_runs = args.fuzz_runs;
+  if (!args.planted.empty()) inputs.planted = args.planted;
+  auto model = report::LoadReportInputs(inputs);
+  if (!model) {
+    fmt::print(stderr, "bpfdiff report: {}\n", model.message());
+    return kExitBadInput;
+  }
+  if (args.timestamp.empty()) {
+    model->timestamp = report::UtcTimestampNow();
+  } else if (std::regex_match(args.timestamp, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)"))) {
+    model->timestamp = args.timestamp;
+  } else {
+    fmt::print(stderr, "bpfdiff report: --timestamp '{}': expected UTC as 2024-05-01T03:15:00Z\n", args.timestamp);
+    return kExitBadInput;
+  }
+
+  const std::filesystem::path history_dir =
+      args.history.empty() ? std::filesystem::path(args.out) / "history" : std::filesystem::path(args.history);
+  auto history = report::ReadHistory(history_dir, kNightsInTrend);
+  if (!history) {
+    fmt::print(stderr, "bpfdiff report: {}\n", history.message());
+    return kExitBadInput;
+  }
+  for (auto& entry : history->entries) {
+    // A report made again for the same night replaces that night's entry.
+    if (entry.timestamp != model->timestamp) model->history.push_back(std::move(entry));
+  }
+  for (const auto& unreadable : history->unreadable) {
+    model->notes.push_back(fmt::format("history entry skipped: {}", unreadable));
+  }
+
+  auto files = report::WriteReportFiles(*model, args.out);
+  if (!files) {
+    fmt::print(stderr, "bpfdiff report: {}\n", files.message());
+    return kExitBadInput;
+  }
+  auto entry = report::WriteHistoryEntry(history_dir, model->Headline());
+  if (!entry) {
+    fmt::print(stderr, "bpfdiff report: {}\n", entry.message());
+    return kExitBadInput;
+  }
+  fmt::print("{}\nreport: {}\njunit:  {}\njson:   {}\nhistory: {}\n", report::TextReport(*model), files->html.string(),
+             files->junit.string(), files->json.string(), entry->string());
+  return model->Passed() ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+void AddReportCommand(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "report", "The nightly report (summary.txt, junit.xml, report.json, report.html) from the parts' JSON files");
+  cmd->add_option("--conformance", args->conformance, "Results of `bpfdiff conformance --json`")->required();
+  cmd->add_option("--fuzz-stats", args->fuzz_stats, "A fuzz target's BPFDIFF_FUZZ_STATS_JSON file; repeatable");
+  cmd->add_option("--fuzz-runs", args->fuzz_runs,
+                  "How each fuzz target's run ended (ci/nightly.sh); a run without stats shows as 'no stats'");
+  cmd->add_option("--planted", args->planted, "Planted-bug self-check results (ci/nightly.sh)");
+  cmd->add_option("--history", args->history, "Directory of previous nights' entries (default OUT/history)");
+  cmd->add_option("--timestamp", args->timestamp, "This night, UTC (default now), e.g. 2024-05-01T03:15:00Z");
+  cmd->add_option("--out", args->out, "Directory for the report's files")->required();
+  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+}
+
+}  // namespace bpfdiff::cli

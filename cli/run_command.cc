@@ -1,0 +1,92 @@
+// bpfdiff run FILE [--engine E]: runs a case and prints each engine's
+// outcome and, with several engines, whether they agree.
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "harness/conformance/case_file.h"
+#include "harness/diff/differential.h"
+#include "harness/planted/planted_bugs.h"
+#include "isa/disassembler.h"
+
+namespace bpfdiff::cli {
+namespace {
+
+struct RunArgs {
+  std::string file;
+  std::string engine = "interp";
+  bool quiet = false;
+};
+
+int Run(const RunArgs& args) {
+  auto file = ReadCaseFile(args.file);
+  if (!file) {
+    fmt::print(stderr, "bpfdiff run: {}\n", file.message());
+    return kExitBadInput;
+  }
+  for (const auto& warning : file->warnings) fmt::print(stderr, "warning: {}\n", warning);
+  auto bugs = PlantedBugsFromEnvironment();
+  if (!bugs) {
+    fmt::print(stderr, "bpfdiff run: {}\n", bugs.message());
+    return kExitBadInput;
+  }
+  SandboxOptions sandbox_options;
+  sandbox_options.pack_bugs = bugs->pack;
+  auto sandbox = Sandbox::Create(sandbox_options);
+  if (!sandbox) {
+    fmt::print(stderr, "bpfdiff run: {}\n", sandbox.message());
+    return kExitFailed;
+  }
+  auto engines = MakeEngines(**sandbox, args.engine, bugs->jit);
+  if (!engines) {
+    fmt::print(stderr, "bpfdiff run: {}\n", engines.message());
+    return kExitBadInput;
+  }
+  DifferentialRunner runner(**sandbox, std::move(engines).value());
+  const CaseRun run = runner.Run(file->source);
+  if (run.load_error) {
+    fmt::print(stderr, "bpfdiff run: {}: {}\n", args.file, *run.load_error);
+    return kExitBadInput;
+  }
+  int status = kExitOk;
+  for (const EngineRun& engine_run : run.runs) {
+    if (!engine_run.outcome) {
+      fmt::print("{}: {}\n", engine_run.engine, engine_run.WhyNotRun());
+      status = kExitFailed;
+      continue;
+    }
+    fmt::print("{}: {}", engine_run.engine, engine_run.outcome->Describe());
+  }
+  if (run.runs.size() > 1) {
+    if (const EngineRun* diverged = run.FirstDivergence()) {
+      fmt::print("DIVERGENCE {}: {}\n", diverged->engine, diverged->verdict.Describe());
+      status = kExitFailed;
+    } else {
+      for (const auto& reason : run.PoisonReasons()) fmt::print("not comparable: {}\n", reason);
+      if (run.PoisonReasons().empty()) fmt::print("all engines agree\n");
+    }
+  }
+  if (run.runs.size() == 1 && run.runs.front().outcome) {
+    const EngineRun& only = run.runs.front();
+    const Expectations expected =
+        ExpectationsForEngine(file->expected, only.ran_jit_only_rewrites, run.loaded->options);
+    if (auto problem = CheckExpectations(expected, *only.outcome)) {
+      if (file->expected.result || file->expected.error || file->expected.trace) {
+        fmt::print("expectation not met: {}\n", *problem);
+        status = kExitFailed;
+      }
+    }
+  }
+  return status;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a .data or assembly file and print the outcome");
+  cmd->add_option("file", args->file, "A .data file or BPF assembly")->required();
+  cmd->add_option("--engine", args->engine, "interp, jit, jit-llsc or all")->capture_default_str();
+  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+}
+
+}  // namespace bpfdiff::cli

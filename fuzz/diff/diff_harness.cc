@@ -1,0 +1,90 @@
+#include "fuzz/diff/diff_harness.h"
+
+#include <fmt/format.h>
+
+#include "fuzz/generator/generator.h"
+#include "harness/conformance/export.h"
+#include "isa/disassembler.h"
+
+namespace bpfdiff::fuzz {
+
+Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs) {
+  std::unique_ptr<DiffHarness> harness(new DiffHarness());
+  SandboxOptions options;
+  options.pack_bugs = bugs.pack;
+  auto sandbox = Sandbox::Create(options);
+  if (!sandbox) return sandbox.error();
+  harness->sandbox_ = std::move(sandbox).value();
+  auto engines = MakeEngines(*harness->sandbox_, "all", bugs.jit);
+  if (!engines) return engines.error();
+  // "all" puts the interpreter first: the reference, whose coverage counts.
+  static_cast<InterpreterEngine&>(*engines->front()).set_coverage(&harness->executed_);
+  harness->runner_ = std::make_unique<DifferentialRunner>(*harness->sandbox_, std::move(engines).value());
+  return harness;
+}
+
+bool HasAtomics(const CaseSource& source) {
+  for (const auto& program : source.programs) {
+    for (const auto& insn : program) {
+      if (isa::ClassOf(insn.opcode) == isa::kClassStx && isa::ModeOf(insn.opcode) == isa::kModeAtomic) return true;
+      if (insn.opcode == isa::kOpCall && insn.src == 0 && insn.imm == kHelperKptrXchg) {
+        return true;  // kptr_xchg may be inlined as an atomic exchange
+      }
+    }
+  }
+  return false;
+}
+
+CaseRun DiffHarness::RunCase(const CaseSource& source, size_t variants) {
+  RunOptions options;
+  options.engine_limit = HasAtomics(source) ? 3 : 2;
+  // Generated programs terminate by construction, but nested loops in
+  // nested calls can still run long; that many steps prove nothing more.
+  options.interp_budget = 200'000;
+  // Other input memories: the same bytes rotated and flipped, so that the
+  // variants are a function of the input (reproducible).
+  for (size_t v = 1; v <= variants && !source.memory.empty(); ++v) {
+    std::vector<uint8_t> memory = source.memory;
+    for (size_t i = 0; i < memory.size(); ++i) {
+      memory[i] = static_cast<uint8_t>(source.memory[(i + v) % memory.size()] ^ (0x5a * v));
+    }
+    options.input_variants.push_back(std::move(memory));
+  }
+  return runner_->Run(source, options);
+}
+
+DiffHarness::InputRun DiffHarness::RunInput(std::span<const uint8_t> input, size_t variants) {
+  InputRun result;
+  result.source = DecodeFuzzInput(input);
+  if (result.source) result.run = RunCase(*result.source, variants);
+  return result;
+}
+
+std::string DescribeDivergence(const CaseSource& source, const CaseRun& run) {
+  std::string out;
+  for (size_t p = 0; p < source.programs.size(); ++p) {
+    out += fmt::format("program {}:\n{}", p, isa::DisassembleForDisplay(source.programs[p]));
+  }
+  auto describe_runs = [&](const std::vector<EngineRun>& runs, std::string_view title) {
+    out += fmt::format("{}:\n", title);
+    for (const auto& engine_run : runs) {
+      if (engine_run.outcome) {
+        out += fmt::format("  {}: {}", engine_run.engine, engine_run.outcome->Describe());
+      } else {
+        out += fmt::format("  {}: {}\n", engine_run.engine, engine_run.WhyNotRun());
+      }
+    }
+  };
+  describe_runs(run.runs, "outcomes");
+  for (size_t v = 0; v < run.variants.size(); ++v) describe_runs(run.variants[v], fmt::format("input variant {}", v + 1));
+  if (const EngineRun* diverged = run.FirstDivergence()) {
+    out += fmt::format("first divergence ({}): {}\n", diverged->engine, diverged->verdict.Describe());
+  }
+  if (!run.runs.empty() && run.runs.front().outcome) {
+    out += "as a .data regression test (expectations are the interpreter's):\n";
+    out += ExportCase(source, *run.runs.front().outcome, "Found by bpfdiff's differential fuzzer.");
+  }
+  return out;
+}
+
+}  // namespace bpfdiff::fuzz

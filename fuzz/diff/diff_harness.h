@@ -1,0 +1,54 @@
+// What the differential fuzz targets do with one input, outside libFuzzer's
+// entry points so that the CLI (replay, minimize) runs exactly the same.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fuzz/stats/fuzz_stats.h"
+#include "harness/diff/differential.h"
+#include "harness/diff/interp_engine.h"
+#include "harness/machine/sandbox.h"
+#include "harness/planted/planted_bugs.h"
+
+namespace bpfdiff::fuzz {
+
+// The sandbox and the three engines (interpreter, JIT with LSE atomics, JIT
+// with LL/SC atomics), created once per process.
+class DiffHarness {
+ public:
+  static Result<std::unique_ptr<DiffHarness>> Create(const PlantedBugs& bugs);
+
+  struct InputRun {
+    std::optional<CaseSource> source;  // nullopt: not an input of ours
+    CaseRun run;
+  };
+  // Decodes and runs one input (and `variants` more input memories for the
+  // same compiled code, derived from the input).
+  InputRun RunInput(std::span<const uint8_t> input, size_t variants = 0);
+  // Runs a case directly.
+  CaseRun RunCase(const CaseSource& source, size_t variants = 0);
+
+  const std::vector<std::vector<uint8_t>>& executed() const { return executed_; }
+  Sandbox& sandbox() { return *sandbox_; }
+
+ private:
+  DiffHarness() = default;
+  std::unique_ptr<Sandbox> sandbox_;
+  std::unique_ptr<DifferentialRunner> runner_;
+  std::vector<std::vector<uint8_t>> executed_;
+};
+
+// Whether any program of the case has an atomic instruction (only then do
+// the two JIT lowerings differ).
+bool HasAtomics(const CaseSource& source);
+
+// A human-readable account of a divergence: the programs, every engine's
+// outcome, the first difference, and the case as a `.data` file.
+std::string DescribeDivergence(const CaseSource& source, const CaseRun& run);
+
+}  // namespace bpfdiff::fuzz

@@ -1,0 +1,167 @@
+#include "fuzz/diff/triage.h"
+
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "fuzz/generator/fuzz_format.h"
+#include "fuzz/generator/generator.h"
+#include "harness/conformance/case_file.h"
+#include "isa/opcode_table.h"
+#include "support/files.h"
+
+namespace bpfdiff::fuzz {
+namespace {
+
+// The branch shape of `insn`, if it is a branch (a jump or a local call).
+std::optional<isa::Shape> BranchShape(const isa::Insn& insn) {
+  const auto id = isa::Classify(insn);
+  if (!id || !isa::IsBranchShape(isa::FormById(*id).shape)) return std::nullopt;
+  return isa::FormById(*id).shape;
+}
+
+// Removes slots [from, from + count), retargeting every branch: a target in
+// the removed range moves to the slot after it.
+std::vector<isa::Insn> RemoveSlots(const std::vector<isa::Insn>& insns, size_t from, size_t count) {
+  auto new_index = [&](size_t old) { return old < from ? old : old < from + count ? from : old - count; };
+  std::vector<isa::Insn> out;
+  for (size_t i = 0; i < insns.size(); ++i) {
+    if (i >= from && i < from + count) continue;
+    isa::Insn insn = insns[i];
+    const bool second = i > 0 && insns[i - 1].opcode == isa::kOpLddw;
+    if (const auto shape = second ? std::nullopt : BranchShape(insn)) {
+      const int64_t target = isa::BranchTarget(insn, *shape, i);
+      if (target >= 0 && static_cast<size_t>(target) <= insns.size()) {
+        const int64_t moved = static_cast<int64_t>(new_index(static_cast<size_t>(target))) -
+                              static_cast<int64_t>(new_index(i)) - 1;
+        if (isa::DistanceInImm(*shape)) {
+          insn.imm = static_cast<int32_t>(moved);
+        } else {
+          insn.offset = static_cast<int16_t>(moved);
+        }
+      }
+    }
+    out.push_back(insn);
+  }
+  return out;
+}
+
+}  // namespace
+
+size_t CountSlots(const CaseSource& source) {
+  size_t n = 0;
+  for (const auto& program : source.programs) n += program.size();
+  return n;
+}
+
+Result<CaseSource> LoadArtifact(const std::filesystem::path& path) {
+  const std::string ext = path.extension().string();
+  if (ext == ".data" || ext == ".s" || ext == ".asm" || ext == ".bpf") {
+    auto file = ReadCaseFile(path);
+    if (!file) return file.error();
+    return std::move(file->source);
+  }
+  auto bytes = ReadBinaryFile(path);
+  if (!bytes) return bytes.error();
+  auto source = DecodeFuzzInput(*bytes);
+  if (!source) {
+    return Fail("{}: not a fuzz input of format versions {} to {} (and not a .data or assembly file)",
+                path.string(), static_cast<int>(kOldestFormatVersion), static_cast<int>(kFormatVersion));
+  }
+  return std::move(source).value();
+}
+
+std::optional<DivergenceSignature> SignatureOf(const CaseRun& run) {
+  const EngineRun* diverged = run.FirstDivergence();
+  if (diverged == nullptr) return std::nullopt;
+  const std::string& field = diverged->verdict.field;
+  return DivergenceSignature{diverged->engine, field.substr(0, field.find(' '))};
+}
+
+Result<MinimizeResult> Minimize(DiffHarness& harness, const CaseSource& source) {
+  MinimizeResult result;
+  result.slots_before = CountSlots(source);
+  const auto target = SignatureOf(harness.RunCase(source));
+  ++result.runs;
+  if (!target) return Fail("the case does not diverge; there is nothing to minimize");
+
+  CaseSource best = source;
+  auto still_diverges = [&](const CaseSource& candidate) {
+    ++result.runs;
+    const CaseRun run = harness.RunCase(candidate);
+    if (run.load_error) return false;
+    const auto signature = SignatureOf(run);
+    return signature && *signature == *target;
+  };
+
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    // Later programs (tail-call targets) and their prog_array entries.
+    for (size_t p = best.programs.size(); p-- > 1;) {
+      CaseSource candidate = best;
+      candidate.programs.resize(p);
+      for (auto& map : candidate.maps) {
+        for (auto& entry : map.programs) entry = entry >= static_cast<int32_t>(p) ? -1 : entry;
+      }
+      if (still_diverges(candidate)) {
+        best = std::move(candidate);
+        changed = true;
+      }
+    }
+    // Instructions, in chunks that halve down to one slot.
+    for (size_t p = 0; p < best.programs.size(); ++p) {
+      for (size_t chunk = std::max<size_t>(best.programs[p].size() / 2, 1); chunk >= 1; chunk /= 2) {
+        for (size_t from = 0; from + chunk <= best.programs[p].size();) {
+          CaseSource candidate = best;
+          candidate.programs[p] = RemoveSlots(best.programs[p], from, chunk);
+          if (!candidate.programs[p].empty() && still_diverges(candidate)) {
+            best = std::move(candidate);
+            changed = true;
+          } else {
+            from += chunk;
+          }
+        }
+        if (chunk == 1) break;
+      }
+    }
+    // Maps no instruction needs any more.
+    for (size_t m = best.maps.size(); m-- > 0;) {
+      CaseSource candidate = best;
+      candidate.maps.erase(candidate.maps.begin() + static_cast<ptrdiff_t>(m));
+      if (still_diverges(candidate)) {
+        best = std::move(candidate);
+        changed = true;
+      }
+    }
+    // Simpler immediates: 0, then 1.
+    for (size_t p = 0; p < best.programs.size(); ++p) {
+      for (size_t i = 0; i < best.programs[p].size(); ++i) {
+        const bool second = i > 0 && best.programs[p][i - 1].opcode == isa::kOpLddw;
+        if (second || BranchShape(best.programs[p][i]) || best.programs[p][i].imm == 0) continue;
+        for (int32_t simpler : {0, 1}) {
+          if (best.programs[p][i].imm == simpler) break;
+          CaseSource candidate = best;
+          candidate.programs[p][i].imm = simpler;
+          if (still_diverges(candidate)) {
+            best = std::move(candidate);
+            changed = true;
+            break;
+          }
+        }
+      }
+    }
+  }
+  // Less input memory.
+  while (!best.memory.empty()) {
+    CaseSource candidate = best;
+    candidate.memory.resize(best.memory.size() / 2);
+    if (!still_diverges(candidate)) break;
+    best = std::move(candidate);
+  }
+  result.source = std::move(best);
+  result.slots_after = CountSlots(result.source);
+  return result;
+}
+
+}  // namespace bpfdiff::fuzz

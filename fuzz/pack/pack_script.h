@@ -1,0 +1,71 @@
+// Pack scripts: fuzz bytes -> a sequence of operations on a lifecycle World
+// (loads, frees, interleaved steps on several CPUs, stale calls, prog_array
+// updates), with every invariant checked after each operation.
+//
+// Format, version 1 (stable; change only with a new version number):
+//
+//   byte 0       version (kPackScriptVersion); other versions are not ours
+//   byte 1       CPUs: 1 + value % 4
+//   bytes 2..9   pack seed (where the random holes at the start of each
+//                pack's slots fall)
+//   then operations, each a kind byte (value % 9) and its arguments; a
+//   missing argument byte reads as zero:
+//
+//   0 load        [subprograms] [pad] [n] then n % 48 generator records of
+//                 8 bytes (fuzz_format.h; no maps, no input memory). pad < 128:
+//                 none; < 254: (pad - 127) * 64 slots jumped over; 254 and
+//                 255: 262,144 and 393,216 slots, an oversize image
+//   1 free        [which live program]
+//   2 step        [cpu] [which live program, if the CPU is idle] [n]: run
+//                 1 + n instructions (n = 255: 4,096)
+//   3 finish      [cpu]: run the CPU's call to its end
+//   4 call stale  [cpu]: call a freed program's old entry point
+//   5 tail target [entry] [which live program; 255 = empty]
+//   6 synchronize
+//   7 tail call   [cpu] [entry] [n]: step a tail caller as in "step"
+//   8 reload      [which live program] [pad]: load its instructions again
+//
+// "which live program" picks among the live programs in id order, modulo
+// their number; tail callers (ids 0..3) are never freed.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "harness/lifecycle/world.h"
+#include "harness/planted/planted_bugs.h"
+#include "support/result.h"
+
+namespace bpfdiff::fuzz {
+
+inline constexpr uint8_t kPackScriptVersion = 1;
+// The generator format version (fuzz_format.h) of a load's records: pinned,
+// so that a script means the same programs whatever the generator's
+// current version.
+inline constexpr uint8_t kPackScriptRecordsVersion = 1;
+inline constexpr size_t kPackScriptHeaderSize = 10;
+
+struct PackScriptOptions {
+  PlantedBugs bugs;
+  bool trace = false;  // record a line per operation
+  // Stop at the first operation that breaks an invariant.
+  bool stop_at_violation = true;
+};
+
+struct PackScriptResult {
+  bool is_script = false;  // the input was of this format version
+  int cpus = 0;
+  uint64_t operations = 0;
+  uint64_t loads = 0, loads_rejected = 0, frees = 0, stale_calls = 0;
+  uint64_t calls_compared = 0, calls_not_comparable = 0;
+  std::vector<lifecycle::Violation> violations;
+  std::vector<std::string> trace;
+};
+
+// Runs the script in `input` on a fresh World. An error is the harness's
+// own failure (a Unicorn engine that would not start), never the script's.
+Result<PackScriptResult> RunPackScript(std::span<const uint8_t> input, const PackScriptOptions& options);
+
+}  // namespace bpfdiff::fuzz

@@ -1,0 +1,148 @@
+#include "fuzz/stats/fuzz_stats.h"
+
+#include <cctype>
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace bpfdiff::fuzz {
+
+std::string ReasonCategory(const std::string& reason) {
+  // A number is a run of decimal digits, or "0x" and hex digits; each
+  // becomes one N. Letters after a decimal number stay ("4bytes").
+  std::string out;
+  bool in_number = false, in_hex = false;
+  for (size_t i = 0; i < reason.size(); ++i) {
+    const auto c = static_cast<unsigned char>(reason[i]);
+    const bool starts_hex = in_number && !in_hex && c == 'x' && reason[i - 1] == '0' &&
+                            (i < 2 || !std::isdigit(static_cast<unsigned char>(reason[i - 2])));
+    if (std::isdigit(c) || starts_hex || (in_hex && std::isxdigit(c))) {
+      if (!in_number) out += 'N';
+      in_number = true;
+      in_hex = in_hex || starts_hex;
+      continue;
+    }
+    in_number = in_hex = false;
+    out += static_cast<char>(c);
+  }
+  // Cut long reasons, visibly: "..." tells a reader the rest is missing.
+  constexpr size_t kMaxLength = 100;
+  return out.size() > kMaxLength ? out.substr(0, kMaxLength) + "..." : out;
+}
+
+FuzzStats::FuzzStats(std::string target)
+    : target_(std::move(target)),
+      start_(std::chrono::steady_clock::now()),
+      last_print_(start_),
+      generated_(isa::AllForms().size(), false),
+      completed_(isa::AllForms().size(), false) {}
+
+void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
+                       const std::vector<std::vector<uint8_t>>& executed) {
+  ++inputs_;
+  if (run.load_error) {
+    ++rejected_[ReasonCategory(*run.load_error)];
+    return;
+  }
+  ++compared_;
+  // Coverage is the interpreter's, of the case as it ran it.
+  const LoadedCase& loaded = run.LoadedFor(false);
+  // Forms as written in the source (it validated, so each slot has one); an
+  // lddw's second slot is the lddw's.
+  const auto form_of = [&](size_t p, size_t slot) {
+    const auto& insns = source.programs[p];
+    const bool second = slot > 0 && insns[slot - 1].opcode == isa::kOpLddw;
+    return isa::Classify(second ? insns[slot - 1] : insns[slot]).value_or(0);
+  };
+  for (const auto& insns : source.programs) {
+    for (size_t pc = 0; pc < insns.size(); ++pc) {
+      if (pc > 0 && insns[pc - 1].opcode == isa::kOpLddw) continue;
+      if (const auto form = isa::Classify(insns[pc])) generated_[*form] = true;
+    }
+  }
+  // Each reason counts once per case, however many engines gave it.
+  std::vector<std::string> reasons;
+  bool all_match = true;
+  for (const auto& engine_run : run.runs) {
+    if (engine_run.verdict.kind == Verdict::Kind::kPoisoned) {
+      std::string reason = ReasonCategory(engine_run.verdict.detail);
+      if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(std::move(reason));
+      all_match = false;
+    } else if (engine_run.verdict.kind == Verdict::Kind::kDivergence) {
+      all_match = false;
+    }
+  }
+  for (const auto& reason : reasons) ++poisoned_[reason];
+  not_comparable_ += !reasons.empty();
+  const Outcome* reference = run.runs.empty() || !run.runs.front().outcome ? nullptr : &*run.runs.front().outcome;
+  if (reference != nullptr) ++ends_[std::string(EndKindName(reference->end))];
+  if (!all_match || reference == nullptr) return;
+  ++matched_;
+  if (reference->end != EndKind::kExit && reference->end != EndKind::kUnwind) return;
+  for (size_t p = 0; p < executed.size() && p < loaded.programs.size(); ++p) {
+    const auto& source_slot = loaded.programs[p].source_slot;
+    for (size_t pc = 0; pc < executed[p].size() && pc < source_slot.size(); ++pc) {
+      if (executed[p][pc]) completed_[form_of(p, source_slot[pc])] = true;
+    }
+  }
+}
+
+size_t FuzzStats::forms_generated() const {
+  return static_cast<size_t>(std::count(generated_.begin(), generated_.end(), true));
+}
+size_t FuzzStats::forms_completed() const {
+  return static_cast<size_t>(std::count(completed_.begin(), completed_.end(), true));
+}
+
+std::vector<std::string> FuzzStats::MissingForms() const {
+  std::vector<std::string> missing;
+  for (const auto& form : isa::AllForms()) {
+    if (!completed_[form.id]) missing.push_back(form.name);
+  }
+  return missing;
+}
+
+void FuzzStats::MaybePrint(std::chrono::seconds interval) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_print_ < interval) return;
+  last_print_ = now;
+  Print();
+}
+
+double FuzzStats::Seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+FuzzStatsFile FuzzStats::ToFile() const {
+  FuzzStatsFile file;
+  file.target = target_;
+  file.seconds = Seconds();
+  file.inputs = inputs_ + not_ours_;
+  file.counters = {{"compared", compared_},      {"agreed", matched_}, {"not_comparable", not_comparable_},
+                   {"extra_runs", extra_runs_}, {"not_ours", not_ours_}};
+  file.poisoned = poisoned_;
+  file.rejected = rejected_;
+  file.forms = FuzzStatsFile::Forms{forms_total(), forms_generated(), forms_completed(), MissingForms()};
+  return file;
+}
+
+void FuzzStats::Print() const {
+  const double seconds = Seconds();
+  std::string poisoned;
+  for (const auto& [reason, count] : poisoned_) poisoned += fmt::format(" [{}: {}]", reason, count);
+  std::string rejected;
+  for (const auto& [reason, count] : rejected_) rejected += fmt::format(" [{}: {}]", reason, count);
+  std::string ends;
+  for (const auto& [end, count] : ends_) ends += fmt::format(" {}={}", end, count);
+  fmt::print(stderr,
+             "#{} {}: {:.0f}s, {} inputs, {} compared ({:.0f}/s), {} agreed, {} not comparable, {} extra runs ({:.0f}/s); "
+             "forms generated {}/{}, completed on every engine {}/{} ({:.1f}%); ends:{}\n"
+             "  poisoned:{}\n  rejected:{}\n",
+             target_, "stats", seconds, inputs_ + not_ours_, compared_, compared_ / std::max(seconds, 1e-9),
+             matched_, not_comparable_, extra_runs_, extra_runs_ / std::max(seconds, 1e-9), forms_generated(), forms_total(),
+             forms_completed(), forms_total(), 100.0 * static_cast<double>(forms_completed()) / static_cast<double>(forms_total()),
+             ends, poisoned.empty() ? " none" : poisoned, rejected.empty() ? " none" : rejected);
+}
+
+}  // namespace bpfdiff::fuzz

@@ -1,0 +1,77 @@
+// diff_fuzzer: the interpreter against the JIT with LSE atomics and the JIT
+// with LL/SC atomics, on generated programs. Each run starts from a fresh,
+// identically initialised guest state; the whole outcome is compared. A
+// divergence aborts with the first differing field and a `.data`
+// reproducer; a case that cannot be compared is counted with its reason.
+//
+// Thin glue: the generator, the engines and the comparison live elsewhere.
+#include "fuzz/targets/libfuzzer_entry_points.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "fuzz/diff/diff_harness.h"
+#include "fuzz/generator/mutator.h"
+
+namespace {
+
+bpfdiff::fuzz::DiffHarness* harness = nullptr;
+bpfdiff::fuzz::FuzzStats* stats = nullptr;
+
+// Runs of the compiled programs on more input memories per input.
+constexpr size_t kVariantsPerInput = 4;
+
+// On stderr, and to BPFDIFF_FUZZ_STATS_JSON for the nightly report: at exit
+// and before the abort of a divergence.
+void ReportStats() {
+  if (stats == nullptr) return;
+  stats->Print();
+  bpfdiff::fuzz::WriteFuzzStatsFileIfAsked(stats->ToFile());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  auto bugs = bpfdiff::PlantedBugsFromEnvironment();
+  if (!bugs) {
+    fmt::print(stderr, "diff_fuzzer: {}\n", bugs.message());
+    std::exit(2);
+  }
+  auto created = bpfdiff::fuzz::DiffHarness::Create(*bugs);
+  if (!created) {
+    fmt::print(stderr, "diff_fuzzer: {}\n", created.message());
+    std::exit(2);
+  }
+  harness = created->release();
+  stats = new bpfdiff::fuzz::FuzzStats("diff_fuzzer");
+  std::atexit(ReportStats);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto result = harness->RunInput({data, size}, kVariantsPerInput);
+  if (!result.source) {
+    stats->NotOurs();
+    return 0;
+  }
+  stats->Record(*result.source, result.run, harness->executed());
+  stats->ExtraRuns(result.run.variants.size());
+  if (result.run.FirstDivergence() != nullptr) {
+    fmt::print(stderr, "==== bpfdiff: DIVERGENCE ====\n{}", bpfdiff::fuzz::DescribeDivergence(*result.source, result.run));
+    ReportStats();
+    std::abort();
+  }
+  stats->MaybePrint();
+  return 0;
+}
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned seed) {
+  return bpfdiff::fuzz::MutateInput(data, size, max_size, seed);
+}
+
+extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* first, size_t first_size, const uint8_t* second,
+                                            size_t second_size, uint8_t* out, size_t max_out, unsigned seed) {
+  return bpfdiff::fuzz::CrossOverInputs(first, first_size, second, second_size, out, max_out, seed);
+}

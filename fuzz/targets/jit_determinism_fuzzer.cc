@@ -1,0 +1,110 @@
+// jit_determinism_fuzzer: the JIT is a function of the program. The same
+// program compiled twice gives the same code; compiled into slots at
+// different pack offsets it gives the same code except the words that
+// encode the addresses of other slots (calls to subprograms, which the JIT
+// lists in address_words), and its exception table decodes to the same
+// targets relative to the image.
+#include "fuzz/targets/libfuzzer_entry_points.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "fuzz/generator/generator.h"
+#include "fuzz/generator/mutator.h"
+#include "harness/machine/sandbox.h"
+#include "jit/jit.h"
+#include "oracle/load.h"
+
+namespace {
+
+std::unique_ptr<bpfdiff::Sandbox> sandbox;
+
+struct Image {
+  std::vector<uint32_t> words;        // address words zeroed
+  std::vector<int64_t> extable;       // (target - image) of each entry
+};
+
+std::vector<Image> Snapshot(const bpfdiff::jit::CompiledProgram& program) {
+  std::vector<Image> images;
+  for (const auto& sub : program.subprograms) {
+    Image image;
+    image.words = sub.words;
+    for (uint32_t w : sub.address_words) {
+      if (w < image.words.size()) image.words[w] = 0;
+    }
+    constexpr uint64_t kEntry = bpfdiff::jit::kExtableEntrySize;
+    const uint8_t* table = sandbox->env().memory().HostPointer(sub.rx_extable, sub.extable_entries * kEntry);
+    for (uint32_t e = 0; e < sub.extable_entries; ++e) {
+      const auto entry = bpfdiff::jit::DecodeExtableEntry(table + e * kEntry, sub.rx_extable + e * kEntry);
+      image.extable.push_back(static_cast<int64_t>(entry.target - sub.rx_image));
+    }
+    images.push_back(std::move(image));
+  }
+  return images;
+}
+
+void Fail(const std::string& what) {
+  std::fprintf(stderr, "jit_determinism_fuzzer: %s\n", what.c_str());
+  std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  bpfdiff::SandboxOptions options;
+  options.fast_machine = false;
+  auto created = bpfdiff::Sandbox::Create(options);
+  if (!created) {
+    std::fprintf(stderr, "%s\n", created.message().c_str());
+    std::exit(2);
+  }
+  sandbox = std::move(created).value();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto source = bpfdiff::fuzz::DecodeFuzzInput({data, size});
+  if (!source) return 0;
+  auto loaded = bpfdiff::LoadCase(*source);
+  if (!loaded) return 0;
+  bpfdiff::jit::JitOptions options;
+  options.atomics = size > 2 && (data[2] & 0x80) ? bpfdiff::jit::AtomicLowering::kLlSc
+                                                  : bpfdiff::jit::AtomicLowering::kLse;
+  bpfdiff::jit::Jit jit(sandbox->pack(), bpfdiff::Sandbox::JitEnvironment(), options);
+  // A filler allocation, sized from the input, moves the second compile to
+  // another pack offset.
+  const uint64_t filler_bytes = 4 * (1 + (size > 3 ? data[3] : 0) * 7);
+  for (const auto& program : loaded->programs) {
+    auto first = jit.Compile(program.program);
+    if (!first) return 0;  // e.g. legacy packet loads: nothing to compare
+    const auto a = Snapshot(*first);
+    auto again = jit.Compile(program.program);
+    if (!again) Fail(fmt::format("a second compile failed: {}", again.message()));
+    auto filler = sandbox->pack().Alloc(filler_bytes);
+    auto moved = jit.Compile(program.program);
+    if (!moved) Fail(fmt::format("a compile at another offset failed: {}", moved.message()));
+    const auto b = Snapshot(*again);
+    const auto c = Snapshot(*moved);
+    for (size_t s = 0; s < a.size(); ++s) {
+      if (a[s].words != b[s].words || a[s].words != c[s].words) {
+        Fail(fmt::format("subprogram {}: the code differs between compiles ({} words)", s, a[s].words.size()));
+      }
+      if (a[s].extable != b[s].extable || a[s].extable != c[s].extable) {
+        Fail(fmt::format("subprogram {}: the exception table's targets differ between compiles", s));
+      }
+    }
+    jit.Release(*first);
+    jit.Release(*again);
+    jit.Release(*moved);
+    if (filler) sandbox->pack().Free(std::move(filler).value());
+  }
+  return 0;
+}
+
+// The same inputs as diff_fuzzer, so the same structure-aware mutator.
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned seed) {
+  return bpfdiff::fuzz::MutateInput(data, size, max_size, seed);
+}

@@ -1,0 +1,110 @@
+// pack_fuzzer: sequences of loads, frees, interleaved steps on 1 to 4 CPUs,
+// stale calls and prog_array updates over one set of prog packs (see
+// fuzz/pack/pack_script.h), with every lifecycle invariant checked after each
+// operation and every call's outcome compared with the interpreter's. A
+// broken invariant aborts with the CPU, pc, slot and operation.
+//
+// Thin glue: the script format, the world and its checks live elsewhere.
+#include "fuzz/targets/libfuzzer_entry_points.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "fuzz/pack/pack_script.h"
+#include "fuzz/stats/stats_file.h"
+
+namespace {
+
+bpfdiff::fuzz::PackScriptOptions* options = nullptr;
+
+struct Totals {
+  uint64_t scripts = 0, operations = 0, loads = 0, loads_rejected = 0, frees = 0, stale_calls = 0;
+  uint64_t calls_compared = 0, calls_not_comparable = 0;
+  uint64_t by_cpus[5] = {};
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_print = start;
+
+  void Add(const bpfdiff::fuzz::PackScriptResult& r) {
+    ++scripts;
+    ++by_cpus[r.cpus];
+    operations += r.operations;
+    loads += r.loads;
+    loads_rejected += r.loads_rejected;
+    frees += r.frees;
+    stale_calls += r.stale_calls;
+    calls_compared += r.calls_compared;
+    calls_not_comparable += r.calls_not_comparable;
+  }
+  double Seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+  void Print() const {
+    const double seconds = Seconds();
+    fmt::print(stderr,
+               "pack_fuzzer: {} scripts ({:.0f}/s; by CPUs 1:{} 2:{} 3:{} 4:{}), {} operations, {} loads "
+               "({} rejected), {} frees, {} stale calls, {} calls compared, {} not comparable\n",
+               scripts, scripts / std::max(seconds, 1e-9), by_cpus[1], by_cpus[2], by_cpus[3], by_cpus[4],
+               operations, loads, loads_rejected, frees, stale_calls, calls_compared, calls_not_comparable);
+  }
+  bpfdiff::fuzz::FuzzStatsFile ToFile() const {
+    bpfdiff::fuzz::FuzzStatsFile file;
+    file.target = "pack_fuzzer";
+    file.seconds = Seconds();
+    file.inputs = scripts;
+    file.counters = {{"operations", operations},         {"loads", loads},
+                     {"loads_rejected", loads_rejected}, {"frees", frees},
+                     {"stale_calls", stale_calls},       {"calls_compared", calls_compared},
+                     {"calls_not_comparable", calls_not_comparable}};
+    for (int cpus = 1; cpus <= 4; ++cpus) file.counters.emplace_back(fmt::format("scripts_on_{}_cpus", cpus), by_cpus[cpus]);
+    return file;
+  }
+};
+Totals* totals = nullptr;
+
+// On stderr, and to BPFDIFF_FUZZ_STATS_JSON for the nightly report: at exit
+// and before the abort of a broken invariant.
+void ReportTotals() {
+  if (totals == nullptr) return;
+  totals->Print();
+  bpfdiff::fuzz::WriteFuzzStatsFileIfAsked(totals->ToFile());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  auto bugs = bpfdiff::PlantedBugsFromEnvironment();
+  if (!bugs) {
+    fmt::print(stderr, "pack_fuzzer: {}\n", bugs.message());
+    std::exit(2);
+  }
+  options = new bpfdiff::fuzz::PackScriptOptions;
+  options->bugs = *bugs;
+  totals = new Totals;
+  std::atexit(ReportTotals);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto result = bpfdiff::fuzz::RunPackScript({data, size}, *options);
+  if (!result) {
+    fmt::print(stderr, "pack_fuzzer: harness error: {}\n", result.message());
+    std::abort();
+  }
+  if (!result->is_script) return 0;
+  totals->Add(*result);
+  if (!result->violations.empty()) {
+    fmt::print(stderr, "==== bpfdiff: PACK INVARIANT BROKEN ({} CPUs, operation {}) ====\n", result->cpus,
+               result->operations);
+    for (const auto& violation : result->violations) fmt::print(stderr, "{}\n", violation.Describe());
+    fmt::print(stderr, "replay with: bpfdiff pack replay <this input> --trace\n");
+    ReportTotals();
+    std::abort();
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (now - totals->last_print > std::chrono::seconds(30)) {
+    totals->last_print = now;
+    totals->Print();
+  }
+  return 0;
+}

@@ -1,0 +1,104 @@
+// Running one case on several engines over one sandbox and comparing every
+// outcome with the reference engine's (the first).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "harness/diff/compare.h"
+#include "harness/diff/engine.h"
+#include "harness/machine/sandbox.h"
+#include "oracle/load.h"
+
+namespace bpfdiff {
+
+struct EngineRun {
+  std::string engine;
+  std::optional<Outcome> outcome;  // nullopt: the engine did not run (see WhyNotRun)
+  std::string prepare_error;       // the engine could not prepare (compile) the case
+  // The engine ran the case with the JIT-only rewrites (CaseRun::loaded)
+  // while the case has some (see LoadOptions::HasJitOnlyRewrites).
+  bool ran_jit_only_rewrites = false;
+  Verdict verdict;                 // against the reference (kMatch for the reference)
+
+  // For a run without an outcome, why, in one line: "could not compile:
+  // <message>", or "not run: <reason>" when there was nothing to compare
+  // its run with (the reference ran out of its budget).
+  std::string WhyNotRun() const;
+};
+
+struct CaseRun {
+  std::optional<std::string> load_error;  // the case did not load: nothing ran
+  std::optional<LoadedCase> loaded;       // as the JITs run it: every rewrite the case asks for
+  // When the case asks for rewrites the kernel makes only for JITs (see
+  // LoadOptions::HasJitOnlyRewrites), the case without them: what the
+  // interpreter runs.
+  std::optional<LoadedCase> loaded_without_jit_rewrites;
+  const LoadedCase& LoadedFor(bool runs_jit_only_rewrites) const {
+    return runs_jit_only_rewrites || !loaded_without_jit_rewrites ? *loaded : *loaded_without_jit_rewrites;
+  }
+  std::vector<EngineRun> runs;            // [0] is the reference
+  // Runs of the same compiled programs on other input memories
+  // (RunOptions::input_variants), one list of runs per variant.
+  std::vector<std::vector<EngineRun>> variants;
+  // The first divergence among the runs, if any.
+  const EngineRun* FirstDivergence() const;
+  // Poisoned verdicts, with their reasons.
+  std::vector<std::string> PoisonReasons() const;
+};
+
+struct RunOptions {
+  uint64_t interp_budget = 1'000'000;
+  // JIT budget: this many arm64 instructions per interpreted instruction,
+  // plus a constant, so that only a JIT that loops where the interpreter
+  // does not runs out. Per instruction the interpreter ran before it, or
+  // per instruction of interp_budget when no interpreter ran first (a JIT
+  // alone gets the interpreter's budget in its own unit).
+  uint64_t jit_budget_factor = 64;
+  uint64_t jit_budget_base = 100'000;
+  // Run only the first this many engines (the fuzzers skip the LL/SC
+  // lowering for programs without atomics: its code is the same as LSE's).
+  size_t engine_limit = ~size_t{0};
+  // More input memories (each as long as the case's) to run the already
+  // compiled programs on: cheap runs, since the code is translated once.
+  std::vector<std::vector<uint8_t>> input_variants;
+};
+
+class DifferentialRunner {
+ public:
+  DifferentialRunner(Sandbox& sandbox, std::vector<std::unique_ptr<Engine>> engines)
+      : sandbox_(sandbox), engines_(std::move(engines)) {}
+
+  CaseRun Run(const CaseSource& source, const RunOptions& options = {});
+
+ private:
+  // One run of every prepared engine from the installed state; compares
+  // each with the first.
+  std::vector<EngineRun> RunEngines(const CaseRun& case_run, const std::vector<size_t>& prepared,
+                                    std::vector<EngineRun> failed, const RunOptions& options);
+  // The verdict on `run` against `reference` (both ran): Compare(), or
+  // CompareHelperWithInlined() when one of them ran the JIT-only rewrites;
+  // a divergence the engines may show by design is not comparable.
+  Verdict CompareWithReference(const CaseRun& case_run, const EngineRun& reference, const EngineRun& run) const;
+
+ public:
+  std::vector<std::unique_ptr<Engine>>& engines() { return engines_; }
+  Sandbox& sandbox() { return sandbox_; }
+
+ private:
+  Sandbox& sandbox_;
+  std::vector<std::unique_ptr<Engine>> engines_;
+};
+
+// What MakeEngines accepts: "interp", "jit", "jit-llsc", "all".
+std::span<const std::string_view> EngineNames();
+
+// The engines by name: "interp", "jit" (LSE atomics), "jit-llsc", or "all"
+// (all three, interp first). Error for an unknown name.
+Result<std::vector<std::unique_ptr<Engine>>> MakeEngines(Sandbox& sandbox, std::string_view which,
+                                                         const jit::JitBugs& bugs = {});
+
+}  // namespace bpfdiff

@@ -1,0 +1,228 @@
+#include "harness/machine/jit_call.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "harness/machine/a64_access.h"
+#include "harness/machine/sandbox.h"
+#include "jit/a64/operands.h"
+#include "oracle/guest_layout.h"
+
+namespace bpfdiff {
+namespace {
+
+bool IsAtomic(const isa::Insn& insn) {
+  return isa::ClassOf(insn.opcode) == isa::kClassStx && isa::ModeOf(insn.opcode) == isa::kModeAtomic;
+}
+
+}  // namespace
+
+JitCall::JitCall(GuestEnvironment& env, Machine& machine, int cpu, CallPrograms programs)
+    : env_(env),
+      machine_(machine),
+      cpu_(cpu),
+      programs_(std::move(programs)),
+      helpers_{env.memory(), env.helper_state(cpu)} {}
+
+JitCall::~JitCall() {
+  if (running_) Detach();
+}
+
+void JitCall::Detach() {
+  machine_.set_helper_context(nullptr, nullptr);
+  machine_.set_observer(nullptr);
+}
+
+void JitCall::Start(size_t index, const std::array<uint64_t, 5>& args, uint64_t budget) {
+  StartAt(programs_.compiled[index]->entry(), args, budget);
+  current_program_ = index;
+}
+
+void JitCall::StartAt(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t budget) {
+  outcome_ = Outcome{};
+  budget_ = budget;
+  running_ = true;
+  imprecise_ = false;
+  current_program_ = 0;
+  previous_block_end_ = 0;
+  resume_pc_ = 0;
+  machine_.set_helper_context(&helpers_, &outcome_.helper_calls);
+  machine_.set_observer(this);
+  machine_.set_budget(budget);
+  machine_.PrepareCall(entry, args, guest::StackTop(cpu_));
+}
+
+std::optional<JitCall::Location> JitCall::Locate(uint64_t pc) const {
+  for (size_t p = 0; p < programs_.compiled.size(); ++p) {
+    if (programs_.compiled[p] == nullptr) continue;
+    if (const auto* sub = programs_.compiled[p]->SubprogramAt(pc)) return Location{p, sub};
+  }
+  return std::nullopt;
+}
+
+void JitCall::OnBlock(int cpu, uint64_t address, uint32_t size) {
+  // A block that starts at a program's tail-call entry, other than by
+  // running on from the prologue (Unicorn ends a block at a page boundary),
+  // is a tail call into it: nothing else branches past a prologue.
+  // A block that starts where the last call to Step stopped (or where an
+  // exception-table fixup resumed) continues the code that ran before:
+  // its block hook fired then, before the stop.
+  const bool fell_through = address == previous_block_end_ || address == resume_pc_;
+  previous_block_end_ = address + size;
+  resume_pc_ = 0;
+  if (!fell_through) {
+    for (size_t p = 0; p < programs_.compiled.size(); ++p) {
+      if (programs_.compiled[p] != nullptr &&
+          address == programs_.compiled[p]->entry() + jit::TailCallEntryOffset()) {
+        outcome_.tail_calls.push_back(static_cast<uint32_t>(p));
+        current_program_ = p;
+      }
+    }
+  }
+  if (forward_ != nullptr) forward_->OnBlock(cpu, address, size);
+}
+
+Outcome JitCall::Finish() {
+  running_ = false;
+  outcome_.steps = machine_.steps();
+  outcome_.memory = env_.Capture(cpu_, Sandbox::Geometry());
+  Detach();
+  return std::move(outcome_);
+}
+
+Outcome JitCall::MarkImprecise() {
+  imprecise_ = true;
+  running_ = false;
+  Detach();
+  return Outcome{};
+}
+
+bool JitCall::ExceptionPcIsExact(uint64_t pc) const {
+  uint32_t word = 0;
+  if (const uint8_t* p = env_.memory().HostPointer(pc, 4)) std::memcpy(&word, p, 4);
+  if (word == jit::kBreakFault) return true;
+  const auto location = Locate(pc);
+  if (!location) return false;
+  const uint32_t slot = location->subprogram->SlotAt(pc);
+  const MachineRegisters registers(machine_);
+  return IsAtomic(programs_.programs[location->program]->insns[slot]) &&
+         MemoryAccessOf(word, pc, registers).has_value();
+}
+
+Outcome JitCall::Unhandled(const MachineStop& stop) {
+  GuestMemory& memory = env_.memory();
+  uint32_t word = 0;
+  if (const uint8_t* p = memory.HostPointer(stop.pc, 4)) std::memcpy(&word, p, 4);
+  const auto location = Locate(stop.pc);
+
+  if (stop.kind == MachineStop::Kind::kException && word == jit::kBreakFault) {
+    outcome_.end = EndKind::kTrap;
+    outcome_.message = fmt::format("executed AARCH64_BREAK_FAULT at 0x{:x}{}", stop.pc,
+                                   location ? "" : " (not in any live program)");
+    return Finish();
+  }
+  if (!location) {
+    outcome_.end = EndKind::kTrap;
+    outcome_.message =
+        stop.kind == MachineStop::Kind::kFault
+            ? fmt::format("{} of 0x{:x} at pc 0x{:x}, outside any program", AccessKindName(stop.access),
+                          stop.address, stop.pc)
+            : fmt::format("CPU exception at pc 0x{:x} (word 0x{:08x}), outside any program", stop.pc, word);
+    return Finish();
+  }
+  const uint32_t slot = location->subprogram->SlotAt(stop.pc);
+  const isa::Insn& insn = programs_.programs[location->program]->insns[slot];
+  FaultInfo fault{slot, static_cast<uint32_t>(location->program), stop.address, stop.access, false};
+  const MachineRegisters registers(machine_);
+  if (stop.kind == MachineStop::Kind::kFault && IsAtomic(insn)) {
+    // The architecture checks alignment before translation (the Arm ARM's
+    // AArch64.CheckAlignment comes before AArch64.TranslateAddress);
+    // Unicorn reports the translation fault of a misaligned atomic first.
+    if (auto range = MemoryAccessOf(word, stop.pc, registers)) {
+      if (range->begin % isa::SizeBytes(insn.opcode) != 0) {
+        fault.kind = AccessKind::kMisaligned;
+        fault.address = range->begin;
+      }
+    }
+  }
+  if (stop.kind == MachineStop::Kind::kException) {
+    if (!IsAtomic(insn)) {
+      outcome_.end = EndKind::kTrap;
+      outcome_.message = fmt::format("CPU exception at pc 0x{:x} (word 0x{:08x}) in instruction {}", stop.pc,
+                                     word, slot);
+      return Finish();
+    }
+    // An alignment fault of an atomic: its address register is Rn.
+    fault.kind = AccessKind::kMisaligned;
+    if (auto range = MemoryAccessOf(word, stop.pc, registers)) fault.address = range->begin;
+  }
+  outcome_.end = EndKind::kFault;
+  outcome_.fault = fault;
+  return Finish();
+}
+
+std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
+  const uint64_t limit = machine_.mode() == MachineMode::kPrecise ? max_steps : ~uint64_t{0};
+  const uint64_t end = limit == ~uint64_t{0} ? limit : machine_.steps() + limit;
+  if (machine_.steps() != 0) resume_pc_ = machine_.ReadPc();
+  for (;;) {
+    const uint64_t remaining = end == ~uint64_t{0} ? end : end - machine_.steps();
+    const MachineStop stop = machine_.Resume(remaining);
+    switch (stop.kind) {
+      case MachineStop::Kind::kStep: return std::nullopt;
+      case MachineStop::Kind::kReturned:
+        outcome_.end = EndKind::kExit;
+        outcome_.r0 = machine_.ReadX(0);
+        return Finish();
+      case MachineStop::Kind::kFault: {
+        // What the kernel does: search the faulting program's exception
+        // table, as it lies in RX memory, for the faulting pc.
+        if (auto location = Locate(stop.pc)) {
+          const jit::CompiledSubprogram& sub = *location->subprogram;
+          const uint8_t* table = env_.memory().HostPointer(
+              sub.rx_extable, uint64_t{sub.extable_entries} * jit::kExtableEntrySize);
+          if (table != nullptr) {
+            if (auto fixup = jit::SearchExtable(table, sub.rx_extable, sub.extable_entries, stop.pc)) {
+              if (fixup->reg != static_cast<int>(a64::Reg::kZr)) machine_.WriteX(fixup->reg, 0);
+              machine_.WritePc(fixup->resume_pc);
+              resume_pc_ = fixup->resume_pc;
+              if (end != ~uint64_t{0} && machine_.steps() >= end) return std::nullopt;
+              continue;
+            }
+          }
+        }
+        return Unhandled(stop);
+      }
+      case MachineStop::Kind::kException:
+        // A fast machine's pc for an exception is exact for BRK and for
+        // the alignment fault of an atomic; an exception anywhere else is
+        // reported at some block start (seen after an exception-table
+        // fixup): run the call again on a precise machine.
+        if (machine_.mode() == MachineMode::kFast && !ExceptionPcIsExact(stop.pc)) return MarkImprecise();
+        return Unhandled(stop);
+      case MachineStop::Kind::kHelper:
+        if (stop.helper.kind == HelperResult::Kind::kUnwind) {
+          outcome_.end = EndKind::kUnwind;
+          outcome_.r0 = 0;
+        } else {
+          outcome_.end = EndKind::kHelperError;
+          outcome_.message = stop.helper.error;
+          if (stop.helper_id >= 0) outcome_.refusing_helper = stop.helper_id;
+        }
+        return Finish();
+      case MachineStop::Kind::kBudget:
+        outcome_.end = EndKind::kBudget;
+        outcome_.message = fmt::format("{} arm64 instructions", budget_);
+        return Finish();
+      case MachineStop::Kind::kImpreciseFault: return MarkImprecise();
+      case MachineStop::Kind::kHelperTrap:  // a call traps no helper
+      case MachineStop::Kind::kError:
+        outcome_.end = EndKind::kHarnessError;
+        outcome_.message = stop.message.empty() ? "unexpected helper trap" : stop.message;
+        return Finish();
+    }
+  }
+}
+
+}  // namespace bpfdiff

@@ -1,0 +1,94 @@
+// One call of JIT'd code on one simulated CPU, run to the end at once or a
+// few instructions at a time (for schedules that interleave CPUs).
+//
+// It turns what the machine reports into an Outcome the way the kernel
+// would: a fault is resolved from the faulting program's exception table
+// as it lies in RX memory; a fault with no entry is an unhandled kernel
+// fault at the BPF instruction the pc maps to; a BRK is a trap. Tail calls
+// are recognised by a block starting at a program's tail-call entry.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "harness/machine/machine.h"
+#include "isa/program.h"
+#include "jit/jit.h"
+#include "oracle/environment.h"
+#include "oracle/outcome.h"
+
+namespace bpfdiff {
+
+// The programs a call may reach (itself and its tail-call targets), by
+// program index; an index may be empty (nullptr).
+struct CallPrograms {
+  std::vector<const jit::CompiledProgram*> compiled;
+  std::vector<const isa::Program*> programs;
+};
+
+class JitCall final : private ExecutionObserver {
+ public:
+  JitCall(GuestEnvironment& env, Machine& machine, int cpu, CallPrograms programs);
+  ~JitCall() override;
+  JitCall(const JitCall&) = delete;
+  JitCall& operator=(const JitCall&) = delete;
+
+  // Starts program `index` with r1..r5 = args on this CPU's stack.
+  void Start(size_t index, const std::array<uint64_t, 5>& args, uint64_t budget);
+  // Starts the code at `entry`, which need not be a live program's (the
+  // lifecycle checks call freed entries; they must trap).
+  void StartAt(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t budget);
+
+  // Runs at most `max_steps` more instructions (precise machines; a fast
+  // machine runs to the end). Returns the outcome once the call has ended,
+  // nullopt while it is still running, and sets imprecise() (and ends) when
+  // a fast machine could not pin a fault to one instruction.
+  std::optional<Outcome> Step(uint64_t max_steps = ~uint64_t{0});
+
+  bool imprecise() const { return imprecise_; }
+  // The program whose code the CPU runs now (changes on a tail call).
+  size_t current_program() const { return current_program_; }
+
+  // The programs the call may reach changed (one was loaded or freed while
+  // the call ran).
+  void set_programs(CallPrograms programs) { programs_ = std::move(programs); }
+
+  // Another observer to forward executed blocks to (the lifecycle checks).
+  void set_observer(ExecutionObserver* observer) { forward_ = observer; }
+
+ private:
+  struct Location {
+    size_t program;
+    const jit::CompiledSubprogram* subprogram;
+  };
+  std::optional<Location> Locate(uint64_t pc) const;
+  // Stops receiving the machine's helper calls and executed blocks.
+  void Detach();
+  void OnBlock(int cpu, uint64_t address, uint32_t size) override;
+  Outcome Finish();
+  Outcome Unhandled(const MachineStop& stop);
+  // Ends the call without an outcome: the machine could not say exactly
+  // where it stopped (a fast machine; the caller runs it again precisely).
+  Outcome MarkImprecise();
+  // Whether a CPU exception reported at `pc` is where it happened: a BRK,
+  // or the memory access of an atomic (alignment).
+  bool ExceptionPcIsExact(uint64_t pc) const;
+
+  GuestEnvironment& env_;
+  Machine& machine_;
+  int cpu_;
+  CallPrograms programs_;
+  HelperContext helpers_;
+  Outcome outcome_;
+  uint64_t budget_ = 0;
+  bool running_ = false;
+  bool imprecise_ = false;
+  size_t current_program_ = 0;
+  uint64_t previous_block_end_ = 0;
+  uint64_t resume_pc_ = 0;  // where the machine resumes, 0 once a block ran
+  ExecutionObserver* forward_ = nullptr;
+};
+
+}  // namespace bpfdiff

@@ -1,0 +1,235 @@
+// One simulated arm64 CPU: a Unicorn engine over the shared guest memory.
+//
+// Set up once and reused for every run (UNICORN.md: opening an engine costs
+// about a millisecond; a warm run a few microseconds). Every hook is added
+// before any code is translated, because Unicorn does not apply a hook to
+// blocks it translated earlier:
+//
+//  - (precise machines) a code hook over the JIT regions (packs, oversize),
+//    which keeps the PC exact at every instruction (Unicorn otherwise
+//    reports the start of the translated block on a fault), counts
+//    instructions for the budget and the step limit, and stops *before* an
+//    instruction when asked. It doubles the cost of translating code;
+//  - (fast machines) no such hook: the budget counts whole blocks, and on a
+//    fault the faulting instruction is found by decoding the block that
+//    was running (its registers are exact up to the fault): the one memory
+//    access whose range holds the faulting address. When that is not one
+//    instruction, Resume() says so (kImpreciseFault) and the caller runs the
+//    call again on a precise machine;
+//  - a code hook over the helper stubs, which performs the helper with the
+//    shared implementation (oracle/helpers.h) and lets the stub's RET return;
+//  - a code hook on the stop page, the return address of the outermost call;
+//  - a block hook that reports executed blocks to an observer, for the pack
+//    lifecycle checks;
+//  - unmapped and protection hooks that record the first faulting address.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unicorn/unicorn.h>
+
+#include "harness/machine/a64_access.h"
+#include "oracle/guest_memory.h"
+#include "oracle/helpers.h"
+#include "oracle/outcome.h"
+#include "support/result.h"
+
+namespace bpfdiff {
+
+// Why Resume() returned.
+struct MachineStop {
+  enum class Kind : uint8_t {
+    kReturned,   // reached the stop page: the outermost call returned (x0 = result)
+    kFault,      // an access to unmapped or protected memory (address, access)
+    kException,  // a CPU exception: BRK, UDF, an alignment fault (pc)
+    kHelper,     // a helper unwound the program or refused its arguments
+    kBudget,     // the instruction budget ran out
+    kStep,       // the step limit of this Resume() was reached (pc = next insn)
+    kHelperTrap, // a trapped helper was called (helper_id); it has not run, x0..x4 hold its arguments
+    kImpreciseFault,  // fast machine: a fault whose instruction could not be told apart
+    kError,      // Unicorn failed
+  };
+  Kind kind = Kind::kError;
+  uint64_t pc = 0;
+  uint64_t address = 0;
+  AccessKind access = AccessKind::kRead;
+  HelperResult helper;  // for kHelper
+  int helper_id = 0;    // for kHelperTrap and kHelper: the helper called (-1: a callx that named none)
+  std::string message;
+};
+
+// A CPU's complete register state, for delivering an interrupt or
+// switching tasks and coming back.
+class MachineContext {
+ public:
+  MachineContext() = default;
+  ~MachineContext();
+  MachineContext(MachineContext&& other) noexcept : context_(other.context_) { other.context_ = nullptr; }
+  MachineContext& operator=(MachineContext&& other) noexcept;
+  MachineContext(const MachineContext&) = delete;
+  MachineContext& operator=(const MachineContext&) = delete;
+
+ private:
+  friend class Machine;
+  uc_context* context_ = nullptr;
+  uint64_t steps_ = 0;
+};
+
+// Sees what a CPU executes, for the pack lifecycle checks. Called for each
+// translated block as it starts to run.
+class ExecutionObserver {
+ public:
+  virtual ~ExecutionObserver() = default;
+  virtual void OnBlock(int cpu, uint64_t address, uint32_t size) = 0;
+};
+
+enum class MachineMode : uint8_t { kPrecise, kFast };
+
+class Machine {
+ public:
+  // Maps every region of `memory` (the same host buffers) into a new engine.
+  static Result<std::unique_ptr<Machine>> Create(GuestMemory& memory, int cpu,
+                                                 MachineMode mode = MachineMode::kPrecise);
+  MachineMode mode() const { return mode_; }
+  ~Machine();
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
+
+  int cpu() const { return cpu_; }
+
+  // Starts a call of `entry` with x0..x4 = args, SP = `sp`, LR = the stop
+  // page; every other register starts at 0. Resets the instruction count.
+  void PrepareCall(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t sp);
+
+  // Runs until the call returns or something stops it; at most
+  // `max_steps` more instructions of JIT code in this call (then kStep;
+  // precise machines only).
+  MachineStop Resume(uint64_t max_steps = ~uint64_t{0});
+
+  // Saves / restores every register (and the instruction count), so that
+  // another call can run on this CPU in between.
+  MachineContext SaveContext();
+  void RestoreContext(const MachineContext& context);
+
+  // Helper ids whose calls stop the machine (kHelperTrap) instead of being
+  // performed, so that the harness can act in the caller's context. To
+  // complete such a call: write x0 and set the pc to x30 (the stub's RET).
+  void set_trapped_helpers(const std::array<bool, 256>* trapped) { trapped_helpers_ = trapped; }
+
+  // Total instruction budget of the current call (kBudget when exceeded).
+  void set_budget(uint64_t budget) { budget_ = budget; }
+  uint64_t steps() const { return steps_; }
+
+  // Where helper calls are recorded and what state they use.
+  void set_helper_context(HelperContext* context, std::vector<HelperCall>* trace) {
+    helper_context_ = context;
+    helper_trace_ = trace;
+  }
+  void set_observer(ExecutionObserver* observer) { observer_ = observer; }
+
+  uint64_t ReadX(int reg) const;
+  uint64_t ReadSp() const;
+  void WriteX(int reg, uint64_t value);
+  uint64_t ReadPc() const;
+  void WritePc(uint64_t pc);
+
+  // Drops translated blocks for [begin, end): the simulated instruction
+  // cache invalidation. Unicorn never does this on its own. Unicorn is only
+  // asked when this CPU may hold a translation of the range: every block
+  // it runs in the JIT regions marks the 64-byte chunks it covers, and a
+  // chunk is unmarked when its translations are dropped (a translation
+  // only ever exists for code that started to run).
+  void RemoveCache(uint64_t begin, uint64_t end);
+  uint64_t unicorn_cache_removals() const { return unicorn_cache_removals_; }
+
+  // Unicorn 2.0.1 misbehaves when its translation buffer (1 GiB) fills
+  // during a run: it flushes every block while one is running, and then
+  // chains into freed code (upstream #1923, #2048: a crash in
+  // tb_set_jmp_target, or stale code run). So a machine that has
+  // translated about this many guest instructions (its first runs of
+  // blocks in the JIT regions) gets a fresh engine at the start of its
+  // next call, long before the buffer can fill. A MachineContext saved
+  // from the old engine restores into the new one (an interrupt's call may
+  // be the one that recycles): Unicorn's ARM context is CPUARMState up to
+  // cpu_watchpoint, whose only pointers (nvic, boot_info, gicv3state,
+  // breakpoints) are null here.
+  void set_recycle_after(uint64_t instructions) { recycle_after_ = instructions; }
+  uint64_t engines_opened() const { return engines_opened_; }
+
+  // Instructions executed by class, for the recursion cost figures.
+  uint64_t atomic_instructions() const { return atomic_instructions_; }
+  void set_count_atomics(bool on) { count_atomics_ = on; }
+
+ private:
+  Machine(GuestMemory& memory, int cpu, MachineMode mode) : memory_(memory), cpu_(cpu), mode_(mode) {}
+  // Fast machines: finds the faulting instruction in the last block.
+  void LocateFault(MachineStop& stop);
+  Status Initialize();
+  void Close();
+
+  static void OnJitCode(uc_engine* uc, uint64_t address, uint32_t size, void* self);
+  static void OnHelperCode(uc_engine* uc, uint64_t address, uint32_t size, void* self);
+  static void OnStopCode(uc_engine* uc, uint64_t address, uint32_t size, void* self);
+  static void OnBlock(uc_engine* uc, uint64_t address, uint32_t size, void* self);
+  static bool OnBadAccess(uc_engine* uc, uc_mem_type type, uint64_t address, int size,
+                          int64_t value, void* self);
+
+  GuestMemory& memory_;
+  int cpu_;
+  MachineMode mode_;
+  uc_engine* uc_ = nullptr;
+  uint64_t last_block_ = 0;  // the block running (fast machines)
+  uint32_t last_block_size_ = 0;
+  uc_context* pristine_ = nullptr;
+
+  // Per call.
+  uint64_t budget_ = ~uint64_t{0};
+  uint64_t steps_ = 0;
+  uint64_t step_limit_ = ~uint64_t{0};
+  bool returned_ = false;
+  bool budget_hit_ = false;
+  bool step_hit_ = false;
+  bool fault_seen_ = false;
+  uint64_t fault_address_ = 0;
+  AccessKind fault_access_ = AccessKind::kRead;
+  bool helper_stopped_ = false;
+  HelperResult helper_result_;
+  bool helper_trapped_ = false;
+  int helper_id_ = 0;  // the helper the last helper stop or trap called (-1: none)
+  const std::array<bool, 256>* trapped_helpers_ = nullptr;
+
+  HelperContext* helper_context_ = nullptr;
+  std::vector<HelperCall>* helper_trace_ = nullptr;
+  ExecutionObserver* observer_ = nullptr;
+  bool count_atomics_ = false;
+  uint64_t atomic_instructions_ = 0;
+
+  // Chunks of the JIT regions that may have translated blocks. Marks the
+  // chunks of [begin, end); true when one of them was not marked yet.
+  bool MarkTranslated(uint64_t begin, uint64_t end);
+  std::vector<uint64_t> translated_;
+  uint64_t unicorn_cache_removals_ = 0;
+  uint64_t translated_instructions_ = 0;
+  // Where this Resume started, when nothing there was translated since the
+  // engine was opened: the first block is then new (see set_recycle_after).
+  uint64_t fresh_start_ = 0;
+  uint64_t recycle_after_ = 1'000'000;
+  uint64_t engines_opened_ = 0;
+};
+
+// A machine's registers as MemoryAccessOf reads them.
+class MachineRegisters final : public RegisterReader {
+ public:
+  explicit MachineRegisters(const Machine& machine) : machine_(machine) {}
+  uint64_t X(int reg) const override { return machine_.ReadX(reg); }
+  uint64_t Sp() const override { return machine_.ReadSp(); }
+
+ private:
+  const Machine& machine_;
+};
+
+}  // namespace bpfdiff

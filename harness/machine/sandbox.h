@@ -1,0 +1,59 @@
+// Everything a comparison runs in: the guest environment, one Unicorn
+// machine per simulated CPU over its memory, the prog pack, and the text
+// patcher that connects them. Created once and reused for every case.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "harness/machine/machine.h"
+#include "harness/machine/text_patcher.h"
+#include "jit/jit.h"
+#include "jit/prog_pack.h"
+#include "oracle/environment.h"
+
+namespace bpfdiff {
+
+struct SandboxOptions {
+  int cpus = 1;
+  uint64_t pack_seed = 1;
+  jit::PackBugs pack_bugs;
+  bool resident_program = true;  // see Sandbox::resident_
+  bool fast_machine = true;      // see fast_cpu()
+  bool pack_images = true;       // see jit::PackConfig::pack_images
+};
+
+class Sandbox {
+ public:
+  static Result<std::unique_ptr<Sandbox>> Create(const SandboxOptions& options = {});
+
+  GuestEnvironment& env() { return *env_; }
+  // A precise machine per CPU (exact pc at every instruction; stepping).
+  Machine& cpu(int index) { return *machines_[static_cast<size_t>(index)]; }
+  // A fast machine for CPU 0, for plain runs (see MachineMode); nullptr
+  // when the sandbox was made without one.
+  Machine* fast_cpu() { return fast_.get(); }
+  int cpus() const { return static_cast<int>(machines_.size()); }
+  jit::ProgPack& pack() { return *pack_; }
+  UnicornTextPatcher& patcher() { return *patcher_; }
+
+  // The interpreter's view of the JIT's frame (r10 of every call depth).
+  static StackGeometry Geometry();
+  // What the JIT needs to know of the guest layout.
+  static jit::JitEnvironment JitEnvironment();
+
+ private:
+  Sandbox() = default;
+
+  std::unique_ptr<GuestEnvironment> env_;
+  std::vector<std::unique_ptr<Machine>> machines_;
+  std::unique_ptr<Machine> fast_;
+  std::unique_ptr<UnicornTextPatcher> patcher_;
+  std::unique_ptr<jit::ProgPack> pack_;
+  // A program that stays loaded, as on any system running BPF: it keeps the
+  // first pack alive, so that loading and freeing one program at a time
+  // does not create (and fill 2 MiB of) a new pack every time.
+  std::unique_ptr<jit::PackAllocation> resident_;
+};
+
+}  // namespace bpfdiff

@@ -1,0 +1,297 @@
+// report.html: one self-contained page (inline CSS and JS, nothing fetched)
+// with the summary, the planted-bug self-check, the fuzz counters, the
+// opcode-form coverage, the trend over nights and the engines x tests
+// matrix, last because it is long. Every string from the inputs goes
+// through EscapeMarkup; the JS only filters rows and counts what it shows.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "report/markup_escape.h"
+#include "report/reasons.h"
+#include "report/report_writers.h"
+
+namespace bpfdiff::report {
+namespace {
+
+constexpr size_t kTopReasons = 10;
+constexpr size_t kCellReasonWidth = 300;
+
+constexpr std::string_view kStyle = R"css(
+body { font-family: "DejaVu Sans", sans-serif; margin: 1.5em; color: #222; background: #fff; }
+h1 { font-size: 1.4em; margin-bottom: 0.2em; }
+h2 { font-size: 1.1em; margin-top: 1.6em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }
+th { background: #eee; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.verdict { display: inline-block; padding: 2px 10px; border-radius: 4px; font-weight: bold; }
+.ok { background: #c8efd2; color: #124d22; }
+.bad { background: #f6c4c4; color: #7a1010; }
+.s-pass { background: #d9f3e0; }
+.s-fail { background: #f6c4c4; font-weight: bold; }
+.s-skip { background: #ececec; color: #666; }
+.s-poisoned { background: #fbe6b4; }
+.reason { color: #555; max-width: 60em; word-break: break-word; }
+.muted { color: #777; }
+svg.spark { vertical-align: middle; }
+#matrix-controls { margin: 0.4em 0; }
+#matrix-shown { margin-left: 1em; color: #555; }
+)css";
+
+// Shows only the matrix rows the filter asks for and says how many.
+constexpr std::string_view kScript = R"js(
+(function () {
+  var select = document.getElementById('matrix-filter');
+  var rows = Array.prototype.slice.call(document.querySelectorAll('#matrix tbody tr'));
+  var shown = document.createElement('span');
+  shown.id = 'matrix-shown';
+  select.parentNode.appendChild(shown);
+  function wanted(row, filter) {
+    var status = row.getAttribute('data-status');
+    var poisoned = row.getAttribute('data-poisoned') === '1';
+    if (filter === 'fail') return status === 'fail';
+    if (filter === 'attention') return status === 'fail' || poisoned;
+    if (filter === 'skip') return status === 'skip';
+    return true;
+  }
+  function apply() {
+    var count = 0;
+    rows.forEach(function (row) {
+      var show = wanted(row, select.value);
+      row.style.display = show ? '' : 'none';
+      if (show) count++;
+    });
+    shown.textContent = 'showing ' + count + ' of ' + rows.length + ' tests';
+  }
+  select.addEventListener('change', apply);
+  apply();
+})();
+)js";
+
+using Out = std::back_insert_iterator<std::string>;
+
+std::string E(std::string_view text) { return EscapeMarkup(text); }
+
+std::string_view StatusLabel(TestStatus status) {
+  switch (status) {
+    case TestStatus::kPass: return "pass";
+    case TestStatus::kFail: return "FAIL";
+    case TestStatus::kSkip: return "skip";
+    case TestStatus::kPoisoned: return "n/c";
+  }
+  return "?";
+}
+
+// A small line chart of `values`, scaled to their own range.
+std::string Sparkline(const std::vector<double>& values) {
+  constexpr double kWidth = 160, kHeight = 28, kPad = 3;
+  if (values.empty()) return "";
+  const auto bounds = std::minmax_element(values.begin(), values.end());
+  const double lo = *bounds.first, range = *bounds.second - lo;
+  auto x = [&](size_t i) { return values.size() == 1 ? kWidth / 2 : kPad + static_cast<double>(i) * (kWidth - 2 * kPad) / static_cast<double>(values.size() - 1); };
+  auto y = [&](double v) { return range == 0 ? kHeight / 2 : kHeight - kPad - (v - lo) * (kHeight - 2 * kPad) / range; };
+  std::string points;
+  for (size_t i = 0; i < values.size(); ++i) points += fmt::format("{:.1f},{:.1f} ", x(i), y(values[i]));
+  return fmt::format(
+      "<svg class=\"spark\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" xmlns=\"http://www.w3.org/2000/svg\">"
+      "<polyline fill=\"none\" stroke=\"#3465a4\" stroke-width=\"1.5\" points=\"{2}\"/>"
+      "<circle cx=\"{3:.1f}\" cy=\"{4:.1f}\" r=\"2.5\" fill=\"#cc0000\"/></svg>",
+      kWidth, kHeight, points, x(values.size() - 1), y(values.back()));
+}
+
+void Summary(Out out, const ReportModel& model) {
+  const ConformanceSummary& c = model.conformance;
+  fmt::format_to(out, "<h2>Summary</h2>\n<p>Conformance: {} tests, {} passed, {} failed, {} skipped.</p>\n",
+                 c.results.size(), c.passed, c.failed, c.skipped);
+  fmt::format_to(out, "<table id=\"engine-counts\"><thead><tr><th>engine</th><th>passed</th><th>failed</th>"
+                      "<th>skipped</th><th>not comparable</th></tr></thead><tbody>\n");
+  for (const auto& e : c.PerEngine()) {
+    fmt::format_to(out,
+                   "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td class=\"num\">{}</td>"
+                   "<td class=\"num\">{}</td></tr>\n",
+                   E(e.engine), e.passed, e.failed ? " s-fail" : "", e.failed, e.skipped, e.poisoned);
+  }
+  fmt::format_to(out, "</tbody></table>\n");
+  for (const auto& note : model.notes) fmt::format_to(out, "<p class=\"muted\">Note: {}</p>\n", E(note));
+}
+
+void Reasons(Out out, const ReportModel& model, ReasonKind kind, std::string_view id, std::string_view title) {
+  const TopReasons reasons = MostFrequentReasons(model, kind, kTopReasons);
+  fmt::format_to(out, "<h3>{}</h3>\n", title);
+  if (reasons.top.empty()) {
+    fmt::format_to(out, "<p class=\"muted\" id=\"{}\">none</p>\n", id);
+    return;
+  }
+  fmt::format_to(out, "<p class=\"muted\">{} cases, {} distinct reasons; the {} most frequent:</p>\n", reasons.total,
+                 reasons.distinct, reasons.top.size());
+  fmt::format_to(out, "<table id=\"{}\"><thead><tr><th>cases</th><th>where</th><th>reason</th></tr></thead><tbody>\n", id);
+  for (const auto& r : reasons.top) {
+    fmt::format_to(out, "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"reason\">{}</td></tr>\n", r.count,
+                   E(r.source), E(OneLine(r.reason, kCellReasonWidth)));
+  }
+  fmt::format_to(out, "</tbody></table>\n");
+}
+
+void Planted(Out out, const std::vector<PlantedCheck>& planted) {
+  const auto detected = std::count_if(planted.begin(), planted.end(), [](const PlantedCheck& p) { return p.detected; });
+  fmt::format_to(out, "<h2>Planted-bug self-check</h2>\n");
+  if (planted.empty()) {
+    fmt::format_to(out, "<p class=\"muted\">Not run.</p>\n");
+    return;
+  }
+  fmt::format_to(out, "<p>{} of {} planted bugs detected.</p>\n", detected, planted.size());
+  fmt::format_to(out, "<table id=\"planted\"><thead><tr><th>bug</th><th>fuzzer</th><th>detected</th>"
+                      "<th>seconds to detect</th><th>limit (s)</th></tr></thead><tbody>\n");
+  for (const auto& p : planted) {
+    fmt::format_to(out, "<tr><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td class=\"num\">{}</td>"
+                        "<td class=\"num\">{}</td></tr>\n",
+                   E(p.bug), E(p.target), p.detected ? "s-pass" : "s-fail", p.detected ? "yes" : "NO",
+                   p.detected ? fmt::format("{:.1f}", p.seconds) : "&mdash;",
+                   p.limit_seconds ? fmt::format("{:.0f}", *p.limit_seconds) : "");
+  }
+  fmt::format_to(out, "</tbody></table>\n");
+}
+
+void Fuzz(Out out, const std::vector<FuzzTarget>& fuzz) {
+  fmt::format_to(out, "<h2>Fuzzing</h2>\n");
+  if (fuzz.empty()) {
+    fmt::format_to(out, "<p class=\"muted\">Not run.</p>\n");
+    return;
+  }
+  fmt::format_to(out, "<table id=\"fuzz\"><thead><tr><th>target</th><th>result</th><th>seconds</th><th>inputs</th>"
+                      "<th>counters</th></tr></thead><tbody>\n");
+  for (const auto& t : fuzz) {
+    std::string result = t.run ? E(t.run->result) : "&mdash;";
+    if (t.failed()) result += fmt::format(" (exit {})<br><span class=\"muted\">{}</span>", t.run->exit_code, E(t.run->artifacts));
+    if (!t.stats) {
+      fmt::format_to(out, "<tr><td>{}</td><td class=\"{}\">{}</td><td colspan=\"3\" class=\"muted\">no stats "
+                          "(the target wrote none)</td></tr>\n",
+                     E(t.target), t.failed() ? "s-fail" : "s-pass", result);
+      continue;
+    }
+    std::string counters;
+    for (const auto& [name, count] : t.stats->counters) {
+      counters += fmt::format("{}{} {}", counters.empty() ? "" : ", ", E(name), count);
+    }
+    fmt::format_to(out, "<tr><td>{}</td><td class=\"{}\">{}</td><td class=\"num\">{:.1f}</td><td class=\"num\">{}</td>"
+                        "<td>{}</td></tr>\n",
+                   E(t.target), t.failed() ? "s-fail" : "s-pass", result, t.stats->seconds, t.stats->inputs, counters);
+  }
+  fmt::format_to(out, "</tbody></table>\n");
+}
+
+void Coverage(Out out, const std::vector<FuzzTarget>& fuzz) {
+  fmt::format_to(out, "<h2>Opcode-form coverage</h2>\n");
+  fmt::format_to(out, "<table id=\"coverage\"><thead><tr><th>target</th><th>forms</th><th>generated</th>"
+                      "<th>completed</th><th>not completed</th></tr></thead><tbody>\n");
+  bool any = false;
+  for (const auto& t : fuzz) {
+    if (!t.stats || !t.stats->forms) continue;
+    any = true;
+    const FormCoverage& f = *t.stats->forms;
+    std::string missing;
+    for (const auto& form : f.not_completed) missing += fmt::format("<code>{}</code> ", E(form));
+    fmt::format_to(out, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                        "<td>{}</td></tr>\n",
+                   E(t.target), f.total, f.generated, f.completed,
+                   f.not_completed.empty() ? std::string("none")
+                                           : fmt::format("<details><summary>{} forms</summary>{}</details>",
+                                                         f.not_completed.size(), missing));
+  }
+  if (!any) fmt::format_to(out, "<tr><td colspan=\"5\" class=\"muted\">no coverage reported</td></tr>\n");
+  fmt::format_to(out, "</tbody></table>\n");
+}
+
+void Trend(Out out, const ReportModel& model) {
+  std::vector<HistoryEntry> nights = model.history;
+  nights.push_back(model.Headline());
+  fmt::format_to(out, "<h2>Trend</h2>\n<p class=\"muted\">{} night{}, oldest first; tonight is the red dot.</p>\n",
+                 nights.size(), nights.size() == 1 ? "" : "s");
+  struct Series {
+    std::string_view name;
+    double (*value)(const HistoryEntry&);
+  };
+  const Series series[] = {
+      {"conformance passed", [](const HistoryEntry& n) { return double(n.passed); }},
+      {"conformance failed", [](const HistoryEntry& n) { return double(n.failed); }},
+      {"not comparable runs", [](const HistoryEntry& n) { return double(n.not_comparable); }},
+      {"fuzz inputs", [](const HistoryEntry& n) { return double(n.fuzz_inputs); }},
+      {"forms completed", [](const HistoryEntry& n) { return double(n.forms_completed.value_or(0)); }},
+      {"planted bugs detected", [](const HistoryEntry& n) { return double(n.planted_detected); }},
+  };
+  fmt::format_to(out, "<table id=\"trend\"><thead><tr><th>metric</th><th>trend</th><th>first</th><th>tonight</th>"
+                      "</tr></thead><tbody>\n");
+  for (const auto& s : series) {
+    std::vector<double> values;
+    for (const auto& n : nights) values.push_back(s.value(n));
+    fmt::format_to(out, "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n", s.name,
+                   Sparkline(values), values.front(), values.back());
+  }
+  fmt::format_to(out, "</tbody></table>\n");
+  fmt::format_to(out, "<details><summary>nights</summary><table id=\"nights\"><thead><tr><th>night (UTC)</th>"
+                      "<th>tests</th><th>failed</th><th>not comparable</th><th>fuzz inputs</th><th>fuzz failures</th>"
+                      "<th>planted detected</th></tr></thead><tbody>\n");
+  for (const auto& n : nights) {
+    fmt::format_to(out, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}/{}</td></tr>\n",
+                   E(n.timestamp), n.tests, n.failed, n.not_comparable, n.fuzz_inputs, n.fuzz_failures,
+                   n.planted_detected, n.planted_total);
+  }
+  fmt::format_to(out, "</tbody></table></details>\n");
+}
+
+void Matrix(Out out, const ConformanceSummary& c) {
+  fmt::format_to(out, "<h2>Conformance: engines &times; tests</h2>\n<div id=\"matrix-controls\"><label>show "
+                      "<select id=\"matrix-filter\">");
+  const bool any_failed = c.failed > 0;
+  fmt::format_to(out, "<option value=\"all\"{}>all tests</option>", any_failed ? "" : " selected");
+  fmt::format_to(out, "<option value=\"fail\"{}>failures</option>", any_failed ? " selected" : "");
+  fmt::format_to(out, "<option value=\"attention\">failures and not comparable</option>"
+                      "<option value=\"skip\">skipped</option></select></label></div>\n");
+  fmt::format_to(out, "<table id=\"matrix\"><thead><tr><th>test</th>");
+  for (const auto& engine : c.engines) fmt::format_to(out, "<th>{}</th>", E(engine));
+  fmt::format_to(out, "<th>reason</th></tr></thead><tbody>\n");
+  for (const auto& test : c.results) {
+    const bool poisoned = std::any_of(test.engines.begin(), test.engines.end(),
+                                      [](const EngineResult& e) { return e.status == TestStatus::kPoisoned; });
+    fmt::format_to(out, "<tr data-status=\"{}\" data-poisoned=\"{}\"><td title=\"{}\">{}</td>", TestStatusName(test.status),
+                   poisoned ? 1 : 0, E(test.suite), E(test.name));
+    std::string reasons;
+    for (const auto& e : test.engines) {
+      fmt::format_to(out, "<td class=\"cell s-{}\" title=\"{}\">{}</td>", TestStatusName(e.status),
+                     E(OneLine(e.reason, kCellReasonWidth)), StatusLabel(e.status));
+      if (e.status == TestStatus::kFail || e.status == TestStatus::kPoisoned) {
+        reasons += fmt::format("{}{}: {}", reasons.empty() ? "" : "<br>", E(e.engine), E(OneLine(e.reason, kCellReasonWidth)));
+      }
+    }
+    if (reasons.empty() && test.status == TestStatus::kSkip) reasons = E(OneLine(test.reason, kCellReasonWidth));
+    fmt::format_to(out, "<td class=\"reason\">{}</td></tr>\n", reasons);
+  }
+  fmt::format_to(out, "</tbody></table>\n");
+}
+
+}  // namespace
+
+std::string HtmlReport(const ReportModel& model) {
+  std::string html;
+  Out out(html);
+  const bool passed = model.Passed();
+  fmt::format_to(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                      "<title>bpfdiff nightly report {0}</title>\n<style>{1}</style>\n</head>\n<body>\n"
+                      "<h1>bpfdiff nightly report</h1>\n<p>{0} UTC &nbsp; <span id=\"verdict\" class=\"verdict {2}\">{3}"
+                      "</span></p>\n",
+                 E(model.timestamp), kStyle, passed ? "ok" : "bad", passed ? "all parts passed" : "FAILED");
+  Summary(out, model);
+  Reasons(out, model, ReasonKind::kPoisoned, "poisoned-reasons", "Top not-comparable (poisoned) reasons");
+  Reasons(out, model, ReasonKind::kRejected, "rejected-reasons", "Top rejected reasons");
+  Planted(out, model.planted);
+  Fuzz(out, model.fuzz);
+  Coverage(out, model.fuzz);
+  Trend(out, model);
+  Matrix(out, model.conformance);
+  fmt::format_to(out, "<script>{}</script>\n</body>\n</html>\n", kScript);
+  return html;
+}
+
+}  // namespace bpfdiff::report

@@ -1,0 +1,65 @@
+// report.json: every input merged, with the verdict, for tools that want
+// more than the text and less work than the inputs.
+#include "report/conformance_json.h"
+#include "report/history.h"
+#include "report/report_writers.h"
+
+namespace bpfdiff::report {
+namespace {
+
+Json CountsToJson(const NamedCounts& counts) {
+  Json json = Json::object();
+  for (const auto& [name, count] : counts) json[name] = count;
+  return json;
+}
+
+Json FuzzToJson(const FuzzTarget& target) {
+  Json json = {{"target", target.target}, {"run", nullptr}, {"stats", nullptr}};
+  if (target.run) {
+    const FuzzRun& r = *target.run;
+    json["run"] = {{"result", r.result}, {"exit_code", r.exit_code}, {"seconds", r.seconds}, {"artifacts", r.artifacts}};
+  }
+  if (target.stats) {
+    const FuzzStats& s = *target.stats;
+    Json stats = {{"seconds", s.seconds},
+                  {"inputs", s.inputs},
+                  {"counters", CountsToJson(s.counters)},
+                  {"reasons", {{"poisoned", CountsToJson(s.poisoned)}, {"rejected", CountsToJson(s.rejected)}}}};
+    if (s.forms) {
+      stats["forms"] = {{"total", s.forms->total},
+                        {"generated", s.forms->generated},
+                        {"completed", s.forms->completed},
+                        {"not_completed", s.forms->not_completed}};
+    }
+    json["stats"] = std::move(stats);
+  }
+  return json;
+}
+
+Json PlantedToJson(const PlantedCheck& p) {
+  Json json = {{"bug", p.bug}, {"target", p.target}, {"detected", p.detected}, {"seconds", p.seconds}};
+  if (p.limit_seconds) json["limit_seconds"] = *p.limit_seconds;
+  json["artifacts"] = p.artifacts;
+  return json;
+}
+
+}  // namespace
+
+std::string JsonReport(const ReportModel& model) {
+  Json json;
+  json["format"] = "bpfdiff-report-1";
+  json["timestamp"] = model.timestamp;
+  json["passed"] = model.Passed();
+  json["headline"] = HistoryEntryToJson(model.Headline());
+  json["conformance"] = ConformanceToJson(model.conformance);
+  json["fuzz"] = Json::array();
+  for (const auto& target : model.fuzz) json["fuzz"].push_back(FuzzToJson(target));
+  json["planted"] = Json::array();
+  for (const auto& p : model.planted) json["planted"].push_back(PlantedToJson(p));
+  json["history"] = Json::array();
+  for (const auto& entry : model.history) json["history"].push_back(HistoryEntryToJson(entry));
+  json["notes"] = model.notes;
+  return DumpJson(json);
+}
+
+}  // namespace bpfdiff::report

@@ -1,0 +1,141 @@
+// JUnit XML as CI dashboards read it (the Jenkins/Ant schema): a testsuite
+// per engine with a testcase per test; not-comparable runs pass and say why
+// in <system-out>; a testsuite for the planted-bug self-check (time = time
+// to detect) and one per fuzz target.
+#include <fmt/format.h>
+
+#include "report/markup_escape.h"
+#include "report/report_writers.h"
+
+namespace bpfdiff::report {
+namespace {
+
+struct Case {
+  std::string name;
+  double seconds = 0;
+  enum class Kind : uint8_t { kPass, kFailure, kSkipped } kind = Kind::kPass;
+  std::string message;  // failure or skip message
+  std::string output;   // <system-out>
+};
+
+struct Suite {
+  std::string name;
+  std::vector<Case> cases;
+};
+
+void AppendSuite(std::string& out, const Suite& suite) {
+  int failures = 0, skipped = 0;
+  double seconds = 0;
+  for (const auto& c : suite.cases) {
+    failures += c.kind == Case::Kind::kFailure;
+    skipped += c.kind == Case::Kind::kSkipped;
+    seconds += c.seconds;
+  }
+  const std::string name = EscapeMarkup(suite.name);
+  fmt::format_to(std::back_inserter(out),
+                 "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{:.3f}\">\n",
+                 name, suite.cases.size(), failures, skipped, seconds);
+  for (const auto& c : suite.cases) {
+    fmt::format_to(std::back_inserter(out), "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"", name,
+                   EscapeMarkup(c.name), c.seconds);
+    if (c.kind == Case::Kind::kPass && c.output.empty()) {
+      out += "/>\n";
+      continue;
+    }
+    out += ">\n";
+    const std::string message = EscapeMarkup(OneLine(c.message, 200));
+    if (c.kind == Case::Kind::kFailure) {
+      fmt::format_to(std::back_inserter(out), "      <failure message=\"{}\">{}</failure>\n", message,
+                     EscapeMarkup(c.message));
+    } else if (c.kind == Case::Kind::kSkipped) {
+      fmt::format_to(std::back_inserter(out), "      <skipped message=\"{}\"/>\n", message);
+    }
+    if (!c.output.empty()) {
+      fmt::format_to(std::back_inserter(out), "      <system-out>{}</system-out>\n", EscapeMarkup(c.output));
+    }
+    out += "    </testcase>\n";
+  }
+  out += "  </testsuite>\n";
+}
+
+std::vector<Suite> ConformanceSuites(const ConformanceSummary& summary) {
+  std::vector<Suite> suites;
+  for (const auto& engine : summary.engines) suites.push_back({fmt::format("conformance.{}", engine), {}});
+  for (const auto& test : summary.results) {
+    for (size_t i = 0; i < test.engines.size() && i < suites.size(); ++i) {
+      const EngineResult& e = test.engines[i];
+      Case c;
+      c.name = test.name;
+      switch (e.status) {
+        case TestStatus::kPass: break;
+        case TestStatus::kFail: c.kind = Case::Kind::kFailure; c.message = e.reason; break;
+        case TestStatus::kSkip: c.kind = Case::Kind::kSkipped; c.message = e.reason; break;
+        case TestStatus::kPoisoned: c.output = fmt::format("not comparable: {}", e.reason); break;
+      }
+      suites[i].cases.push_back(std::move(c));
+    }
+  }
+  return suites;
+}
+
+Suite PlantedSuite(const std::vector<PlantedCheck>& planted) {
+  Suite suite{"planted-bugs", {}};
+  for (const auto& p : planted) {
+    Case c;
+    c.name = fmt::format("{} ({})", p.bug, p.target);
+    c.seconds = p.seconds;
+    if (!p.detected) {
+      c.kind = Case::Kind::kFailure;
+      c.message = fmt::format("{} did not detect planted bug {} within {:.0f} s{}", p.target, p.bug,
+                              p.limit_seconds.value_or(p.seconds),
+                              p.artifacts.empty() ? "" : fmt::format("; log in {}", p.artifacts));
+    }
+    suite.cases.push_back(std::move(c));
+  }
+  return suite;
+}
+
+Suite FuzzSuite(const FuzzTarget& target) {
+  Case c;
+  c.name = "campaign";
+  if (target.run) c.seconds = target.run->seconds;
+  if (target.stats) {
+    c.output = fmt::format("{} inputs in {:.1f} s", target.stats->inputs, target.stats->seconds);
+    for (const auto& [name, count] : target.stats->counters) c.output += fmt::format(", {} {}", name, count);
+  } else {
+    c.output = "no stats (the target wrote none)";
+  }
+  if (target.failed()) {
+    c.kind = Case::Kind::kFailure;
+    c.message = fmt::format("{} ended with a {} (exit {}); artifacts in {}", target.target, target.run->result,
+                            target.run->exit_code, target.run->artifacts);
+  }
+  return {fmt::format("fuzz.{}", target.target), {std::move(c)}};
+}
+
+}  // namespace
+
+std::string JunitReport(const ReportModel& model) {
+  std::vector<Suite> suites = ConformanceSuites(model.conformance);
+  if (!model.planted.empty()) suites.push_back(PlantedSuite(model.planted));
+  for (const auto& target : model.fuzz) suites.push_back(FuzzSuite(target));
+
+  size_t tests = 0, failures = 0, skipped = 0;
+  for (const auto& suite : suites) {
+    for (const auto& c : suite.cases) {
+      ++tests;
+      failures += c.kind == Case::Kind::kFailure;
+      skipped += c.kind == Case::Kind::kSkipped;
+    }
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  fmt::format_to(std::back_inserter(out),
+                 "<testsuites name=\"bpfdiff\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" "
+                 "timestamp=\"{}\">\n",
+                 tests, failures, skipped, EscapeMarkup(model.timestamp));
+  for (const auto& suite : suites) AppendSuite(out, suite);
+  out += "</testsuites>\n";
+  return out;
+}
+
+}  // namespace bpfdiff::report

@@ -1,0 +1,35 @@
+#include "report/report_model.h"
+
+#include <algorithm>
+
+namespace bpfdiff::report {
+
+bool ReportModel::Passed() const {
+  const bool fuzz_clean = std::none_of(fuzz.begin(), fuzz.end(), [](const FuzzTarget& t) { return t.failed(); });
+  const bool all_detected =
+      std::all_of(planted.begin(), planted.end(), [](const PlantedCheck& p) { return p.detected; });
+  return conformance.failed == 0 && fuzz_clean && all_detected;
+}
+
+HistoryEntry ReportModel::Headline() const {
+  HistoryEntry entry;
+  entry.timestamp = timestamp;
+  entry.tests = static_cast<int64_t>(conformance.results.size());
+  entry.passed = conformance.passed;
+  entry.failed = conformance.failed;
+  entry.skipped = conformance.skipped;
+  for (const auto& counts : conformance.PerEngine()) entry.not_comparable += counts.poisoned;
+  for (const auto& target : fuzz) {
+    if (target.stats) entry.fuzz_inputs += target.stats->inputs;
+    if (target.failed()) ++entry.fuzz_failures;
+    if (target.stats && target.stats->forms) {
+      entry.forms_completed = entry.forms_completed.value_or(0) + target.stats->forms->completed;
+      entry.forms_total = entry.forms_total.value_or(0) + target.stats->forms->total;
+    }
+  }
+  entry.planted_total = static_cast<int64_t>(planted.size());
+  entry.planted_detected = std::count_if(planted.begin(), planted.end(), [](const PlantedCheck& p) { return p.detected; });
+  return entry;
+}
+
+}  // namespace bpfdiff::report

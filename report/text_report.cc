@@ -1,0 +1,114 @@
+// The short text summary: what the nightly prints. Reasons are cut to one
+// line each (a rejected program's listing once made a multi-kilobyte line);
+// the full text is in report.json and report.html.
+#include <fmt/format.h>
+
+#include "report/markup_escape.h"
+#include "report/reasons.h"
+#include "report/report_writers.h"
+
+namespace bpfdiff::report {
+namespace {
+
+constexpr size_t kReasonWidth = 160;
+constexpr size_t kTopReasons = 5;
+constexpr size_t kTrendNights = 14;
+
+void AppendConformance(std::string& out, const ConformanceSummary& c) {
+  fmt::format_to(std::back_inserter(out), "conformance: {} tests: {} passed, {} failed, {} skipped\n",
+                 c.results.size(), c.passed, c.failed, c.skipped);
+  for (const auto& e : c.PerEngine()) {
+    fmt::format_to(std::back_inserter(out), "  {:<10} {:>4} passed {:>4} failed {:>4} skipped {:>4} not comparable\n",
+                   e.engine, e.passed, e.failed, e.skipped, e.poisoned);
+  }
+  for (const auto& test : c.results) {
+    if (test.status != TestStatus::kFail) continue;
+    std::string engines;
+    for (const auto& e : test.engines) {
+      if (e.status == TestStatus::kFail) engines += (engines.empty() ? "" : ",") + e.engine;
+    }
+    fmt::format_to(std::back_inserter(out), "  FAIL {} [{}]: {}\n", test.name, engines,
+                   OneLine(test.reason, kReasonWidth));
+  }
+}
+
+void AppendReasons(std::string& out, const ReportModel& model, ReasonKind kind, std::string_view title) {
+  const TopReasons reasons = MostFrequentReasons(model, kind, kTopReasons);
+  if (reasons.top.empty()) return;
+  fmt::format_to(std::back_inserter(out), "top {} reasons ({} cases, {} distinct):\n", title, reasons.total,
+                 reasons.distinct);
+  for (const auto& r : reasons.top) {
+    fmt::format_to(std::back_inserter(out), "  {:>7}  {}: {}\n", r.count, r.source, OneLine(r.reason, kReasonWidth));
+  }
+}
+
+std::string FuzzLine(const FuzzTarget& t) {
+  std::string line = fmt::format("  {:<18}", t.target);
+  if (t.run && !t.run->clean()) {
+    line += fmt::format(" {} (exit {}), artifacts in {}", t.run->result == "finding" ? "FINDING" : "ERROR",
+                        t.run->exit_code, t.run->artifacts);
+    if (!t.stats) return line;
+    line += ";";
+  }
+  if (!t.stats) return line + " no stats (the target wrote none)";
+  const FuzzStats& s = *t.stats;
+  line += fmt::format(" {:.0f} s, {} inputs", s.seconds, s.inputs);
+  for (const auto& [name, count] : s.counters) line += fmt::format(", {} {}", name, count);
+  if (s.forms) line += fmt::format("; forms {}/{} completed", s.forms->completed, s.forms->total);
+  return line;
+}
+
+void AppendPlanted(std::string& out, const std::vector<PlantedCheck>& planted) {
+  int detected = 0;
+  for (const auto& p : planted) detected += p.detected;
+  fmt::format_to(std::back_inserter(out), "planted-bug self-check: {}/{} detected\n", detected, planted.size());
+  for (const auto& p : planted) {
+    if (p.detected) {
+      fmt::format_to(std::back_inserter(out), "  {:<32} {:<17} detected in {:.1f} s\n", p.bug, p.target, p.seconds);
+    } else {
+      fmt::format_to(std::back_inserter(out), "  {:<32} {:<17} NOT DETECTED in {:.0f} s{}\n", p.bug, p.target,
+                     p.seconds, p.artifacts.empty() ? "" : fmt::format(", log in {}", p.artifacts));
+    }
+  }
+}
+
+void AppendTrend(std::string& out, const ReportModel& model) {
+  std::vector<HistoryEntry> nights = model.history;
+  if (nights.size() > kTrendNights - 1) nights.erase(nights.begin(), nights.end() - (kTrendNights - 1));
+  nights.push_back(model.Headline());
+  auto series = [&](auto field) {
+    std::string values;
+    for (const auto& n : nights) values += fmt::format("{}{}", values.empty() ? "" : " ", field(n));
+    return values;
+  };
+  fmt::format_to(std::back_inserter(out), "trend over {} night{} (oldest first, tonight last):\n", nights.size(),
+                 nights.size() == 1 ? "" : "s");
+  fmt::format_to(std::back_inserter(out), "  conformance failed: {}\n", series([](const HistoryEntry& n) { return n.failed; }));
+  fmt::format_to(std::back_inserter(out), "  not comparable:     {}\n",
+                 series([](const HistoryEntry& n) { return n.not_comparable; }));
+  fmt::format_to(std::back_inserter(out), "  fuzz inputs:        {}\n",
+                 series([](const HistoryEntry& n) { return n.fuzz_inputs; }));
+  fmt::format_to(std::back_inserter(out), "  planted detected:   {}\n", series([](const HistoryEntry& n) {
+                   return fmt::format("{}/{}", n.planted_detected, n.planted_total);
+                 }));
+}
+
+}  // namespace
+
+std::string TextReport(const ReportModel& model) {
+  std::string out = fmt::format("bpfdiff nightly report {}: {}\n", model.timestamp,
+                                model.Passed() ? "all parts passed" : "FAILED");
+  AppendConformance(out, model.conformance);
+  AppendReasons(out, model, ReasonKind::kPoisoned, "not-comparable (poisoned)");
+  AppendReasons(out, model, ReasonKind::kRejected, "rejected");
+  if (!model.fuzz.empty()) {
+    out += "fuzz:\n";
+    for (const auto& target : model.fuzz) out += FuzzLine(target) + "\n";
+  }
+  if (!model.planted.empty()) AppendPlanted(out, model.planted);
+  AppendTrend(out, model);
+  for (const auto& note : model.notes) out += fmt::format("note: {}\n", OneLine(note, kReasonWidth));
+  return out;
+}
+
+}  // namespace bpfdiff::report
