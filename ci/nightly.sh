@@ -8,7 +8,7 @@
 #  2. Fuzzing: diff_fuzzer, pack_fuzzer and recursion_fuzzer, each for
 #     BPFDIFF_NIGHTLY_FUZZ_SECONDS (default 60; 0 skips this part) from the
 #     shipped seeds; each writes its counters to BPFDIFF_FUZZ_STATS_JSON.
-#  3. Planted-bug self-check: each planted bug (the table below) against the
+#  3. Planted-bug self-check: each planted bug (`bpfdiff planted list`) against the
 #     fuzz target that must catch it, from the shipped seeds, for at most
 #     BPFDIFF_NIGHTLY_PLANTED_SECONDS (default 60; 0 skips this part). A bug
 #     not caught in time fails the night: the harness has gone blind.
@@ -25,21 +25,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 checkout="$PWD"
 
-# Planted bug -> the fuzz target that must catch it.
-planted_bugs=(
-  alu32-add-no-zext:diff_fuzzer
-  llsc-address-overwritten:diff_fuzzer
-  tail-call-limit-34:diff_fuzzer
-  extra-pass-grows:diff_fuzzer
-  extable-against-rw:pack_fuzzer
-  flush-before-copy:pack_fuzzer
-  skip-invalidate-on-free:pack_fuzzer
-  per-word-invalidate:pack_fuzzer
-  free-without-grace-period:pack_fuzzer
-  recursion-exit-wrong-context:recursion_fuzzer
-  recursion-check-then-increment:recursion_fuzzer
-  recursion-rctx-wrong-bits:recursion_fuzzer
-)
 fuzz_targets=(diff_fuzzer pack_fuzzer recursion_fuzzer)
 
 fuzz_seconds="${BPFDIFF_NIGHTLY_FUZZ_SECONDS:-60}"
@@ -55,6 +40,12 @@ cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)" --target "${targets[@]}" > "$out/build.log" 2>&1 ||
   { tail -40 "$out/build.log"; echo "nightly: FAILED to build; log in $out/build.log"; exit 1; }
 bpfdiff="$checkout/build/release/cli/bpfdiff"
+
+# Planted bug -> the fuzz target that must catch it, from the one registry
+# (harness/planted/planted_bugs.cc).
+planted_bugs=()
+while IFS=$'\t' read -r bug target _; do planted_bugs+=("$bug:$target"); done < <("$bpfdiff" planted list)
+((${#planted_bugs[@]} > 0)) || { echo "nightly: FAILED: \`bpfdiff planted list\` named no bug"; exit 1; }
 
 failed=0
 now() { date +%s.%N; }

@@ -7,20 +7,29 @@
 
 #include <CLI/CLI.hpp>
 
+#include "harness/planted/planted_bugs.h"
+
 namespace bpfdiff::cli {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitBadInput = 2;
 
-void AddRunCommand(CLI::App& app, int& exit_code);
-void AddTextCommands(CLI::App& app, int& exit_code);  // asm, disasm
-void AddConformanceCommand(CLI::App& app, int& exit_code);
-void AddPluginCommand(CLI::App& app, int& exit_code);
-void AddJitCommand(CLI::App& app, int& exit_code);
-void AddRecursionCommand(CLI::App& app, int& exit_code);
-void AddReportCommand(CLI::App& app, int& exit_code);
-void AddTriageCommands(CLI::App& app, int& exit_code);  // replay, minimize, export
-void AddPackCommands(CLI::App& app, int& exit_code);    // pack replay, pack itlb
+// What main reads from the environment, once, for every subcommand (library
+// code reads none).
+struct Settings {
+  PlantedBugs bugs;  // BPFDIFF_PLANTED_BUG: a negative control, never on by default
+};
+
+void AddRunCommand(CLI::App& app, const Settings& settings, int& exit_code);
+void AddTextCommands(CLI::App& app, const Settings& settings, int& exit_code);  // asm, disasm
+void AddConformanceCommand(CLI::App& app, const Settings& settings, int& exit_code);
+void AddPluginCommand(CLI::App& app, const Settings& settings, int& exit_code);
+void AddJitCommand(CLI::App& app, const Settings& settings, int& exit_code);
+void AddRecursionCommand(CLI::App& app, const Settings& settings, int& exit_code);
+void AddReportCommand(CLI::App& app, const Settings& settings, int& exit_code);
+void AddTriageCommands(CLI::App& app, const Settings& settings, int& exit_code);  // replay, minimize, export
+void AddPackCommands(CLI::App& app, const Settings& settings, int& exit_code);    // pack replay, pack itlb
+void AddPlantedCommand(CLI::App& app, const Settings& settings, int& exit_code);  // planted list
 
 }  // namespace bpfdiff::cli

@@ -42,7 +42,7 @@ Status WriteResultFiles(const ConformanceArgs& args, const ConformanceSummary& s
   return {};
 }
 
-int Run(const ConformanceArgs& args) {
+int Run(const ConformanceArgs& args, const PlantedBugs& bugs) {
   ConformanceOptions options;
   for (const auto& suite : args.suites) options.suites.emplace_back(suite);
   options.engine = args.engine;
@@ -61,12 +61,7 @@ int Run(const ConformanceArgs& args) {
     }
     options.groups |= *group;
   }
-  auto bugs = PlantedBugsFromEnvironment();
-  if (!bugs) {
-    fmt::print(stderr, "bpfdiff conformance: {}\n", bugs.message());
-    return kExitBadInput;
-  }
-  options.bugs = *bugs;
+  options.bugs = bugs;
   if (!args.include.empty()) options.include = args.include;
   if (!args.exclude.empty()) options.exclude = args.exclude;
   options.listing = args.quiet ? ConformanceListing::kFailuresOnly : ConformanceListing::kEveryTest;
@@ -84,7 +79,7 @@ int Run(const ConformanceArgs& args) {
 
 }  // namespace
 
-void AddConformanceCommand(CLI::App& app, int& exit_code) {
+void AddConformanceCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   auto args = std::make_shared<ConformanceArgs>();
   CLI::App* cmd = app.add_subcommand(
       "conformance", "Run directories of bpf_conformance .data files; prints PASS/FAIL/SKIP per test");
@@ -99,7 +94,7 @@ void AddConformanceCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", args->json, "Also write the results, per engine, as JSON (for `bpfdiff report`)");
   cmd->add_option("--junit", args->junit, "Also write the results as JUnit XML, a testsuite per engine");
   cmd->add_flag("--quiet", args->quiet, "Print only failures and the counts per engine");
-  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings.bugs); });
 }
 
 }  // namespace bpfdiff::cli

@@ -16,7 +16,7 @@ struct JitArgs {
   bool llsc = false;
 };
 
-int Run(const JitArgs& args) {
+int Run(const JitArgs& args, const PlantedBugs& bugs) {
   auto file = ReadCaseFile(args.file);
   if (!file) {
     fmt::print(stderr, "bpfdiff jit: {}\n", file.message());
@@ -27,7 +27,7 @@ int Run(const JitArgs& args) {
     fmt::print(stderr, "bpfdiff jit: {}: {}\n", args.file, loaded.message());
     return kExitBadInput;
   }
-  auto sandbox = Sandbox::Create();
+  auto sandbox = Sandbox::Create({.pack_bugs = bugs.pack});
   auto disassembler = A64Disassembler::Create();
   if (!sandbox || !disassembler) {
     fmt::print(stderr, "bpfdiff jit: {}\n", !sandbox ? sandbox.message() : disassembler.message());
@@ -36,6 +36,7 @@ int Run(const JitArgs& args) {
   (*sandbox)->env().Install(*loaded);
   jit::JitOptions options;
   options.atomics = args.llsc ? jit::AtomicLowering::kLlSc : jit::AtomicLowering::kLse;
+  options.bugs = bugs.jit;  // a planted bug shows in the code it plants
   JitEngine engine(**sandbox, options, "jit");
   if (auto status = engine.Prepare(*loaded); !status) {
     fmt::print(stderr, "bpfdiff jit: {}: {}\n", args.file, status.message());
@@ -51,12 +52,12 @@ int Run(const JitArgs& args) {
 
 }  // namespace
 
-void AddJitCommand(CLI::App& app, int& exit_code) {
+void AddJitCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   auto args = std::make_shared<JitArgs>();
   CLI::App* cmd = app.add_subcommand("jit", "Show the arm64 code the JIT makes for a file");
   cmd->add_option("file", args->file, "A .data file or BPF assembly")->required();
   cmd->add_flag("--llsc", args->llsc, "Lower atomics with load/store-exclusive loops instead of LSE");
-  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings.bugs); });
 }
 
 }  // namespace bpfdiff::cli

@@ -22,14 +22,9 @@ namespace {
 
 using namespace bpfdiff::fuzz;
 
-int Replay(const std::vector<std::string>& scripts, bool trace) {
-  auto bugs = PlantedBugsFromEnvironment();
-  if (!bugs) {
-    fmt::print(stderr, "bpfdiff pack replay: {}\n", bugs.message());
-    return kExitBadInput;
-  }
+int Replay(const std::vector<std::string>& scripts, bool trace, const PlantedBugs& bugs) {
   PackScriptOptions options;
-  options.bugs = *bugs;
+  options.bugs = bugs;
   options.trace = trace;
   int status = kExitOk;
   for (const auto& path : scripts) {
@@ -73,7 +68,7 @@ int Itlb(const ItlbOptions& options) {
 
 }  // namespace
 
-void AddPackCommands(CLI::App& app, int& exit_code) {
+void AddPackCommands(CLI::App& app, const Settings& settings, int& exit_code) {
   CLI::App* pack = app.add_subcommand("pack", "The prog pack lifecycle on several simulated CPUs");
   pack->require_subcommand(1);
 
@@ -82,7 +77,7 @@ void AddPackCommands(CLI::App& app, int& exit_code) {
   CLI::App* replay = pack->add_subcommand("replay", "Run pack_fuzzer inputs with every lifecycle invariant checked");
   replay->add_option("scripts", *scripts, "pack_fuzzer inputs (corpus files, crash files)")->required();
   replay->add_flag("--trace", *trace, "Print every operation");
-  replay->callback([scripts, trace, &exit_code] { exit_code = Replay(*scripts, *trace); });
+  replay->callback([scripts, trace, &settings, &exit_code] { exit_code = Replay(*scripts, *trace, settings.bugs); });
 
   auto itlb_options = std::make_shared<ItlbOptions>();
   CLI::App* itlb = pack->add_subcommand("itlb", "Simulated iTLB report: packed images versus pages of their own");

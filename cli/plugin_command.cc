@@ -11,7 +11,7 @@
 
 namespace bpfdiff::cli {
 
-void AddPluginCommand(CLI::App& app, int& exit_code) {
+void AddPluginCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "plugin",
       "Speak the bpf_conformance plugin protocol: [MEMORY_HEX] [--engine interp|jit|jit-llsc|all], "
@@ -20,9 +20,9 @@ void AddPluginCommand(CLI::App& app, int& exit_code) {
   // subcommand and bpfdiff_plugin accept and reject exactly the same ones.
   cmd->prefix_command();
   cmd->allow_extras();
-  cmd->callback([cmd, &exit_code] {
+  cmd->callback([cmd, &settings, &exit_code] {
     const std::vector<std::string> args = cmd->remaining();
-    exit_code = ServePluginOnStdio(args, "bpfdiff plugin");
+    exit_code = ServePluginOnStdio(args, "bpfdiff plugin", settings.bugs);
   });
 }
 

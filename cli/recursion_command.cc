@@ -20,7 +20,6 @@
 #include "cli/commands.h"
 #include "harness/recursion/equivalence.h"
 #include "harness/recursion/percpu_layout.h"
-#include "harness/recursion/planted_bug.h"
 #include "harness/recursion/runner.h"
 #include "harness/recursion/timeline.h"
 #include "jit/a64/disasm/a64_disassembler.h"
@@ -140,25 +139,20 @@ int Listing(const RecursionArgs& args, Policy policy, const jit::TrampolineBugs&
   return kExitOk;
 }
 
-int Run(const RecursionArgs& args) {
-  auto bugs = PlantedBugFromEnvironment();
-  if (!bugs) {
-    fmt::print(stderr, "bpfdiff recursion: {}\n", bugs.message());
-    return kExitBadInput;
-  }
+int Run(const RecursionArgs& args, const jit::TrampolineBugs& bugs) {
   if (args.listing) {
     const auto policy = ParsePolicy(args.policy);
     if (!policy) {
       fmt::print(stderr, "bpfdiff recursion: --policy must be atomic, percontext or landed\n");
       return kExitBadInput;
     }
-    return Listing(args, *policy, *bugs);
+    return Listing(args, *policy, bugs);
   }
-  if (!args.compare) return RunOne(args, *bugs);
+  if (!args.compare) return RunOne(args, bugs);
   CompareOptions options;
   options.schedules = args.schedules;
   options.seed = args.seed;
-  options.bugs = *bugs;
+  options.bugs = bugs;
   auto report = CompareReport(options);
   if (!report) {
     fmt::print(stderr, "bpfdiff recursion: {}\n", report.message());
@@ -170,7 +164,7 @@ int Run(const RecursionArgs& args) {
 
 }  // namespace
 
-void AddRecursionCommand(CLI::App& app, int& exit_code) {
+void AddRecursionCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   auto args = std::make_shared<RecursionArgs>();
   CLI::App* cmd = app.add_subcommand(
       "recursion", "Run the trampoline's recursion check under simulated interrupts and preemption");
@@ -181,7 +175,7 @@ void AddRecursionCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--listing", args->listing, "Print the emitted trampoline of --policy, with its boundary labels");
   cmd->add_option("--schedules", args->schedules, "Random schedules for --compare")->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed of the random schedules for --compare")->capture_default_str();
-  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings.bugs.trampoline); });
 }
 
 }  // namespace bpfdiff::cli

@@ -78,7 +78,7 @@ int Run(const ReportArgs& args) {
 
 }  // namespace
 
-void AddReportCommand(CLI::App& app, int& exit_code) {
+void AddReportCommand(CLI::App& app, const Settings& /*settings*/, int& exit_code) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* cmd = app.add_subcommand(
       "report", "The nightly report (summary.txt, junit.xml, report.json, report.html) from the parts' JSON files");

@@ -17,26 +17,21 @@ struct RunArgs {
   bool quiet = false;
 };
 
-int Run(const RunArgs& args) {
+int Run(const RunArgs& args, const PlantedBugs& bugs) {
   auto file = ReadCaseFile(args.file);
   if (!file) {
     fmt::print(stderr, "bpfdiff run: {}\n", file.message());
     return kExitBadInput;
   }
   for (const auto& warning : file->warnings) fmt::print(stderr, "warning: {}\n", warning);
-  auto bugs = PlantedBugsFromEnvironment();
-  if (!bugs) {
-    fmt::print(stderr, "bpfdiff run: {}\n", bugs.message());
-    return kExitBadInput;
-  }
   SandboxOptions sandbox_options;
-  sandbox_options.pack_bugs = bugs->pack;
+  sandbox_options.pack_bugs = bugs.pack;
   auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) {
     fmt::print(stderr, "bpfdiff run: {}\n", sandbox.message());
     return kExitFailed;
   }
-  auto engines = MakeEngines(**sandbox, args.engine, bugs->jit);
+  auto engines = MakeEngines(**sandbox, args.engine, bugs.jit);
   if (!engines) {
     fmt::print(stderr, "bpfdiff run: {}\n", engines.message());
     return kExitBadInput;
@@ -81,12 +76,12 @@ int Run(const RunArgs& args) {
 
 }  // namespace
 
-void AddRunCommand(CLI::App& app, int& exit_code) {
+void AddRunCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "Run a .data or assembly file and print the outcome");
   cmd->add_option("file", args->file, "A .data file or BPF assembly")->required();
   cmd->add_option("--engine", args->engine, "interp, jit, jit-llsc or all")->capture_default_str();
-  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings.bugs); });
 }
 
 }  // namespace bpfdiff::cli

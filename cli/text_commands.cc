@@ -107,7 +107,7 @@ int Disasm(const DisasmArgs& args) {
 
 }  // namespace
 
-void AddTextCommands(CLI::App& app, int& exit_code) {
+void AddTextCommands(CLI::App& app, const Settings& /*settings*/, int& exit_code) {
   auto asm_args = std::make_shared<AsmArgs>();
   CLI::App* as = app.add_subcommand("asm", "Assemble BPF assembly into instruction bytes");
   as->add_option("input", asm_args->input, "Assembly file, or - for standard input")->required();

@@ -27,13 +27,6 @@ namespace {
 
 using namespace bpfdiff::fuzz;
 
-Result<std::unique_ptr<DiffHarness>> MakeHarness(PlantedBugs& bugs_out) {
-  auto bugs = PlantedBugsFromEnvironment();
-  if (!bugs) return bugs.error();
-  bugs_out = *bugs;
-  return DiffHarness::Create(*bugs);
-}
-
 // The arm64 code of the diverging engine around `slot` (the whole program
 // when no instruction is known), compiled again in the same sandbox.
 std::string CodeAround(DiffHarness& harness, const PlantedBugs& bugs, const CaseRun& run,
@@ -62,9 +55,8 @@ std::string CodeAround(DiffHarness& harness, const PlantedBugs& bugs, const Case
                     harness.sandbox().env().memory(), listing);
 }
 
-int Replay(const std::vector<std::string>& artifacts) {
-  PlantedBugs bugs;
-  auto harness = MakeHarness(bugs);
+int Replay(const std::vector<std::string>& artifacts, const PlantedBugs& bugs) {
+  auto harness = DiffHarness::Create(bugs);
   if (!harness) {
     fmt::print(stderr, "bpfdiff replay: {}\n", harness.message());
     return kExitBadInput;
@@ -105,9 +97,8 @@ int Replay(const std::vector<std::string>& artifacts) {
   return status;
 }
 
-int Minimize(const std::string& artifact, const std::string& output) {
-  PlantedBugs bugs;
-  auto harness = MakeHarness(bugs);
+int Minimize(const std::string& artifact, const std::string& output, const PlantedBugs& bugs) {
+  auto harness = DiffHarness::Create(bugs);
   auto source = harness ? LoadArtifact(artifact) : Result<CaseSource>(harness.error());
   if (!source) {
     fmt::print(stderr, "bpfdiff minimize: {}\n", source.message());
@@ -133,9 +124,8 @@ int Minimize(const std::string& artifact, const std::string& output) {
   return kExitOk;
 }
 
-int Export(const std::string& artifact, const std::string& output) {
-  PlantedBugs bugs;
-  auto harness = MakeHarness(bugs);
+int Export(const std::string& artifact, const std::string& output, const PlantedBugs& bugs) {
+  auto harness = DiffHarness::Create(bugs);
   auto source = harness ? LoadArtifact(artifact) : Result<CaseSource>(harness.error());
   if (!source) {
     fmt::print(stderr, "bpfdiff export: {}\n", source.message());
@@ -158,23 +148,23 @@ int Export(const std::string& artifact, const std::string& output) {
 
 }  // namespace
 
-void AddTriageCommands(CLI::App& app, int& exit_code) {
+void AddTriageCommands(CLI::App& app, const Settings& settings, int& exit_code) {
   auto artifacts = std::make_shared<std::vector<std::string>>();
   CLI::App* replay = app.add_subcommand("replay", "Run fuzz artifacts (or .data/assembly files) on every engine");
   replay->add_option("artifacts", *artifacts, "Crash files, corpus files, .data or assembly files")->required();
-  replay->callback([artifacts, &exit_code] { exit_code = Replay(*artifacts); });
+  replay->callback([artifacts, &settings, &exit_code] { exit_code = Replay(*artifacts, settings.bugs); });
 
   auto min_in = std::make_shared<std::string>(), min_out = std::make_shared<std::string>();
   CLI::App* minimize = app.add_subcommand("minimize", "Shrink an artifact while the same divergence persists");
   minimize->add_option("artifact", *min_in)->required();
   minimize->add_option("-o,--output", *min_out, "The minimized case as a .data file")->required();
-  minimize->callback([min_in, min_out, &exit_code] { exit_code = Minimize(*min_in, *min_out); });
+  minimize->callback([min_in, min_out, &settings, &exit_code] { exit_code = Minimize(*min_in, *min_out, settings.bugs); });
 
   auto exp_in = std::make_shared<std::string>(), exp_out = std::make_shared<std::string>();
   CLI::App* exporter = app.add_subcommand("export", "Write an artifact as a .data regression test");
   exporter->add_option("artifact", *exp_in)->required();
   exporter->add_option("-o,--output", *exp_out, "The .data file")->required();
-  exporter->callback([exp_in, exp_out, &exit_code] { exit_code = Export(*exp_in, *exp_out); });
+  exporter->callback([exp_in, exp_out, &settings, &exit_code] { exit_code = Export(*exp_in, *exp_out, settings.bugs); });
 }
 
 }  // namespace bpfdiff::cli

@@ -57,9 +57,9 @@ namespace bpfdiff::jit {
 enum class RecursionPolicy : uint8_t { kAtomic, kPerContext, kLanded };
 std::string_view RecursionPolicyName(RecursionPolicy policy);  // "atomic", ...
 
-// Bugs the emitter can be told to have, for negative controls
-// (harness/recursion/planted_bug.h is the only way to switch one on outside
-// tests). Never set in normal use.
+// Bugs the emitter can be told to have, for negative controls (the registry
+// in harness/planted/ is the only way to switch one on outside tests).
+// Never set in normal use.
 struct TrampolineBugs {
   // Exit updates active[rctx ^ 1] instead of active[rctx] (percontext, landed).
   bool exit_wrong_context = false;

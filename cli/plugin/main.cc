@@ -4,12 +4,23 @@
 // memory before anything from --plugin_options, so before a subcommand name.
 //
 //   bpf_conformance_runner --test_file_directory DIR --plugin_path bpfdiff_plugin
+#include <cstdlib>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "cli/plugin/plugin_session.h"
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  return bpfdiff::ServePluginOnStdio(args, "bpfdiff_plugin");
+  // BPFDIFF_PLANTED_BUG: a negative control (see harness/planted/).
+  const char* bug = std::getenv("BPFDIFF_PLANTED_BUG");
+  auto bugs = bpfdiff::PlantedBugsNamed(bug == nullptr ? "" : bug);
+  if (!bugs) {
+    fmt::print(stderr, "bpfdiff_plugin: BPFDIFF_PLANTED_BUG: {}\n", bugs.message());
+    return bpfdiff::kPluginExitBadInput;
+  }
+  fmt::print(stderr, "{}", bpfdiff::PlantedBugBanner(*bugs));
+  return bpfdiff::ServePluginOnStdio(args, "bpfdiff_plugin", *bugs);
 }

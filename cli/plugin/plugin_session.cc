@@ -106,7 +106,7 @@ PluginReply ServePlugin(const PluginArgs& args, std::string_view program_hex, co
   return RunCase(*source, args.engine, bugs);
 }
 
-int ServePluginOnStdio(std::span<const std::string> args, std::string_view program) {
+int ServePluginOnStdio(std::span<const std::string> args, std::string_view program, const PlantedBugs& bugs) {
   // Arguments first: --help and a bad option must not wait for stdin.
   auto parsed = ParsePluginArgs(args);
   if (!parsed) {
@@ -117,13 +117,8 @@ int ServePluginOnStdio(std::span<const std::string> args, std::string_view progr
     fmt::print(stdout, "{}", PluginUsage(program));
     return kPluginExitOk;
   }
-  auto bugs = PlantedBugsFromEnvironment();
-  if (!bugs) {
-    fmt::print(stderr, "{}: {}\n", program, bugs.message());
-    return kPluginExitBadInput;
-  }
   const std::string input(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>{});
-  const PluginReply reply = ServePlugin(*parsed, input, *bugs, program);
+  const PluginReply reply = ServePlugin(*parsed, input, bugs, program);
   fmt::print(stdout, "{}", reply.out);
   fmt::print(stderr, "{}", reply.err);
   return reply.exit_status;

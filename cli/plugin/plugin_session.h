@@ -36,9 +36,10 @@ PluginReply ServePlugin(const PluginArgs& args, std::string_view program_hex, co
                         std::string_view program = "bpfdiff_plugin");
 
 // The protocol on this process: parses `args` (the arguments after the
-// program name, see plugin_args.h), then reads stdin to its end and
-// BPFDIFF_PLANTED_BUG, writes the reply to stdout and stderr and returns
-// the exit status. --help and bad arguments answer without reading stdin.
-int ServePluginOnStdio(std::span<const std::string> args, std::string_view program);
+// program name, see plugin_args.h), then reads stdin to its end, writes the
+// reply to stdout and stderr and returns the exit status. --help and bad
+// arguments answer without reading stdin. `bugs` come from the caller's
+// main (BPFDIFF_PLANTED_BUG).
+int ServePluginOnStdio(std::span<const std::string> args, std::string_view program, const PlantedBugs& bugs);
 
 }  // namespace bpfdiff

@@ -1,8 +1,5 @@
 #include "fuzz/stats/stats_file.h"
 
-#include <cstdlib>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "support/files.h"
@@ -30,12 +27,9 @@ std::string FuzzStatsJson(const FuzzStatsFile& stats) {
   return json.dump(1) + "\n";
 }
 
-void WriteFuzzStatsFileIfAsked(const FuzzStatsFile& stats) {
-  const char* path = std::getenv("BPFDIFF_FUZZ_STATS_JSON");
-  if (path == nullptr || *path == '\0') return;
-  if (auto status = WriteFile(path, FuzzStatsJson(stats)); !status) {
-    fmt::print(stderr, "{}: BPFDIFF_FUZZ_STATS_JSON: {}\n", stats.target, status.message());
-  }
+Status WriteFuzzStatsFile(const std::string& path, const FuzzStatsFile& stats) {
+  if (path.empty()) return {};
+  return WriteFile(path, FuzzStatsJson(stats));
 }
 
 }  // namespace bpfdiff::fuzz

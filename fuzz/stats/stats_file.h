@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/result.h"
+
 namespace bpfdiff::fuzz {
 
 struct FuzzStatsFile {
@@ -30,9 +32,10 @@ struct FuzzStatsFile {
 // The file's text.
 std::string FuzzStatsJson(const FuzzStatsFile& stats);
 
-// Writes the file when BPFDIFF_FUZZ_STATS_JSON is set (and not empty);
-// says on stderr why when it cannot, and goes on: the run's own outcome
+// Writes the file at `path` (the target's main reads it from
+// BPFDIFF_FUZZ_STATS_JSON); nothing for an empty path. An error names the
+// path: the caller says so and goes on, since the run's own outcome
 // matters more than its statistics.
-void WriteFuzzStatsFileIfAsked(const FuzzStatsFile& stats);
+Status WriteFuzzStatsFile(const std::string& path, const FuzzStatsFile& stats);
 
 }  // namespace bpfdiff::fuzz

@@ -14,11 +14,13 @@
 
 #include "fuzz/diff/diff_harness.h"
 #include "fuzz/generator/mutator.h"
+#include "fuzz/targets/target_settings.h"
 
 namespace {
 
 bpfdiff::fuzz::DiffHarness* harness = nullptr;
 bpfdiff::fuzz::FuzzStats* stats = nullptr;
+bpfdiff::fuzz::TargetSettings* settings = nullptr;
 
 // Runs of the compiled programs on more input memories per input.
 constexpr size_t kVariantsPerInput = 4;
@@ -28,18 +30,14 @@ constexpr size_t kVariantsPerInput = 4;
 void ReportStats() {
   if (stats == nullptr) return;
   stats->Print();
-  bpfdiff::fuzz::WriteFuzzStatsFileIfAsked(stats->ToFile());
+  bpfdiff::fuzz::WriteStats(*settings, stats->ToFile());
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  auto bugs = bpfdiff::PlantedBugsFromEnvironment();
-  if (!bugs) {
-    fmt::print(stderr, "diff_fuzzer: {}\n", bugs.message());
-    std::exit(2);
-  }
-  auto created = bpfdiff::fuzz::DiffHarness::Create(*bugs);
+  settings = new bpfdiff::fuzz::TargetSettings(bpfdiff::fuzz::ReadTargetSettings("diff_fuzzer"));
+  auto created = bpfdiff::fuzz::DiffHarness::Create(settings->bugs);
   if (!created) {
     fmt::print(stderr, "diff_fuzzer: {}\n", created.message());
     std::exit(2);

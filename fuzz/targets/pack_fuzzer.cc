@@ -14,11 +14,12 @@
 #include <fmt/format.h>
 
 #include "fuzz/pack/pack_script.h"
-#include "fuzz/stats/stats_file.h"
+#include "fuzz/targets/target_settings.h"
 
 namespace {
 
 bpfdiff::fuzz::PackScriptOptions* options = nullptr;
+bpfdiff::fuzz::TargetSettings* settings = nullptr;
 
 struct Totals {
   uint64_t scripts = 0, operations = 0, loads = 0, loads_rejected = 0, frees = 0, stale_calls = 0;
@@ -67,19 +68,15 @@ Totals* totals = nullptr;
 void ReportTotals() {
   if (totals == nullptr) return;
   totals->Print();
-  bpfdiff::fuzz::WriteFuzzStatsFileIfAsked(totals->ToFile());
+  bpfdiff::fuzz::WriteStats(*settings, totals->ToFile());
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  auto bugs = bpfdiff::PlantedBugsFromEnvironment();
-  if (!bugs) {
-    fmt::print(stderr, "pack_fuzzer: {}\n", bugs.message());
-    std::exit(2);
-  }
+  settings = new bpfdiff::fuzz::TargetSettings(bpfdiff::fuzz::ReadTargetSettings("pack_fuzzer"));
   options = new bpfdiff::fuzz::PackScriptOptions;
-  options->bugs = *bugs;
+  options->bugs = settings->bugs;
   totals = new Totals;
   std::atexit(ReportTotals);
   return 0;

@@ -25,9 +25,8 @@
 
 #include <fmt/format.h>
 
-#include "fuzz/stats/stats_file.h"
+#include "fuzz/targets/target_settings.h"
 #include "harness/recursion/equivalence.h"
-#include "harness/recursion/planted_bug.h"
 #include "harness/recursion/runner.h"
 #include "harness/recursion/schedule_generator.h"
 #include "harness/recursion/timeline.h"
@@ -55,7 +54,9 @@ constexpr uint64_t kInputsPerSandbox = 5000;
 
 struct Target {
   std::unique_ptr<Sandbox> sandbox;
-  jit::TrampolineBugs bugs;
+  // The recursion checks plant the trampoline's part of a planted bug; the
+  // attached programs are compiled as they are (diff_fuzzer checks those).
+  fuzz::TargetSettings settings;
   std::unique_ptr<ProgramCache> cache;
   uint64_t inputs = 0;
   // For the stats file: schedules by how they came (text or generated
@@ -78,7 +79,7 @@ void ReportStats() {
                    {"events", target->events},
                    {"runs", target->runs},
                    {"sandboxes", target->sandboxes}};
-  fuzz::WriteFuzzStatsFileIfAsked(file);
+  fuzz::WriteStats(target->settings, file);
 }
 
 [[noreturn]] void Found(const Schedule& schedule, const std::string& what) {
@@ -124,13 +125,8 @@ void NewSandbox() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  auto bugs = PlantedBugFromEnvironment();
-  if (!bugs) {
-    fmt::print(stderr, "recursion_fuzzer: {}\n", bugs.message());
-    std::exit(2);
-  }
   target = new Target;
-  target->bugs = *bugs;
+  target->settings = fuzz::ReadTargetSettings("recursion_fuzzer");
   NewSandbox();
   std::atexit(ReportStats);
   return 0;
@@ -153,7 +149,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int i = 0; i < 4; ++i) {
     configs[i].policy = policies[i];
     configs[i].lowering = lowerings[i];
-    configs[i].bugs = target->bugs;
+    configs[i].bugs = target->settings.bugs.trampoline;
     auto run = RunSchedule(sandbox, **attachment, schedule, configs[i]);
     if (!run) Found(schedule, fmt::format("{}: {}", ConfigName(configs[i]), run.message()));
     if (!run->ok()) {

@@ -28,7 +28,7 @@ struct ConformanceOptions {
   uint32_t groups = isa::kGroupsDefault;
   std::optional<std::string> include;  // regex over file names
   std::optional<std::string> exclude;
-  PlantedBugs bugs;  // negative controls only (see planted_bug.h)
+  PlantedBugs bugs;  // negative controls only (see harness/planted/planted_bugs.h)
   ConformanceListing listing = ConformanceListing::kEveryTest;
 };
 

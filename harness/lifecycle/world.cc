@@ -299,7 +299,7 @@ void World::Free(int id) {
   for (size_t c = 0; c < cpus_.size(); ++c) {
     if (cpus_[c].call != nullptr) p->waiting.insert(static_cast<int>(c));
   }
-  if (p->waiting.empty() || options_.bugs.free_without_grace_period) DoFree(id, operation_);
+  if (p->waiting.empty() || options_.bugs.lifecycle.free_without_grace_period) DoFree(id, operation_);
 }
 
 void World::DoFree(int id, std::string operation) {

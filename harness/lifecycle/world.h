@@ -31,7 +31,7 @@ namespace bpfdiff::lifecycle {
 struct WorldOptions {
   int cpus = 2;
   uint64_t pack_seed = 1;
-  PlantedBugs bugs;  // pack bugs, extable_against_rw, free_without_grace_period
+  PlantedBugs bugs;  // its pack, JIT and lifecycle parts apply
   uint64_t call_budget = 200'000;
 };
 

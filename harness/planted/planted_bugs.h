@@ -1,14 +1,17 @@
-// Planted bugs: known defects the JIT, the pack or the recursion harness can
-// be told to have, so that bpfdiff can be shown to catch what it claims to
-// catch (negative controls).
+// Planted bugs: known defects the JIT, the prog pack, the pack lifecycle or
+// the trampoline can be told to have, so that bpfdiff can be shown to catch
+// what it claims to catch (negative controls).
 //
-// A planted bug is never on by accident: the only way to switch one on from
-// a command or a fuzz target is the environment variable
+// This is the one registry: every planted bug is one row of the catalog,
+// with its name, what it breaks, and the fuzz target that must catch it. A
+// row switches its bug on through the part of PlantedBugs it belongs to;
+// every consumer applies the parts it has (the JIT its JitBugs, the pack
+// its PackBugs, the lifecycle world its LifecycleBugs, the trampoline
+// emitter its TrampolineBugs), so a bug applies wherever its code runs.
 //
-//   BPFDIFF_PLANTED_BUG=<name>
-//
-// and every process that reads it prints a banner saying so. Code and tests
-// set the bug structs (jit::JitBugs, jit::PackBugs, ...) explicitly.
+// Library code never reads the environment: a `main` (of the tool or of a
+// fuzz target) reads BPFDIFF_PLANTED_BUG, asks PlantedBugsNamed() for the
+// bugs, prints PlantedBugBanner() and passes the bugs down.
 #pragma once
 
 #include <span>
@@ -17,30 +20,65 @@
 
 #include "jit/jit.h"
 #include "jit/prog_pack.h"
+#include "jit/trampoline.h"
 #include "support/result.h"
 
 namespace bpfdiff {
 
+// Bugs of the pack lifecycle around the allocator (harness/lifecycle).
+struct LifecycleBugs {
+  bool free_without_grace_period = false;  // the deferred free is skipped
+};
+
+// Where a planted bug lives, for the catalog's grouping.
+enum class BugArea : uint8_t {
+  kAlu,           // ALU operations and their encodings
+  kExtension,     // sign and zero extension
+  kJump,          // jumps and branch encodings
+  kMemory,        // loads and stores, their addressing forms
+  kProbeMem,      // PROBE_MEM loads and the exception table
+  kAtomic,        // atomics, LSE and LL/SC
+  kCall,          // helper calls, local calls and tail calls
+  kFrame,         // the stack frame, prologue and epilogue
+  kPack,          // the prog pack allocator
+  kIcache,        // instruction-cache maintenance
+  kGracePeriod,   // freeing code some CPU may still run
+  kRecursion,     // the trampoline's recursion counters
+};
+std::string_view BugAreaName(BugArea area);
+
+// The bugs switched on for one run: none by default.
 struct PlantedBugs {
-  std::string name;  // empty: none
+  std::string name;  // the catalog row's name; empty: none
   jit::JitBugs jit;
   jit::PackBugs pack;
-  bool free_without_grace_period = false;  // the pack lifecycle's deferred free is skipped
-  // For the recursion harness, which has bugs of its own (by name).
-  std::string recursion;
+  LifecycleBugs lifecycle;
+  jit::TrampolineBugs trampoline;
+
+  bool any() const { return !name.empty(); }
 };
 
+// One row of the catalog.
 struct PlantedBugInfo {
   std::string_view name;
-  std::string_view what;
+  BugArea area;
+  std::string_view what;    // what the bug does, in one line
+  std::string_view target;  // the fuzz target that must catch it
+  void (*plant)(PlantedBugs& bugs);
 };
-std::span<const PlantedBugInfo> KnownPlantedBugs();
 
-// The bug named by BPFDIFF_PLANTED_BUG (none when unset or empty); an
-// unknown name is an error listing the known ones. Prints the banner.
-Result<PlantedBugs> PlantedBugsFromEnvironment();
+// Every planted bug, in the catalog's order.
+std::span<const PlantedBugInfo> PlantedBugCatalog();
 
-// The bugs for `name` ("" for none).
+// The row named `name`, if any.
+const PlantedBugInfo* FindPlantedBug(std::string_view name);
+
+// The bugs for `name` ("" for none); an unknown name is an error that
+// lists the known ones.
 Result<PlantedBugs> PlantedBugsNamed(std::string_view name);
+
+// What a process that switched a bug on prints before anything else, so
+// that nobody mistakes its divergences for findings. Empty for no bug.
+std::string PlantedBugBanner(const PlantedBugs& bugs);
 
 }  // namespace bpfdiff

@@ -2,20 +2,18 @@
 // a small schedule; without the bug the same schedules pass.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
 #include <fmt/format.h>
 
-#include "harness/recursion/planted_bug.h"
+#include "harness/planted/planted_bugs.h"
 #include "tests/harness/recursion/recursion_test_support.h"
 
 namespace bpfdiff::recursion {
 namespace {
 
 jit::TrampolineBugs Bug(std::string_view name) {
-  auto bugs = PlantedBugByName(name);
+  auto bugs = PlantedBugsNamed(name);
   EXPECT_TRUE(bugs) << bugs.message();
-  return bugs ? *bugs : jit::TrampolineBugs{};
+  return bugs ? bugs->trampoline : jit::TrampolineBugs{};
 }
 
 bool CaughtByModel(const RunResult& run) {
@@ -86,24 +84,6 @@ TEST(recursionPlantedBug, CheckThenIncrementIsCaughtWithATaskSwitchInBetween) {
       EXPECT_TRUE(caught);
     }
   }
-}
-
-TEST(recursionPlantedBug, SwitchedOnOnlyByName) {
-  EXPECT_FALSE(AnyBug(jit::TrampolineBugs{}));
-  EXPECT_FALSE(PlantedBugByName("alu32-add-no-zext"));  // not a recursion bug
-  for (const auto& bug : PlantedBugList()) {
-    auto bugs = PlantedBugByName(bug.name);
-    ASSERT_TRUE(bugs);
-    EXPECT_TRUE(AnyBug(*bugs));
-    EXPECT_TRUE((*bugs).*bug.field);
-  }
-  ::unsetenv("BPFDIFF_PLANTED_BUG");
-  auto none = PlantedBugFromEnvironment();
-  ASSERT_TRUE(none);
-  EXPECT_FALSE(AnyBug(*none));
-  ::setenv("BPFDIFF_PLANTED_BUG", "no-such-bug", 1);
-  EXPECT_FALSE(PlantedBugFromEnvironment());
-  ::unsetenv("BPFDIFF_PLANTED_BUG");
 }
 
 }  // namespace

@@ -1,0 +1,80 @@
+// The planted-bug registry: every row switches on exactly one bug of its
+// own, names a fuzz target that exists, and nothing is on by default.
+#include "harness/planted/planted_bugs.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace bpfdiff {
+namespace {
+
+// The bug structs are plain structs of bools: one byte per switch.
+template <typename T>
+std::vector<bool> Flags(const T& bugs) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::vector<bool> flags(sizeof(T));
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&bugs);
+  for (size_t i = 0; i < sizeof(T); ++i) flags[i] = bytes[i] != 0;
+  return flags;
+}
+
+std::vector<bool> AllFlags(const PlantedBugs& bugs) {
+  std::vector<bool> all;
+  for (const auto& part : {Flags(bugs.jit), Flags(bugs.pack), Flags(bugs.lifecycle), Flags(bugs.trampoline)}) {
+    all.insert(all.end(), part.begin(), part.end());
+  }
+  return all;
+}
+
+TEST(PlantedBugs, NothingIsOnByDefaultOrForAnEmptyName) {
+  auto none = PlantedBugsNamed("");
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->any());
+  for (bool flag : AllFlags(*none)) EXPECT_FALSE(flag);
+  EXPECT_EQ(PlantedBugBanner(*none), "");
+}
+
+TEST(PlantedBugs, EachRowSwitchesOnExactlyOneBugOfItsOwn) {
+  std::set<std::vector<bool>> seen;
+  for (const auto& row : PlantedBugCatalog()) {
+    auto bugs = PlantedBugsNamed(row.name);
+    ASSERT_TRUE(bugs) << row.name;
+    EXPECT_EQ(bugs->name, row.name);
+    const auto flags = AllFlags(*bugs);
+    size_t on = 0;
+    for (bool flag : flags) on += flag;
+    EXPECT_EQ(on, 1u) << row.name << " switches on " << on << " bugs";
+    EXPECT_TRUE(seen.insert(flags).second) << row.name << " switches on the same bug as another row";
+    EXPECT_NE(PlantedBugBanner(*bugs).find(std::string(row.name)), std::string::npos);
+    EXPECT_NE(PlantedBugBanner(*bugs).find(std::string(row.what)), std::string::npos);
+  }
+}
+
+TEST(PlantedBugs, EachRowNamesAFuzzTargetThatExists) {
+  const std::filesystem::path targets = std::filesystem::path(BPFDIFF_SOURCE_DIR) / "fuzz/targets";
+  std::set<std::string_view> names;
+  for (const auto& row : PlantedBugCatalog()) {
+    EXPECT_TRUE(names.insert(row.name).second) << "two rows named " << row.name;
+    EXPECT_FALSE(row.what.empty()) << row.name;
+    EXPECT_TRUE(std::filesystem::exists(targets / (std::string(row.target) + ".cc")))
+        << row.name << " names the target " << row.target;
+  }
+}
+
+TEST(PlantedBugs, AnUnknownNameIsAnErrorListingTheKnownOnes) {
+  auto bugs = PlantedBugsNamed("no-such-bug");
+  ASSERT_FALSE(bugs);
+  EXPECT_NE(bugs.message().find("no-such-bug"), std::string::npos);
+  for (const auto& row : PlantedBugCatalog()) {
+    EXPECT_NE(bugs.message().find(std::string(row.name)), std::string::npos) << row.name;
+  }
+}
+
+}  // namespace
+}  // namespace bpfdiff
