@@ -29,7 +29,7 @@ struct ConformanceArgs {
 // The results as files; an error names the file that could not be written.
 Status WriteResultFiles(const ConformanceArgs& args, const ConformanceSummary& summary) {
   if (!args.json.empty()) {
-    if (auto written = WriteFile(args.json, report::DumpJson(report::ConformanceToJson(summary))); !written) {
+    if (auto written = WriteFile(args.json, DumpJson(report::ConformanceToJson(summary))); !written) {
       return written;
     }
   }

@@ -56,8 +56,8 @@ int Run(const RunArgs& args, const PlantedBugs& bugs) {
       fmt::print("DIVERGENCE {}: {}\n", diverged->engine, diverged->verdict.Describe());
       status = kExitFailed;
     } else {
-      for (const auto& reason : run.PoisonReasons()) fmt::print("not comparable: {}\n", reason);
-      if (run.PoisonReasons().empty()) fmt::print("all engines agree\n");
+      for (const auto& reason : run.NotComparableReasons()) fmt::print("not comparable: {}\n", reason);
+      if (run.NotComparableReasons().empty()) fmt::print("all engines agree\n");
     }
   }
   if (run.runs.size() == 1 && run.runs.front().outcome) {

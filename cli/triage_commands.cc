@@ -85,13 +85,13 @@ int Replay(const std::vector<std::string>& artifacts, const PlantedBugs& bugs) {
         fmt::print("{}: {}\n", engine_run.engine, engine_run.WhyNotRun());
       }
     }
-    for (const auto& reason : run.PoisonReasons()) fmt::print("not comparable: {}\n", reason);
+    for (const auto& reason : run.NotComparableReasons()) fmt::print("not comparable: {}\n", reason);
     if (const EngineRun* diverged = run.FirstDivergence()) {
       fmt::print("DIVERGENCE {}: {}\n", diverged->engine, diverged->verdict.Describe());
       fmt::print("arm64 code ({}):\n{}", diverged->engine, CodeAround(**harness, bugs, run, *diverged));
       status = kExitFailed;
     } else {
-      fmt::print("{}\n", run.PoisonReasons().empty() ? "all engines agree" : "no divergence among the runs that can be compared");
+      fmt::print("{}\n", run.NotComparableReasons().empty() ? "all engines agree" : "no divergence among the runs that can be compared");
     }
   }
   return status;

@@ -5,13 +5,16 @@
 namespace bpfdiff::report {
 namespace {
 
-constexpr std::string_view kFormat = "bpfdiff-conformance-1";
+// Version 2 names the status "not_comparable" where version 1 said
+// "poisoned"; both are read.
+constexpr std::string_view kFormat = "bpfdiff-conformance-2";
+constexpr std::string_view kFormatV1 = "bpfdiff-conformance-1";
 
 Result<TestStatus> StatusField(const Json& object, std::string_view where) {
   auto name = RequiredString(object, "status", where);
   if (!name) return name.error();
   auto status = ParseTestStatus(*name);
-  if (!status) return Fail("{}: unknown status '{}' (pass, fail, skip or poisoned)", where, *name);
+  if (!status) return Fail("{}: unknown status '{}' (pass, fail, skip or not_comparable)", where, *name);
   return *status;
 }
 
@@ -61,7 +64,8 @@ Json ConformanceToJson(const ConformanceSummary& summary) {
   json["per_engine"] = Json::array();
   for (const auto& c : summary.PerEngine()) {
     json["per_engine"].push_back(
-        {{"engine", c.engine}, {"passed", c.passed}, {"failed", c.failed}, {"skipped", c.skipped}, {"poisoned", c.poisoned}});
+        {{"engine", c.engine}, {"passed", c.passed}, {"failed", c.failed}, {"skipped", c.skipped},
+         {"not_comparable", c.not_comparable}});
   }
   json["tests"] = Json::array();
   for (const auto& test : summary.results) {
@@ -82,7 +86,9 @@ Result<ConformanceSummary> ConformanceFromJson(const Json& json, std::string_vie
   if (!json.is_object()) return Fail("{}: expected a JSON object", where);
   auto format = RequiredString(json, "format", where);
   if (!format) return format.error();
-  if (*format != kFormat) return Fail("{}: format '{}', expected '{}'", where, *format, kFormat);
+  if (*format != kFormat && *format != kFormatV1) {
+    return Fail("{}: format '{}', expected '{}'", where, *format, kFormat);
+  }
   ConformanceSummary summary;
   if (!json.contains("engines") || !json["engines"].is_array()) {
     return Fail("{}: 'engines' must be an array of names", where);
@@ -97,7 +103,7 @@ Result<ConformanceSummary> ConformanceFromJson(const Json& json, std::string_vie
     if (!test) return test.error();
     switch (test->status) {
       case TestStatus::kPass:
-      case TestStatus::kPoisoned: ++summary.passed; break;
+      case TestStatus::kNotComparable: ++summary.passed; break;
       case TestStatus::kFail: ++summary.failed; break;
       case TestStatus::kSkip: ++summary.skipped; break;
     }

@@ -1,19 +1,20 @@
 // Conformance results as JSON: what `bpfdiff conformance --json` writes and
 // `bpfdiff report --conformance` reads back.
 //
-//   {"format": "bpfdiff-conformance-1", "engines": ["interp", "jit", ...],
+//   {"format": "bpfdiff-conformance-2", "engines": ["interp", "jit", ...],
 //    "counts": {"passed": N, "failed": N, "skipped": N},
-//    "per_engine": [{"engine": "jit", "passed": N, "failed": N, "skipped": N, "poisoned": N}, ...],
+//    "per_engine": [{"engine": "jit", "passed": N, "failed": N, "skipped": N, "not_comparable": N}, ...],
 //    "tests": [{"name": "add.data", "suite": "DIR", "status": "pass", "reason": "",
 //               "engines": [{"engine": "interp", "status": "pass", "reason": ""}, ...]}, ...]}
 //
-// status is one of pass, fail, skip, poisoned (see TestStatus).
+// status is one of pass, fail, skip, not_comparable (see TestStatus); the
+// reader also takes version 1, which said poisoned for not_comparable.
 #pragma once
 
 #include <string_view>
 
-#include "harness/conformance/runner.h"
-#include "report/json_fields.h"
+#include "harness/conformance/results.h"
+#include "support/json_fields.h"
 
 namespace bpfdiff::report {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "report/json_fields.h"
+#include "support/json_fields.h"
 #include "report/report_model.h"
 
 namespace bpfdiff::report {

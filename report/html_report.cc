@@ -31,7 +31,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .s-pass { background: #d9f3e0; }
 .s-fail { background: #f6c4c4; font-weight: bold; }
 .s-skip { background: #ececec; color: #666; }
-.s-poisoned { background: #fbe6b4; }
+.s-not_comparable { background: #fbe6b4; }
 .reason { color: #555; max-width: 60em; word-break: break-word; }
 .muted { color: #777; }
 svg.spark { vertical-align: middle; }
@@ -49,9 +49,9 @@ constexpr std::string_view kScript = R"js(
   select.parentNode.appendChild(shown);
   function wanted(row, filter) {
     var status = row.getAttribute('data-status');
-    var poisoned = row.getAttribute('data-poisoned') === '1';
+    var notComparable = row.getAttribute('data-not-comparable') === '1';
     if (filter === 'fail') return status === 'fail';
-    if (filter === 'attention') return status === 'fail' || poisoned;
+    if (filter === 'attention') return status === 'fail' || notComparable;
     if (filter === 'skip') return status === 'skip';
     return true;
   }
@@ -78,7 +78,7 @@ std::string_view StatusLabel(TestStatus status) {
     case TestStatus::kPass: return "pass";
     case TestStatus::kFail: return "FAIL";
     case TestStatus::kSkip: return "skip";
-    case TestStatus::kPoisoned: return "n/c";
+    case TestStatus::kNotComparable: return "n/c";
   }
   return "?";
 }
@@ -110,7 +110,7 @@ void Summary(Out out, const ReportModel& model) {
     fmt::format_to(out,
                    "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td class=\"num\">{}</td>"
                    "<td class=\"num\">{}</td></tr>\n",
-                   E(e.engine), e.passed, e.failed ? " s-fail" : "", e.failed, e.skipped, e.poisoned);
+                   E(e.engine), e.passed, e.failed ? " s-fail" : "", e.failed, e.skipped, e.not_comparable);
   }
   fmt::format_to(out, "</tbody></table>\n");
   for (const auto& note : model.notes) fmt::format_to(out, "<p class=\"muted\">Note: {}</p>\n", E(note));
@@ -253,15 +253,15 @@ void Matrix(Out out, const ConformanceSummary& c) {
   for (const auto& engine : c.engines) fmt::format_to(out, "<th>{}</th>", E(engine));
   fmt::format_to(out, "<th>reason</th></tr></thead><tbody>\n");
   for (const auto& test : c.results) {
-    const bool poisoned = std::any_of(test.engines.begin(), test.engines.end(),
-                                      [](const EngineResult& e) { return e.status == TestStatus::kPoisoned; });
-    fmt::format_to(out, "<tr data-status=\"{}\" data-poisoned=\"{}\"><td title=\"{}\">{}</td>", TestStatusName(test.status),
-                   poisoned ? 1 : 0, E(test.suite), E(test.name));
+    const bool not_comparable = std::any_of(test.engines.begin(), test.engines.end(),
+                                      [](const EngineResult& e) { return e.status == TestStatus::kNotComparable; });
+    fmt::format_to(out, "<tr data-status=\"{}\" data-not-comparable=\"{}\"><td title=\"{}\">{}</td>", TestStatusName(test.status),
+                   not_comparable ? 1 : 0, E(test.suite), E(test.name));
     std::string reasons;
     for (const auto& e : test.engines) {
       fmt::format_to(out, "<td class=\"cell s-{}\" title=\"{}\">{}</td>", TestStatusName(e.status),
                      E(OneLine(e.reason, kCellReasonWidth)), StatusLabel(e.status));
-      if (e.status == TestStatus::kFail || e.status == TestStatus::kPoisoned) {
+      if (e.status == TestStatus::kFail || e.status == TestStatus::kNotComparable) {
         reasons += fmt::format("{}{}: {}", reasons.empty() ? "" : "<br>", E(e.engine), E(OneLine(e.reason, kCellReasonWidth)));
       }
     }
@@ -283,7 +283,7 @@ std::string HtmlReport(const ReportModel& model) {
                       "</span></p>\n",
                  E(model.timestamp), kStyle, passed ? "ok" : "bad", passed ? "all parts passed" : "FAILED");
   Summary(out, model);
-  Reasons(out, model, ReasonKind::kPoisoned, "poisoned-reasons", "Top not-comparable (poisoned) reasons");
+  Reasons(out, model, ReasonKind::kNotComparable, "not-comparable-reasons", "Top reasons not comparable");
   Reasons(out, model, ReasonKind::kRejected, "rejected-reasons", "Top rejected reasons");
   Planted(out, model.planted);
   Fuzz(out, model.fuzz);

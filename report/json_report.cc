@@ -7,32 +7,13 @@
 namespace bpfdiff::report {
 namespace {
 
-Json CountsToJson(const NamedCounts& counts) {
-  Json json = Json::object();
-  for (const auto& [name, count] : counts) json[name] = count;
-  return json;
-}
-
 Json FuzzToJson(const FuzzTarget& target) {
   Json json = {{"target", target.target}, {"run", nullptr}, {"stats", nullptr}};
   if (target.run) {
     const FuzzRun& r = *target.run;
     json["run"] = {{"result", r.result}, {"exit_code", r.exit_code}, {"seconds", r.seconds}, {"artifacts", r.artifacts}};
   }
-  if (target.stats) {
-    const FuzzStats& s = *target.stats;
-    Json stats = {{"seconds", s.seconds},
-                  {"inputs", s.inputs},
-                  {"counters", CountsToJson(s.counters)},
-                  {"reasons", {{"poisoned", CountsToJson(s.poisoned)}, {"rejected", CountsToJson(s.rejected)}}}};
-    if (s.forms) {
-      stats["forms"] = {{"total", s.forms->total},
-                        {"generated", s.forms->generated},
-                        {"completed", s.forms->completed},
-                        {"not_completed", s.forms->not_completed}};
-    }
-    json["stats"] = std::move(stats);
-  }
+  if (target.stats) json["stats"] = fuzz::FuzzStatsToJson(*target.stats);
   return json;
 }
 

@@ -70,7 +70,7 @@ std::vector<Suite> ConformanceSuites(const ConformanceSummary& summary) {
         case TestStatus::kPass: break;
         case TestStatus::kFail: c.kind = Case::Kind::kFailure; c.message = e.reason; break;
         case TestStatus::kSkip: c.kind = Case::Kind::kSkipped; c.message = e.reason; break;
-        case TestStatus::kPoisoned: c.output = fmt::format("not comparable: {}", e.reason); break;
+        case TestStatus::kNotComparable: c.output = fmt::format("not comparable: {}", e.reason); break;
       }
       suites[i].cases.push_back(std::move(c));
     }

@@ -10,10 +10,10 @@ namespace bpfdiff::report {
 
 TopReasons MostFrequentReasons(const ReportModel& model, ReasonKind kind, size_t keep) {
   std::map<std::pair<std::string, std::string>, int64_t> counts;  // (source, reason) -> cases
-  if (kind == ReasonKind::kPoisoned) {
+  if (kind == ReasonKind::kNotComparable) {
     for (const auto& test : model.conformance.results) {
       for (const auto& engine : test.engines) {
-        if (engine.status == TestStatus::kPoisoned) {
+        if (engine.status == TestStatus::kNotComparable) {
           ++counts[{fmt::format("conformance {}", engine.engine), engine.reason}];
         }
       }
@@ -21,7 +21,7 @@ TopReasons MostFrequentReasons(const ReportModel& model, ReasonKind kind, size_t
   }
   for (const auto& target : model.fuzz) {
     if (!target.stats) continue;
-    const NamedCounts& reasons = kind == ReasonKind::kPoisoned ? target.stats->poisoned : target.stats->rejected;
+    const NamedCounts& reasons = kind == ReasonKind::kNotComparable ? target.stats->not_comparable : target.stats->rejected;
     for (const auto& [reason, count] : reasons) counts[{target.target, reason}] += count;
   }
   TopReasons result;

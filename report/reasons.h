@@ -1,4 +1,4 @@
-// The most frequent reasons a case was not comparable (poisoned) or was
+// The most frequent reasons a case was not comparable or was
 // rejected, over conformance and every fuzz target: a morning's first
 // question is "what are we not testing, and how much of it".
 #pragma once
@@ -12,7 +12,7 @@
 
 namespace bpfdiff::report {
 
-enum class ReasonKind : uint8_t { kPoisoned, kRejected };
+enum class ReasonKind : uint8_t { kNotComparable, kRejected };
 
 struct ReasonCount {
   std::string source;  // "conformance jit", "diff_fuzzer"
@@ -26,7 +26,7 @@ struct TopReasons {
   int64_t total = 0;             // cases over all of them
 };
 
-// Conformance contributes its poisoned engine runs (grouped by engine and
+// Conformance contributes its engine runs that were not comparable (grouped by engine and
 // reason); fuzz targets their stats' reasons.
 TopReasons MostFrequentReasons(const ReportModel& model, ReasonKind kind, size_t keep);
 

@@ -9,46 +9,6 @@
 namespace bpfdiff::report {
 namespace {
 
-// {"name": count, ...} in the writer's order; absent means empty.
-Result<NamedCounts> CountsObject(const Json& parent, std::string_view key, std::string_view where) {
-  NamedCounts counts;
-  if (!parent.is_object() || !parent.contains(key) || parent[key].is_null()) return counts;
-  const Json& object = parent[key];
-  if (!object.is_object()) return Fail("{}: '{}' must be an object of name: count", where, key);
-  for (const auto& [name, value] : object.items()) {
-    if (!value.is_number_integer() || value.get<int64_t>() < 0) {
-      return Fail("{}: {} '{}' must be a non-negative integer", where, key, name);
-    }
-    counts.emplace_back(name, value.get<int64_t>());
-  }
-  return counts;
-}
-
-Result<std::optional<FormCoverage>> FormsField(const Json& json, std::string_view where) {
-  if (!json.contains("forms") || json["forms"].is_null()) return std::optional<FormCoverage>();
-  const Json& forms = json["forms"];
-  const std::string forms_where = fmt::format("{}: forms", where);
-  FormCoverage coverage;
-  auto total = RequiredCount(forms, "total", forms_where);
-  if (!total) return total.error();
-  auto generated = RequiredCount(forms, "generated", forms_where);
-  if (!generated) return generated.error();
-  auto completed = RequiredCount(forms, "completed", forms_where);
-  if (!completed) return completed.error();
-  coverage.total = *total;
-  coverage.generated = *generated;
-  coverage.completed = *completed;
-  if (forms.contains("not_completed")) {
-    const Json& list = forms["not_completed"];
-    if (!list.is_array()) return Fail("{}: 'not_completed' must be an array of form names", forms_where);
-    for (const auto& form : list) {
-      if (!form.is_string()) return Fail("{}: 'not_completed' must be an array of form names", forms_where);
-      coverage.not_completed.push_back(form.get<std::string>());
-    }
-  }
-  return std::optional<FormCoverage>(std::move(coverage));
-}
-
 Result<FuzzRun> FuzzRunFromJson(const Json& json, std::string_view where) {
   FuzzRun run;
   auto target = RequiredString(json, "target", where);
@@ -118,42 +78,7 @@ Result<ConformanceSummary> LoadConformance(const std::filesystem::path& path) {
   return ConformanceFromJson(*json, fmt::format("conformance results {}", path.string()));
 }
 
-Result<FuzzStats> FuzzStatsFromJson(const Json& json, std::string_view where) {
-  if (!json.is_object()) return Fail("{}: expected a JSON object", where);
-  FuzzStats stats;
-  auto target = RequiredString(json, "target", where);
-  if (!target) return target.error();
-  stats.target = *target;
-  auto seconds = RequiredNumber(json, "seconds", where);
-  if (!seconds) return seconds.error();
-  stats.seconds = *seconds;
-  auto inputs = RequiredCount(json, "inputs", where);
-  if (!inputs) return inputs.error();
-  stats.inputs = *inputs;
-  auto counters = CountsObject(json, "counters", where);
-  if (!counters) return counters.error();
-  stats.counters = std::move(counters).value();
-  if (json.contains("reasons") && !json["reasons"].is_null()) {
-    if (!json["reasons"].is_object()) return Fail("{}: 'reasons' must be an object", where);
-    const std::string reasons_where = fmt::format("{}: reasons", where);
-    auto poisoned = CountsObject(json["reasons"], "poisoned", reasons_where);
-    if (!poisoned) return poisoned.error();
-    stats.poisoned = std::move(poisoned).value();
-    auto rejected = CountsObject(json["reasons"], "rejected", reasons_where);
-    if (!rejected) return rejected.error();
-    stats.rejected = std::move(rejected).value();
-  }
-  auto forms = FormsField(json, where);
-  if (!forms) return forms.error();
-  stats.forms = std::move(forms).value();
-  return stats;
-}
-
-Result<FuzzStats> LoadFuzzStats(const std::filesystem::path& path) {
-  auto json = ReadJsonFile(path);
-  if (!json) return json.error();
-  return FuzzStatsFromJson(*json, fmt::format("fuzz stats {}", path.string()));
-}
+Result<FuzzStats> LoadFuzzStats(const std::filesystem::path& path) { return fuzz::ReadFuzzStatsFile(path); }
 
 Result<std::vector<FuzzRun>> LoadFuzzRuns(const std::filesystem::path& path) {
   return LoadArray<FuzzRun>(path, "fuzz runs", FuzzRunFromJson);

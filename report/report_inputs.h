@@ -3,10 +3,7 @@
 // error, an unknown key is ignored, a missing optional key is absent.
 //
 // Fuzz stats (BPFDIFF_FUZZ_STATS_JSON, written by each fuzz target at exit):
-//   {"target": "diff_fuzzer", "seconds": 60.2, "inputs": 1234,
-//    "counters": {"compared": 100, ...},
-//    "reasons": {"poisoned": {"<reason>": 12, ...}, "rejected": {...}},
-//    "forms": {"total": 174, "generated": 172, "completed": 168, "not_completed": ["ldabs b", ...]}}
+//   the schema of fuzz/stats/stats_file.h.
 // Fuzz runs (ci/nightly.sh):
 //   [{"target": "diff_fuzzer", "result": "clean"|"finding"|"error", "exit_code": 0,
 //     "seconds": 60.4, "artifacts": "/tmp/..."}, ...]
@@ -20,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/json_fields.h"
+#include "support/json_fields.h"
 #include "report/report_model.h"
 
 namespace bpfdiff::report {
@@ -41,8 +38,6 @@ Result<ConformanceSummary> LoadConformance(const std::filesystem::path& path);
 Result<FuzzStats> LoadFuzzStats(const std::filesystem::path& path);
 Result<std::vector<FuzzRun>> LoadFuzzRuns(const std::filesystem::path& path);
 Result<std::vector<PlantedCheck>> LoadPlanted(const std::filesystem::path& path);
-
-Result<FuzzStats> FuzzStatsFromJson(const Json& json, std::string_view where);
 
 // One FuzzTarget per target named by a run or a stats file, in the order
 // first seen (runs first). Two stats files for one target are an error.

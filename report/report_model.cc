@@ -18,7 +18,7 @@ HistoryEntry ReportModel::Headline() const {
   entry.passed = conformance.passed;
   entry.failed = conformance.failed;
   entry.skipped = conformance.skipped;
-  for (const auto& counts : conformance.PerEngine()) entry.not_comparable += counts.poisoned;
+  for (const auto& counts : conformance.PerEngine()) entry.not_comparable += counts.not_comparable;
   for (const auto& target : fuzz) {
     if (target.stats) entry.fuzz_inputs += target.stats->inputs;
     if (target.failed()) ++entry.fuzz_failures;

@@ -10,28 +10,16 @@
 #include <utility>
 #include <vector>
 
-#include "harness/conformance/runner.h"
+#include "fuzz/stats/stats_file.h"
+#include "harness/conformance/results.h"
 
 namespace bpfdiff::report {
 
-using NamedCounts = std::vector<std::pair<std::string, int64_t>>;  // in the writer's order
-
-// Coverage of the opcode table by a generating fuzz target.
-struct FormCoverage {
-  int64_t total = 0, generated = 0, completed = 0;
-  std::vector<std::string> not_completed;  // forms generated or not, that never ran to completion
-};
-
-// The stats file a fuzz target writes at exit (BPFDIFF_FUZZ_STATS_JSON).
-struct FuzzStats {
-  std::string target;
-  double seconds = 0;
-  int64_t inputs = 0;
-  NamedCounts counters;
-  NamedCounts poisoned;  // reason -> cases, as the target wrote them
-  NamedCounts rejected;
-  std::optional<FormCoverage> forms;
-};
+// What each fuzz target counted: the stats file's one schema
+// (fuzz/stats/stats_file.h).
+using fuzz::FormCoverage;
+using fuzz::NamedCounts;
+using FuzzStats = fuzz::FuzzStatsFile;
 
 // How the nightly's run of a fuzz target ended (written by ci/nightly.sh).
 struct FuzzRun {

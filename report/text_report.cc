@@ -19,7 +19,7 @@ void AppendConformance(std::string& out, const ConformanceSummary& c) {
                  c.results.size(), c.passed, c.failed, c.skipped);
   for (const auto& e : c.PerEngine()) {
     fmt::format_to(std::back_inserter(out), "  {:<10} {:>4} passed {:>4} failed {:>4} skipped {:>4} not comparable\n",
-                   e.engine, e.passed, e.failed, e.skipped, e.poisoned);
+                   e.engine, e.passed, e.failed, e.skipped, e.not_comparable);
   }
   for (const auto& test : c.results) {
     if (test.status != TestStatus::kFail) continue;
@@ -99,7 +99,7 @@ std::string TextReport(const ReportModel& model) {
   std::string out = fmt::format("bpfdiff nightly report {}: {}\n", model.timestamp,
                                 model.Passed() ? "all parts passed" : "FAILED");
   AppendConformance(out, model.conformance);
-  AppendReasons(out, model, ReasonKind::kPoisoned, "not-comparable (poisoned)");
+  AppendReasons(out, model, ReasonKind::kNotComparable, "not comparable");
   AppendReasons(out, model, ReasonKind::kRejected, "rejected");
   if (!model.fuzz.empty()) {
     out += "fuzz:\n";

@@ -42,7 +42,7 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
                        const std::vector<std::vector<uint8_t>>& executed) {
   ++inputs_;
   if (run.load_error) {
-    ++rejected_[ReasonCategory(*run.load_error)];
+    ++rejected_reasons_[ReasonCategory(*run.load_error)];
     return;
   }
   ++compared_;
@@ -65,7 +65,7 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
   std::vector<std::string> reasons;
   bool all_match = true;
   for (const auto& engine_run : run.runs) {
-    if (engine_run.verdict.kind == Verdict::Kind::kPoisoned) {
+    if (engine_run.verdict.kind == Verdict::Kind::kNotComparable) {
       std::string reason = ReasonCategory(engine_run.verdict.detail);
       if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(std::move(reason));
       all_match = false;
@@ -73,7 +73,7 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
       all_match = false;
     }
   }
-  for (const auto& reason : reasons) ++poisoned_[reason];
+  for (const auto& reason : reasons) ++not_comparable_reasons_[reason];
   not_comparable_ += !reasons.empty();
   const Outcome* reference = run.runs.empty() || !run.runs.front().outcome ? nullptr : &*run.runs.front().outcome;
   if (reference != nullptr) ++ends_[std::string(EndKindName(reference->end))];
@@ -121,28 +121,43 @@ FuzzStatsFile FuzzStats::ToFile() const {
   file.inputs = inputs_ + not_ours_;
   file.counters = {{"compared", compared_},      {"agreed", matched_}, {"not_comparable", not_comparable_},
                    {"extra_runs", extra_runs_}, {"not_ours", not_ours_}};
-  file.poisoned = poisoned_;
-  file.rejected = rejected_;
-  file.forms = FuzzStatsFile::Forms{forms_total(), forms_generated(), forms_completed(), MissingForms()};
+  file.not_comparable = MostFrequentFirst({not_comparable_reasons_.begin(), not_comparable_reasons_.end()});
+  file.rejected = MostFrequentFirst({rejected_reasons_.begin(), rejected_reasons_.end()});
+  file.forms = FormCoverage{forms_total(), forms_generated(), forms_completed(), MissingForms()};
   return file;
 }
 
+namespace {
+
+// "  not comparable (3 reasons, 57 cases): 51 interp ran out of ...; ..."
+// with at most `shown` reasons, most frequent first, one per line.
+std::string ReasonLines(std::string_view what, const std::map<std::string, uint64_t>& reasons, size_t shown) {
+  uint64_t cases = 0;
+  for (const auto& [reason, count] : reasons) cases += count;
+  std::string out = fmt::format("  {}: {} reasons, {} cases{}\n", what, reasons.size(), cases,
+                                reasons.size() > shown ? fmt::format(" (the {} most frequent below)", shown) : "");
+  const NamedCounts sorted = MostFrequentFirst({reasons.begin(), reasons.end()});
+  for (size_t i = 0; i < sorted.size() && i < shown; ++i) {
+    out += fmt::format("  {:>10}  {}\n", sorted[i].second, sorted[i].first);
+  }
+  return out;
+}
+
+}  // namespace
+
 void FuzzStats::Print() const {
   const double seconds = Seconds();
-  std::string poisoned;
-  for (const auto& [reason, count] : poisoned_) poisoned += fmt::format(" [{}: {}]", reason, count);
-  std::string rejected;
-  for (const auto& [reason, count] : rejected_) rejected += fmt::format(" [{}: {}]", reason, count);
   std::string ends;
   for (const auto& [end, count] : ends_) ends += fmt::format(" {}={}", end, count);
   fmt::print(stderr,
-             "#{} {}: {:.0f}s, {} inputs, {} compared ({:.0f}/s), {} agreed, {} not comparable, {} extra runs ({:.0f}/s); "
-             "forms generated {}/{}, completed on every engine {}/{} ({:.1f}%); ends:{}\n"
-             "  poisoned:{}\n  rejected:{}\n",
-             target_, "stats", seconds, inputs_ + not_ours_, compared_, compared_ / std::max(seconds, 1e-9),
-             matched_, not_comparable_, extra_runs_, extra_runs_ / std::max(seconds, 1e-9), forms_generated(), forms_total(),
-             forms_completed(), forms_total(), 100.0 * static_cast<double>(forms_completed()) / static_cast<double>(forms_total()),
-             ends, poisoned.empty() ? " none" : poisoned, rejected.empty() ? " none" : rejected);
+             "#{} stats: {:.0f}s, {} inputs, {} compared ({:.0f}/s), {} agreed, {} not comparable, {} extra runs "
+             "({:.0f}/s); forms generated {}/{}, completed on every engine {}/{} ({:.1f}%); ends:{}\n{}{}",
+             target_, seconds, inputs_ + not_ours_, compared_, compared_ / std::max(seconds, 1e-9), matched_,
+             not_comparable_, extra_runs_, extra_runs_ / std::max(seconds, 1e-9), forms_generated(), forms_total(),
+             forms_completed(), forms_total(),
+             100.0 * static_cast<double>(forms_completed()) / static_cast<double>(forms_total()), ends,
+             ReasonLines("not comparable", not_comparable_reasons_, kReasonsShown),
+             ReasonLines("rejected", rejected_reasons_, kReasonsShown));
 }
 
 }  // namespace bpfdiff::fuzz

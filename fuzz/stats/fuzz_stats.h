@@ -1,5 +1,5 @@
 // Progress counters beside libFuzzer's own: compared runs per second,
-// poisoned runs by reason, and coverage of the opcode table (forms
+// runs not comparable by reason, and coverage of the opcode table (forms
 // generated, and forms executed to completion on every engine with
 // agreement).
 #pragma once
@@ -21,7 +21,7 @@ class FuzzStats {
   explicit FuzzStats(std::string target);
 
   void NotOurs() { ++not_ours_; }
-  // One case through the runner: each poisoned reason counts once per case.
+  // One case through the runner: each not-comparable reason counts once per case.
   // `executed` is the interpreter's executed
   // slots (program, slot) for the reference run. Forms count as written in
   // `source`, before the load step's rewrites.
@@ -32,7 +32,11 @@ class FuzzStats {
 
   // Prints a summary line when `interval` has passed since the last one.
   void MaybePrint(std::chrono::seconds interval = std::chrono::seconds(10));
+  // One line of counters, then the most frequent reasons not comparable
+  // and rejected (kReasonsShown of each, with counts; the stats file keeps
+  // every one).
   void Print() const;
+  static constexpr size_t kReasonsShown = 10;
   // The counters as the nightly report reads them (fuzz/stats/stats_file.h).
   FuzzStatsFile ToFile() const;
 
@@ -48,14 +52,14 @@ class FuzzStats {
   double Seconds() const;
 
   uint64_t inputs_ = 0, not_ours_ = 0, compared_ = 0, matched_ = 0, not_comparable_ = 0, extra_runs_ = 0;
-  std::map<std::string, uint64_t> rejected_;
-  std::map<std::string, uint64_t> poisoned_;
+  std::map<std::string, uint64_t> rejected_reasons_;
+  std::map<std::string, uint64_t> not_comparable_reasons_;
   std::map<std::string, uint64_t> ends_;
   std::vector<bool> generated_;
   std::vector<bool> completed_;
 };
 
-// A poison or rejection reason with its numbers taken out, so that reasons
+// A not-comparable or rejection reason with its numbers taken out, so that reasons
 // that differ only in an instruction index or address count together.
 std::string ReasonCategory(const std::string& reason);
 

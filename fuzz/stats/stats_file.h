@@ -1,41 +1,65 @@
-// The counters a fuzz target leaves for the nightly report: a JSON file at
-// the path BPFDIFF_FUZZ_STATS_JSON names, written at exit and before the
-// abort of a finding, in the format `bpfdiff report --fuzz-stats` reads
-// (report/report_inputs.h).
+// The stats file: the counters a fuzz target leaves for the nightly report,
+// written at exit and before the abort of a finding, and read back by
+// `bpfdiff report --fuzz-stats`. This header is the file's one schema; both
+// sides use it.
+//
+//   {"target": "diff_fuzzer", "seconds": 60.2, "inputs": 1234,
+//    "counters": {"compared": 100, ...},
+//    "reasons": {"not_comparable": {"<reason>": 12, ...}, "rejected": {...}},
+//    "forms": {"total": 174, "generated": 172, "completed": 168, "not_completed": ["ldabs b", ...]}}
+//
+// Reasons are written most frequent first, every one of them. A reader
+// also takes "poisoned" for "not_comparable" (files written before the
+// rename), ignores unknown keys, and names the file and field in every
+// error.
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "support/json_fields.h"
 #include "support/result.h"
 
 namespace bpfdiff::fuzz {
+
+using NamedCounts = std::vector<std::pair<std::string, uint64_t>>;  // in the writer's order
+
+// Coverage of the opcode table by a target that generates BPF programs.
+struct FormCoverage {
+  uint64_t total = 0, generated = 0, completed = 0;
+  std::vector<std::string> not_completed;  // forms generated or not, that never ran to completion
+};
 
 struct FuzzStatsFile {
   std::string target;
   double seconds = 0;
   uint64_t inputs = 0;
-  std::vector<std::pair<std::string, uint64_t>> counters;  // shown in this order
-  std::map<std::string, uint64_t> poisoned;                 // reason -> cases
-  std::map<std::string, uint64_t> rejected;
-  struct Forms {
-    uint64_t total = 0, generated = 0, completed = 0;
-    std::vector<std::string> not_completed;
-  };
-  std::optional<Forms> forms;  // for targets that generate BPF programs
+  NamedCounts counters;        // shown in this order
+  NamedCounts not_comparable;  // reason -> cases, most frequent first
+  NamedCounts rejected;
+  std::optional<FormCoverage> forms;
 };
 
-// The file's text.
-std::string FuzzStatsJson(const FuzzStatsFile& stats);
+// Reasons counted by category, most frequent first (ties by name), so that
+// a file and a summary line list them in the order a reader wants.
+NamedCounts MostFrequentFirst(NamedCounts counts);
 
-// Writes the file at `path` (the target's main reads it from
+// The file's JSON, and its text.
+Json FuzzStatsToJson(const FuzzStatsFile& stats);
+std::string FuzzStatsJson(const FuzzStatsFile& stats);
+// The file from its JSON; `where` names it in messages.
+Result<FuzzStatsFile> FuzzStatsFromJson(const Json& json, std::string_view where);
+
+// Writes the file at `path` (a target's main reads it from
 // BPFDIFF_FUZZ_STATS_JSON); nothing for an empty path. An error names the
 // path: the caller says so and goes on, since the run's own outcome
 // matters more than its statistics.
 Status WriteFuzzStatsFile(const std::string& path, const FuzzStatsFile& stats);
+Result<FuzzStatsFile> ReadFuzzStatsFile(const std::filesystem::path& path);
 
 }  // namespace bpfdiff::fuzz

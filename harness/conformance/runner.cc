@@ -14,8 +14,6 @@
 namespace bpfdiff {
 namespace {
 
-constexpr std::string_view kStatusNames[] = {"pass", "fail", "skip", "poisoned"};
-
 // The same status and reason on every engine: the test was decided before
 // any engine ran (selection, a file that does not parse, a load rejection).
 TestResult Uniform(TestResult result, const std::vector<std::string>& engines, TestStatus status,
@@ -28,7 +26,7 @@ TestResult Uniform(TestResult result, const std::vector<std::string>& engines, T
 
 EngineResult JudgeEngine(const EngineRun& run, const CaseRun& case_run, const CaseFile& file) {
   if (!run.outcome) {
-    if (run.prepare_error.empty()) return {run.engine, TestStatus::kPoisoned, run.WhyNotRun()};
+    if (run.prepare_error.empty()) return {run.engine, TestStatus::kNotComparable, run.WhyNotRun()};
     if (auto refusal = KernelAlsoRefuses(*case_run.loaded)) {
       return {run.engine, TestStatus::kSkip, fmt::format("refused, as the kernel's JIT would: {}", refusal->name)};
     }
@@ -42,8 +40,8 @@ EngineResult JudgeEngine(const EngineRun& run, const CaseRun& case_run, const Ca
   switch (run.verdict.kind) {
     case Verdict::Kind::kDivergence:
       return {run.engine, TestStatus::kFail, run.verdict.Describe()};
-    case Verdict::Kind::kPoisoned:
-      return {run.engine, TestStatus::kPoisoned, run.verdict.detail};
+    case Verdict::Kind::kNotComparable:
+      return {run.engine, TestStatus::kNotComparable, run.verdict.detail};
     case Verdict::Kind::kMatch:
       break;
   }
@@ -107,7 +105,7 @@ void PrintResult(std::ostream& out, const TestResult& result, ConformanceListing
       fmt::print(out, "FAIL {}: {}\n", result.name, result.reason);
       break;
     case TestStatus::kPass:
-    case TestStatus::kPoisoned:
+    case TestStatus::kNotComparable:
       if (listing == ConformanceListing::kEveryTest) fmt::print(out, "PASS {}\n", result.name);
       break;
     case TestStatus::kSkip:
@@ -117,34 +115,6 @@ void PrintResult(std::ostream& out, const TestResult& result, ConformanceListing
 }
 
 }  // namespace
-
-std::string_view TestStatusName(TestStatus status) { return kStatusNames[static_cast<size_t>(status)]; }
-
-std::optional<TestStatus> ParseTestStatus(std::string_view name) {
-  for (size_t i = 0; i < std::size(kStatusNames); ++i) {
-    if (kStatusNames[i] == name) return static_cast<TestStatus>(i);
-  }
-  return std::nullopt;
-}
-
-std::vector<EngineCounts> ConformanceSummary::PerEngine() const {
-  std::vector<EngineCounts> counts;
-  for (const auto& engine : engines) counts.push_back(EngineCounts{.engine = engine});
-  for (const auto& result : results) {
-    for (const auto& engine_result : result.engines) {
-      auto it = std::find_if(counts.begin(), counts.end(),
-                             [&](const EngineCounts& c) { return c.engine == engine_result.engine; });
-      if (it == counts.end()) it = counts.insert(counts.end(), EngineCounts{.engine = engine_result.engine});
-      switch (engine_result.status) {
-        case TestStatus::kPass: ++it->passed; break;
-        case TestStatus::kFail: ++it->failed; break;
-        case TestStatus::kSkip: ++it->skipped; break;
-        case TestStatus::kPoisoned: ++it->poisoned; break;
-      }
-    }
-  }
-  return counts;
-}
 
 Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std::ostream& out) {
   std::optional<std::regex> include, exclude;
@@ -184,7 +154,7 @@ Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std
     }
     switch (result.status) {
       case TestStatus::kPass:
-      case TestStatus::kPoisoned:
+      case TestStatus::kNotComparable:
         ++summary.passed;
         break;
       case TestStatus::kFail:
@@ -200,7 +170,7 @@ Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std
   if (summary.engines.size() > 1) {
     for (const auto& c : summary.PerEngine()) {
       fmt::print(out, "{}: {} passed, {} failed, {} skipped, {} not comparable\n", c.engine, c.passed, c.failed,
-                 c.skipped, c.poisoned);
+                 c.skipped, c.not_comparable);
     }
   }
   fmt::print(out, "{} passed, {} failed, {} skipped\n", summary.passed, summary.failed, summary.skipped);

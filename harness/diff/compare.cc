@@ -53,7 +53,7 @@ std::string Verdict::Describe() const {
   switch (kind) {
     case Kind::kMatch: return "match";
     case Kind::kDivergence: return fmt::format("divergence in {}: {}", field, detail);
-    case Kind::kPoisoned: return fmt::format("not comparable: {}", detail);
+    case Kind::kNotComparable: return fmt::format("not comparable: {}", detail);
   }
   return "?";
 }
@@ -61,17 +61,17 @@ std::string Verdict::Describe() const {
 Verdict Compare(const Outcome& reference, const Outcome& candidate, std::string_view reference_name,
                 std::string_view candidate_name) {
   const Namer n{reference_name, candidate_name};
-  auto poisoned = [](std::string why) { return Verdict{Verdict::Kind::kPoisoned, "", std::move(why)}; };
+  auto not_comparable = [](std::string why) { return Verdict{Verdict::Kind::kNotComparable, "", std::move(why)}; };
 
   // Cases that cannot be compared at all.
   if (reference.end == EndKind::kHarnessError) {
-    return poisoned(fmt::format("{} failed: {}", reference_name, reference.message));
+    return not_comparable(fmt::format("{} failed: {}", reference_name, reference.message));
   }
   if (candidate.end == EndKind::kHarnessError) {
-    return poisoned(fmt::format("{} failed: {}", candidate_name, candidate.message));
+    return not_comparable(fmt::format("{} failed: {}", candidate_name, candidate.message));
   }
   if (reference.end == EndKind::kBudget) {
-    return poisoned(fmt::format("{} ran out of its instruction budget", reference_name));
+    return not_comparable(fmt::format("{} ran out of its instruction budget", reference_name));
   }
 
   // How the run ended.
@@ -119,7 +119,7 @@ Verdict Compare(const Outcome& reference, const Outcome& candidate, std::string_
   // What the run left in memory.
   if (reference.end == EndKind::kFault && reference.fault && reference.fault->partial &&
       reference.fault->kind == AccessKind::kWrite) {
-    return poisoned("a store faulted part way into unmapped memory; the bytes it wrote are unknown");
+    return not_comparable("a store faulted part way into unmapped memory; the bytes it wrote are unknown");
   }
   if (auto v = CompareBytes(n, "stack", reference.memory.stack, candidate.memory.stack, isa::kStackSize);
       !v.match()) {
@@ -145,7 +145,7 @@ Verdict CompareHelperWithInlined(const Outcome& reference, const Outcome& candid
     const std::optional<int32_t> refused = outcome->refusing_helper;
     if (outcome->end == EndKind::kHelperError && refused && inlined(*refused)) {
       const HelperInfo* helper = FindHelper(*refused);
-      return {Verdict::Kind::kPoisoned, "",
+      return {Verdict::Kind::kNotComparable, "",
               fmt::format("{} refused its arguments, which its inline rewrite does not check",
                           helper != nullptr ? helper->name : "the helper")};
     }

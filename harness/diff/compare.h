@@ -15,7 +15,7 @@ struct Verdict {
   enum class Kind : uint8_t {
     kMatch,
     kDivergence,  // `field` differs; `detail` shows both values
-    kPoisoned,    // not comparable; `detail` says why
+    kNotComparable,    // not comparable; `detail` says why
   };
   Kind kind = Kind::kMatch;
   std::string field;

@@ -19,10 +19,10 @@ namespace {
 Verdict RefusalVerdict(size_t engine_index, std::string_view engine, const std::string& message,
                        const LoadedCase& loaded) {
   if (auto refusal = KernelAlsoRefuses(loaded)) {
-    return {Verdict::Kind::kPoisoned, "", fmt::format("{} refused, as the kernel's would: {}", engine, refusal->name)};
+    return {Verdict::Kind::kNotComparable, "", fmt::format("{} refused, as the kernel's would: {}", engine, refusal->name)};
   }
   if (engine_index == 0) {
-    return {Verdict::Kind::kPoisoned, "", fmt::format("{} (the reference) could not prepare: {}", engine, message)};
+    return {Verdict::Kind::kNotComparable, "", fmt::format("{} (the reference) could not prepare: {}", engine, message)};
   }
   return {Verdict::Kind::kDivergence, "compilation", fmt::format("{} refused: {}", engine, message)};
 }
@@ -46,10 +46,10 @@ const EngineRun* CaseRun::FirstDivergence() const {
   return nullptr;
 }
 
-std::vector<std::string> CaseRun::PoisonReasons() const {
+std::vector<std::string> CaseRun::NotComparableReasons() const {
   std::vector<std::string> reasons;
   for (const auto& run : runs) {
-    if (run.verdict.kind == Verdict::Kind::kPoisoned) reasons.push_back(run.verdict.detail);
+    if (run.verdict.kind == Verdict::Kind::kNotComparable) reasons.push_back(run.verdict.detail);
   }
   return reasons;
 }
@@ -116,10 +116,10 @@ Verdict DifferentialRunner::CompareWithReference(const CaseRun& case_run, const 
   // that a call left undefined is one even where the rewrite keeps it.
   if (const auto& clobbered_read = case_run.LoadedFor(false).clobbered_read) {
     // The engines may legitimately disagree on a register a call left undefined.
-    return {Verdict::Kind::kPoisoned, "", *clobbered_read};
+    return {Verdict::Kind::kNotComparable, "", *clobbered_read};
   }
   if (x.read_engine_private) {
-    return {Verdict::Kind::kPoisoned, "",
+    return {Verdict::Kind::kNotComparable, "",
             "the program touched bytes that differ between engines by design (JIT code, "
             "program objects, or the stack outside the BPF frames)"};
   }
@@ -138,7 +138,7 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
     run.verdict = {};
     if (i != 0 && reference.outcome && reference.outcome->end == EndKind::kBudget) {
       // Nothing to compare with: do not spend the (much larger) JIT budget.
-      run.verdict = {Verdict::Kind::kPoisoned, "", reference.engine + " ran out of its instruction budget"};
+      run.verdict = {Verdict::Kind::kNotComparable, "", reference.engine + " ran out of its instruction budget"};
       continue;
     }
     const bool interpreter = engines_[i]->kind() == EngineKind::kInterpreter;

@@ -46,8 +46,8 @@ struct CaseRun {
   std::vector<std::vector<EngineRun>> variants;
   // The first divergence among the runs, if any.
   const EngineRun* FirstDivergence() const;
-  // Poisoned verdicts, with their reasons.
-  std::vector<std::string> PoisonReasons() const;
+  // The reasons of the verdicts that are not comparable.
+  std::vector<std::string> NotComparableReasons() const;
 };
 
 struct RunOptions {

@@ -1,4 +1,4 @@
-// ReasonCategory: poison and rejection reasons that differ only in their
+// ReasonCategory: not-comparable and rejection reasons that differ only in their
 // numbers count together, and long reasons are cut visibly. The stats file:
 // what a target writes, the nightly report reads back.
 #include <string>
@@ -8,7 +8,6 @@
 #include "fuzz/stats/fuzz_stats.h"
 #include "fuzz/stats/stats_file.h"
 #include "isa/insn.h"
-#include "report/report_inputs.h"
 
 namespace bpfdiff::fuzz {
 namespace {
@@ -76,23 +75,23 @@ TEST(FuzzStatsFile, TheReportReadsBackWhatATargetWrites) {
   written.seconds = 61.5;
   written.inputs = 1234;
   written.counters = {{"compared", 1000}, {"agreed", 990}, {"not_comparable", 10}, {"extra_runs", 4000}};
-  written.poisoned = {{"interp ran out of its instruction budget", 4}, {"jit refused, as the kernel's would: x", 6}};
+  written.not_comparable = {{"interp ran out of its instruction budget", 4}, {"jit refused, as the kernel's would: x", 6}};
   written.rejected = {{"program N: bad", 2}};
-  written.forms = FuzzStatsFile::Forms{174, 170, 168, {"ldabsw", "ldindw"}};
+  written.forms = FormCoverage{174, 170, 168, {"ldabsw", "ldindw"}};
 
-  auto json = report::Json::parse(FuzzStatsJson(written), nullptr, /*allow_exceptions=*/false);
+  auto json = Json::parse(FuzzStatsJson(written), nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(json.is_discarded());
-  auto read = report::FuzzStatsFromJson(json, "test");
+  auto read = FuzzStatsFromJson(json, "test");
   ASSERT_TRUE(read) << read.message();
   EXPECT_EQ(read->target, "diff_fuzzer");
   EXPECT_DOUBLE_EQ(read->seconds, 61.5);
   EXPECT_EQ(read->inputs, 1234);
-  const report::NamedCounts counters = {{"compared", 1000}, {"agreed", 990}, {"not_comparable", 10}, {"extra_runs", 4000}};
+  const NamedCounts counters = {{"compared", 1000}, {"agreed", 990}, {"not_comparable", 10}, {"extra_runs", 4000}};
   EXPECT_EQ(read->counters, counters);
-  const report::NamedCounts poisoned = {{"interp ran out of its instruction budget", 4},
-                                        {"jit refused, as the kernel's would: x", 6}};
-  EXPECT_EQ(read->poisoned, poisoned);
-  EXPECT_EQ(read->rejected, (report::NamedCounts{{"program N: bad", 2}}));
+  const NamedCounts not_comparable = {{"interp ran out of its instruction budget", 4},
+                                      {"jit refused, as the kernel's would: x", 6}};
+  EXPECT_EQ(read->not_comparable, not_comparable);
+  EXPECT_EQ(read->rejected, (NamedCounts{{"program N: bad", 2}}));
   ASSERT_TRUE(read->forms);
   EXPECT_EQ(read->forms->total, 174);
   EXPECT_EQ(read->forms->generated, 170);
@@ -109,8 +108,8 @@ TEST(FuzzStatsFile, FuzzStatsCountsCasesThatWereNotComparable) {
   run.runs.resize(3);
   run.runs[0].outcome.emplace();
   run.runs[0].outcome->end = EndKind::kExit;
-  run.runs[1].verdict = {Verdict::Kind::kPoisoned, "", "reason a"};
-  run.runs[2].verdict = {Verdict::Kind::kPoisoned, "", "reason b"};
+  run.runs[1].verdict = {Verdict::Kind::kNotComparable, "", "reason a"};
+  run.runs[2].verdict = {Verdict::Kind::kNotComparable, "", "reason b"};
   stats.Record(source, run, {});
   run.runs[2].verdict = run.runs[1].verdict;  // both engines, one reason
   stats.Record(source, run, {});
@@ -124,8 +123,22 @@ TEST(FuzzStatsFile, FuzzStatsCountsCasesThatWereNotComparable) {
   EXPECT_EQ(counter("compared"), 2u);
   EXPECT_EQ(counter("agreed"), 0u);
   EXPECT_EQ(counter("not_comparable"), 2u) << "a case counts once, however many engines said so";
-  EXPECT_EQ(file.poisoned.at("reason a"), 2u) << "a reason counts once per case";
-  EXPECT_EQ(file.poisoned.at("reason b"), 1u);
+  EXPECT_EQ(file.not_comparable, (NamedCounts{{"reason a", 2}, {"reason b", 1}}))
+      << "a reason counts once per case; the most frequent first";
+}
+
+// Files written before "poisoned" became "not_comparable" still read.
+TEST(FuzzStatsFile, ReadsTheOldNameOfNotComparable) {
+  auto json = Json::parse(R"({"target": "t", "seconds": 1, "inputs": 2,
+                              "reasons": {"poisoned": {"why": 3}}})",
+                          nullptr, false);
+  auto read = FuzzStatsFromJson(json, "test");
+  ASSERT_TRUE(read) << read.message();
+  EXPECT_EQ(read->not_comparable, (NamedCounts{{"why", 3}}));
+}
+
+TEST(FuzzStatsFile, ReasonsAreWrittenMostFrequentFirst) {
+  EXPECT_EQ(MostFrequentFirst({{"b", 1}, {"a", 5}, {"c", 5}}), (NamedCounts{{"a", 5}, {"c", 5}, {"b", 1}}));
 }
 
 }  // namespace

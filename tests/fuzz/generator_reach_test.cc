@@ -91,7 +91,7 @@ TEST(FuzzGeneratorReach, EveryFormButLegacyPacketAccessCompletesOnEveryEngine) {
   std::cout << "forms never completed on every engine: " << list << "\n";
   EXPECT_EQ(missing, kLegacyPacketAccess)
       << "forms the generator writes should run to completion, with every engine agreeing, on some input; one "
-         "that no longer does is now only poisoned, diverging or in code that never runs";
+         "that no longer does is now only not comparable, diverging or in code that never runs";
 }
 
 }  // namespace

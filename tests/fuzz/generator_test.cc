@@ -126,14 +126,14 @@ TEST(FuzzGenerator, RandomStructuredInputsLoadWithoutClobberedReads) {
 TEST(FuzzGenerator, EnginesAgreeOnRandomStructuredInputs) {
   // What diff_fuzzer checks, on a fixed sample: loads, and no engine
   // diverges from the interpreter, on the case's input memory and on two
-  // variants of it. Poisoned runs (legacy packet loads the JIT rejects,
+  // variants of it. Runs not comparable (legacy packet loads the JIT rejects,
   // say) are allowed but must stay the exception. About 0.1 s.
   DiffHarness* harness = SharedHarness();
   ASSERT_NE(harness, nullptr);
   std::mt19937_64 random(kSeed + 1);
   constexpr int kInputs = 200;
   constexpr size_t kVariants = 2;
-  int poisoned = 0;
+  int not_comparable = 0;
   for (int i = 0; i < kInputs; ++i) {
     const auto input = RandomStructuredInput(random, 0, 48);
     const auto source = DecodeFuzzInput(input);
@@ -144,9 +144,9 @@ TEST(FuzzGenerator, EnginesAgreeOnRandomStructuredInputs) {
       ADD_FAILURE() << "input " << i << " diverges on " << diverged->engine << ": " << Hex(input) << "\n"
                     << DescribeDivergence(*source, run);
     }
-    if (!run.PoisonReasons().empty()) ++poisoned;
+    if (!run.NotComparableReasons().empty()) ++not_comparable;
   }
-  EXPECT_LE(poisoned, kInputs / 10) << "most generated cases should be comparable";
+  EXPECT_LE(not_comparable, kInputs / 10) << "most generated cases should be comparable";
 }
 
 }  // namespace

@@ -27,8 +27,8 @@ TEST(ReportInputs, ConformanceKeepsEachEnginesStatus) {
   ASSERT_EQ(counts.size(), 3u);
   EXPECT_EQ(counts[2].engine, "jit-llsc");
   EXPECT_EQ(counts[2].failed, 1);
-  EXPECT_EQ(counts[2].poisoned, 1);
-  EXPECT_EQ(counts[0].poisoned, 0);
+  EXPECT_EQ(counts[2].not_comparable, 1);
+  EXPECT_EQ(counts[0].not_comparable, 0);
 }
 
 TEST(ReportInputs, ConformanceJsonRoundTrips) {
@@ -62,7 +62,7 @@ TEST(ReportInputs, FuzzStatsWithoutOptionalPartsLoad) {
   auto stats = LoadFuzzStats(TempFile("minimal.json", R"({"target": "t", "seconds": 1, "inputs": 0})"));
   ASSERT_TRUE(stats.ok()) << stats.message();
   EXPECT_TRUE(stats->counters.empty());
-  EXPECT_TRUE(stats->poisoned.empty());
+  EXPECT_TRUE(stats->not_comparable.empty());
   EXPECT_FALSE(stats->forms.has_value());
 }
 

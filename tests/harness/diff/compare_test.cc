@@ -1,5 +1,5 @@
 // harness/diff/compare.h: Compare() walks two outcomes field by field and names
-// the first field that differs; cases that cannot be compared are poisoned.
+// the first field that differs; cases that cannot be compared are not comparable.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -55,7 +55,7 @@ TEST(oracle_compare, EndKind) {
   const Verdict v = Compare(Exited(1), Faulted(2, 0x0, AccessKind::kRead));
   ExpectDivergence(v, "end", "interp exit r0=0x1, jit fault at insn 2: read of 0x0");
   EXPECT_EQ(v.Describe(), "divergence in end: interp exit r0=0x1, jit fault at insn 2: read of 0x0");
-  // A budget exhausted only by the candidate is a divergence, not a poison.
+  // A budget exhausted only by the candidate is a divergence, not a case left uncompared.
   Outcome budget = Exited(1);
   budget.end = EndKind::kBudget;
   EXPECT_EQ(Compare(Exited(1), budget).field, "end");
@@ -156,33 +156,33 @@ TEST(oracle_compare, FirstDifferenceWins) {
   EXPECT_EQ(Compare(Exited(5), b).field, "helper call count");
 }
 
-TEST(oracle_compare, PoisonedWhenTheReferenceRanOutOfBudget) {
+TEST(oracle_compare, NotComparableWhenTheReferenceRanOutOfBudget) {
   Outcome a = Exited(0);
   a.end = EndKind::kBudget;
   const Verdict v = Compare(a, Exited(1));
-  EXPECT_EQ(v.kind, Kind::kPoisoned) << v.Describe();
+  EXPECT_EQ(v.kind, Kind::kNotComparable) << v.Describe();
   EXPECT_EQ(v.detail, "interp ran out of its instruction budget");
 }
 
-TEST(oracle_compare, PoisonedByAHarnessErrorOnEitherSide) {
+TEST(oracle_compare, NotComparableAfterAHarnessErrorOnEitherSide) {
   Outcome broken = Exited(0);
   broken.end = EndKind::kHarnessError;
   broken.message = "unicorn said no";
   Verdict v = Compare(Exited(1), broken);
-  EXPECT_EQ(v.kind, Kind::kPoisoned);
+  EXPECT_EQ(v.kind, Kind::kNotComparable);
   EXPECT_EQ(v.detail, "jit failed: unicorn said no");
   v = Compare(broken, Exited(1));
-  EXPECT_EQ(v.kind, Kind::kPoisoned);
+  EXPECT_EQ(v.kind, Kind::kNotComparable);
   EXPECT_EQ(v.detail, "interp failed: unicorn said no");
   EXPECT_EQ(v.Describe(), "not comparable: interp failed: unicorn said no");
 }
 
-TEST(oracle_compare, PoisonedWhenAStoreFaultedPartWay) {
+TEST(oracle_compare, NotComparableWhenAStoreFaultedPartWay) {
   const Outcome a = Faulted(1, 0x1010000, AccessKind::kWrite, /*partial=*/true);
   Outcome b = a;
   b.memory.context[2] = 0xff;  // the bytes before the fault are unknown
   const Verdict v = Compare(a, b);
-  EXPECT_EQ(v.kind, Kind::kPoisoned) << v.Describe();
+  EXPECT_EQ(v.kind, Kind::kNotComparable) << v.Describe();
   // A partial load does not make memory unknown.
   Outcome c = Faulted(1, 0x1010000, AccessKind::kRead, true);
   Outcome d = c;

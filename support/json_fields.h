@@ -1,4 +1,5 @@
-// Reading the report's JSON inputs field by field, with errors as values.
+// Reading JSON inputs (report inputs, fuzz stats files, history) field by
+// field, with errors as values.
 //
 // nlohmann's accessors throw on a wrong type; inputs come from other
 // processes (and from people editing files by hand), so every read checks
@@ -16,7 +17,7 @@
 
 #include "support/result.h"
 
-namespace bpfdiff::report {
+namespace bpfdiff {
 
 using Json = nlohmann::ordered_json;  // keeps the writer's key order
 
@@ -39,4 +40,4 @@ Result<std::optional<int64_t>> OptionalCount(const Json& object, std::string_vie
 // Text for JSON output: invalid UTF-8 in a reason is replaced, not thrown.
 std::string DumpJson(const Json& json, int indent = 2);
 
-}  // namespace bpfdiff::report
+}  // namespace bpfdiff

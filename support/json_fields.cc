@@ -1,8 +1,8 @@
-#include "report/json_fields.h"
+#include "support/json_fields.h"
 
 #include "support/files.h"
 
-namespace bpfdiff::report {
+namespace bpfdiff {
 namespace {
 
 const Json* Find(const Json& object, std::string_view key) {
@@ -86,4 +86,4 @@ std::string DumpJson(const Json& json, int indent) {
   return json.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace bpfdiff::report
+}  // namespace bpfdiff
