@@ -87,7 +87,7 @@ Result<ItlbLayout> Measure(const ItlbOptions& options, const std::vector<LoadedC
   layout.loaded_pages_4k = loaded_pages.small.size();
   layout.loaded_pages_2m = loaded_pages.large.size();
 
-  Machine& machine = (*sandbox)->fast_cpu() != nullptr ? *(*sandbox)->fast_cpu() : (*sandbox)->cpu(0);
+  Machine& machine = (*sandbox)->fast_machine() != nullptr ? *(*sandbox)->fast_machine() : (*sandbox)->machine(0);
   FetchRecorder recorder;
   calls = 0;
   for (int round = 0; round < options.rounds; ++round) {

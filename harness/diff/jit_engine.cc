@@ -43,11 +43,11 @@ Outcome JitEngine::Run(uint64_t budget) {
   }
   // The fast machine first; a fault it cannot pin to one instruction means
   // running the call again, from the same initial state, on a precise one.
-  if (Machine* fast = sandbox_.fast_cpu(); fast != nullptr && cpu_ == 0) {
+  if (Machine* fast = sandbox_.fast_machine(); fast != nullptr && cpu_ == 0) {
     if (auto outcome = RunOn(*fast, budget)) return std::move(*outcome);
     sandbox_.env().ResetForRun(cpu_);
   }
-  auto outcome = RunOn(sandbox_.cpu(cpu_), budget);
+  auto outcome = RunOn(sandbox_.machine(cpu_), budget);
   return std::move(*outcome);
 }
 

@@ -367,7 +367,7 @@ void World::Start(int cpu, int id) {
   c.program = id;
   c.stale = false;
   c.generation = generation_;
-  c.call = std::make_unique<JitCall>(env, sandbox_->cpu(cpu), cpu, Callable());
+  c.call = std::make_unique<JitCall>(env, sandbox_->machine(cpu), cpu, Callable());
   c.call->set_observer(this);
   c.call->Start(static_cast<size_t>(id), args, options_.call_budget * 64 + 100'000);
 }
@@ -396,7 +396,7 @@ void World::Complete(int cpu, Outcome outcome) {
   if (c.stale) {
     // A trap on the entry itself: a BRK stops with the pc on it, and so
     // does a fetch from a released (unmapped) pack.
-    const uint64_t pc = sandbox_->cpu(cpu).ReadPc();
+    const uint64_t pc = sandbox_->machine(cpu).ReadPc();
     if (outcome.end != EndKind::kTrap || pc != c.stale_entry) {
       Report(Invariant::kStaleEntryTraps, cpu, pc, -1, operation,
              fmt::format("calling the freed entry 0x{:x} ended with {} at pc 0x{:x}", c.stale_entry,
@@ -439,7 +439,7 @@ bool World::CallStale(int cpu) {
     operation_ = fmt::format("cpu {} calling the stale entry of program {}", cpu, id);
     CallPrograms callable = Callable();
     // The stale entry, as a program of its own for the call.
-    c.call = std::make_unique<JitCall>(sandbox_->env(), sandbox_->cpu(cpu), cpu, callable);
+    c.call = std::make_unique<JitCall>(sandbox_->env(), sandbox_->machine(cpu), cpu, callable);
     c.stale = true;
     c.stale_entry = p->entry;
     c.program = static_cast<int>(id);
@@ -514,7 +514,7 @@ void World::OnWrite(uint64_t begin, uint64_t end, jit::TextOrigin origin) {
       if (p == nullptr) continue;
       for (auto [b, e] : p->slots) {
         if (Overlaps(b, e, begin, end)) {
-          Report(Invariant::kNoOverwriteInUse, static_cast<int>(c), sandbox_->cpu(static_cast<int>(c)).ReadPc(), id,
+          Report(Invariant::kNoOverwriteInUse, static_cast<int>(c), sandbox_->machine(static_cast<int>(c)).ReadPc(), id,
                  operation_, fmt::format("0x{:x}..0x{:x} written while cpu {} runs it", begin, end, c));
         }
       }

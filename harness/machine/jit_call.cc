@@ -50,7 +50,10 @@ void JitCall::StartAt(uint64_t entry, const std::array<uint64_t, 5>& args, uint6
   machine_.set_helper_context(&helpers_, &outcome_.helper_calls);
   machine_.set_observer(this);
   machine_.set_budget(budget);
-  machine_.PrepareCall(entry, args, guest::StackTop(cpu_));
+  start_error_.clear();
+  if (auto prepared = machine_.PrepareCall(entry, args, guest::StackTop(cpu_)); !prepared) {
+    start_error_ = prepared.message();  // Step() reports it as the call's outcome
+  }
 }
 
 std::optional<JitCall::Location> JitCall::Locate(uint64_t pc) const {
@@ -163,6 +166,11 @@ Outcome JitCall::Unhandled(const MachineStop& stop) {
 }
 
 std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
+  if (!start_error_.empty()) {
+    outcome_.end = EndKind::kHarnessError;
+    outcome_.message = start_error_;
+    return Finish();
+  }
   const uint64_t limit = machine_.mode() == MachineMode::kPrecise ? max_steps : ~uint64_t{0};
   const uint64_t end = limit == ~uint64_t{0} ? limit : machine_.steps() + limit;
   if (machine_.steps() != 0) resume_pc_ = machine_.ReadPc();

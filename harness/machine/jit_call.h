@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "harness/machine/machine.h"
@@ -88,6 +89,7 @@ class JitCall final : private ExecutionObserver {
   size_t current_program_ = 0;
   uint64_t previous_block_end_ = 0;
   uint64_t resume_pc_ = 0;  // where the machine resumes, 0 once a block ran
+  std::string start_error_;  // the machine could not start the call
   ExecutionObserver* forward_ = nullptr;
 };
 

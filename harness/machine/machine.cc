@@ -1,8 +1,6 @@
 #include "harness/machine/machine.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -19,10 +17,6 @@ uint32_t UnicornProtection(uint8_t permissions) {
   if (permissions & kPermWrite) prot |= UC_PROT_WRITE;
   if (permissions & kPermExec) prot |= UC_PROT_EXEC;
   return prot;
-}
-
-Error UnicornError(std::string_view what, uc_err err) {
-  return Fail("unicorn: {}: {}", what, uc_strerror(err));
 }
 
 // LSE atomics, compare-and-swap, and load/store exclusive, by encoding class.
@@ -47,36 +41,72 @@ constexpr int kXRegs[] = {
     UC_ARM64_REG_X30,
 };
 
+constexpr std::string_view kCallNames[] = {"none", "open", "map", "start"};
+
 }  // namespace
 
-Result<std::unique_ptr<Machine>> Machine::Create(GuestMemory& memory, int cpu, MachineMode mode) {
-  std::unique_ptr<Machine> machine(new Machine(memory, cpu, mode));
+std::string_view UnicornCallName(UnicornCall call) { return kCallNames[static_cast<size_t>(call)]; }
+
+std::optional<UnicornCall> ParseUnicornCall(std::string_view name) {
+  for (size_t i = 1; i < std::size(kCallNames); ++i) {
+    if (kCallNames[i] == name) return static_cast<UnicornCall>(i);
+  }
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<Machine>> Machine::Create(GuestMemory& memory, int cpu, MachineMode mode,
+                                                 UnicornFault fault) {
+  std::unique_ptr<Machine> machine(new Machine(memory, cpu, mode, fault));
   if (auto status = machine->Initialize(); !status) return status.error();
   return machine;
 }
 
-Machine::~Machine() { Close(); }
+// A failure to close is checked like every call, but a destructor has no
+// one to tell: the machine is going away either way.
+Machine::~Machine() { static_cast<void>(Close()); }
 
-void Machine::Close() {
-  if (pristine_ != nullptr) uc_context_free(pristine_);
-  if (uc_ != nullptr) uc_close(uc_);
+Status Machine::Close() {
+  Status status;
+  if (pristine_ != nullptr) status = Check(uc_context_free(pristine_), "free context");
+  if (uc_ != nullptr) {
+    if (auto closed = Check(uc_close(uc_), "close"); !closed && status) status = closed;
+  }
   pristine_ = nullptr;
   uc_ = nullptr;
+  return status;
+}
+
+Status Machine::Check(uc_err err, std::string_view call) const {
+  if (err == UC_ERR_OK) return {};
+  Error error = Fail("unicorn: {}: {}{}", call, uc_strerror(err),
+                     err == UC_ERR_NOMEM && fault_.call != UnicornCall::kNone ? " (injected)" : "");
+  if (!failure_) failure_ = error.message;
+  return error;
+}
+
+uc_err Machine::Injected(UnicornCall call) {
+  if (fault_.call != call) return UC_ERR_OK;
+  if (fault_.skip > 0) {
+    --fault_.skip;
+    return UC_ERR_OK;
+  }
+  return UC_ERR_NOMEM;
 }
 
 Status Machine::Initialize() {
   ++engines_opened_;
   translated_instructions_ = 0;
-  uc_err err = uc_open(UC_ARCH_ARM64, UC_MODE_ARM, &uc_);
-  if (err != UC_ERR_OK) return UnicornError("open", err);
+  if (auto s = Check(Injected(UnicornCall::kOpen), "open"); !s) return s;
+  if (auto s = Check(uc_open(UC_ARCH_ARM64, UC_MODE_ARM, &uc_), "open"); !s) return s;
   // LSE atomics (CASAL, SWPAL, LDADDAL) need the MAX model; the default
   // Cortex-A72 raises undefined instruction for them.
-  err = uc_ctl_set_cpu_model(uc_, UC_CPU_ARM64_MAX);
-  if (err != UC_ERR_OK) return UnicornError("set CPU model", err);
+  if (auto s = Check(uc_ctl_set_cpu_model(uc_, UC_CPU_ARM64_MAX), "set CPU model"); !s) return s;
   for (const auto& region : memory_.regions()) {
-    err = uc_mem_map_ptr(uc_, region->base, region->size, UnicornProtection(region->permissions),
-                         region->host);
-    if (err != UC_ERR_OK) return UnicornError(fmt::format("map region {}", region->name), err);
+    const std::string call = fmt::format("map region {}", region->name);
+    if (auto s = Check(Injected(UnicornCall::kMapMemory), call); !s) return s;
+    const uc_err err = uc_mem_map_ptr(uc_, region->base, region->size, UnicornProtection(region->permissions),
+                                      region->host);
+    if (auto s = Check(err, call); !s) return s;
   }
   uc_hook hook;
   struct CodeHook {
@@ -90,59 +120,63 @@ Status Machine::Initialize() {
   };
   for (const auto& h : code_hooks) {
     if (h.fn == &Machine::OnJitCode && mode_ == MachineMode::kFast) continue;
-    err = uc_hook_add(uc_, &hook, UC_HOOK_CODE, reinterpret_cast<void*>(h.fn), this, h.begin, h.end);
-    if (err != UC_ERR_OK) return UnicornError("add code hook", err);
+    const uc_err err = uc_hook_add(uc_, &hook, UC_HOOK_CODE, reinterpret_cast<void*>(h.fn), this, h.begin, h.end);
+    if (auto s = Check(err, "add code hook"); !s) return s;
   }
-  err = uc_hook_add(uc_, &hook, UC_HOOK_BLOCK, reinterpret_cast<void*>(&Machine::OnBlock), this,
-                    kJitBegin, kJitEnd - 1);
-  if (err != UC_ERR_OK) return UnicornError("add block hook", err);
+  uc_err err = uc_hook_add(uc_, &hook, UC_HOOK_BLOCK, reinterpret_cast<void*>(&Machine::OnBlock), this,
+                           kJitBegin, kJitEnd - 1);
+  if (auto s = Check(err, "add block hook"); !s) return s;
   err = uc_hook_add(uc_, &hook, UC_HOOK_MEM_UNMAPPED | UC_HOOK_MEM_PROT,
                     reinterpret_cast<void*>(&Machine::OnBadAccess), this, 1, 0);
-  if (err != UC_ERR_OK) return UnicornError("add memory hook", err);
+  if (auto s = Check(err, "add memory hook"); !s) return s;
   translated_.assign((kJitEnd - kJitBegin) / kChunk / 64, 0);
   // this_cpu_ptr(): per-CPU variables are offsets from TPIDR_EL1, as in the
   // kernel. Part of the pristine context, so every call starts with it.
   uint64_t per_cpu = guest::PerCpuArea(cpu_);
-  err = uc_reg_write(uc_, UC_ARM64_REG_TPIDR_EL1, &per_cpu);
-  if (err != UC_ERR_OK) return UnicornError("set TPIDR_EL1", err);
-  err = uc_context_alloc(uc_, &pristine_);
-  if (err != UC_ERR_OK) return UnicornError("allocate context", err);
-  err = uc_context_save(uc_, pristine_);
-  if (err != UC_ERR_OK) return UnicornError("save context", err);
-  return {};
+  if (auto s = Check(uc_reg_write(uc_, UC_ARM64_REG_TPIDR_EL1, &per_cpu), "set TPIDR_EL1"); !s) return s;
+  if (auto s = Check(uc_context_alloc(uc_, &pristine_), "allocate context"); !s) return s;
+  return Check(uc_context_save(uc_, pristine_), "save context");
 }
 
-void Machine::PrepareCall(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t sp) {
+Status Machine::PrepareCall(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t sp) {
+  if (failure_) return Fail("{}", *failure_);
   if (translated_instructions_ > recycle_after_) {
-    // Between calls no block runs: the old engine can go. A new one that
-    // would not open is a harness failure nothing downstream can handle.
-    Close();
-    if (auto status = Initialize(); !status) {
-      std::fprintf(stderr, "bpfdiff: cannot reopen a Unicorn engine: %s\n", status.message().c_str());
-      std::abort();
-    }
+    // Between calls no block runs: the old engine can go.
+    if (auto closed = Close(); !closed) return closed;
+    if (auto opened = Initialize(); !opened) return Fail("a fresh Unicorn engine: {}", opened.message());
   }
-  uc_context_restore(uc_, pristine_);
+  if (auto s = Check(uc_context_restore(uc_, pristine_), "restore context"); !s) return s;
   int regs[] = {UC_ARM64_REG_X0, UC_ARM64_REG_X1, UC_ARM64_REG_X2, UC_ARM64_REG_X3,
                 UC_ARM64_REG_X4, UC_ARM64_REG_SP,  UC_ARM64_REG_LR, UC_ARM64_REG_PC};
   uint64_t values[] = {args[0], args[1], args[2], args[3], args[4], sp, guest::kStopAddress, entry};
   void* pointers[8];
   for (int i = 0; i < 8; ++i) pointers[i] = &values[i];
-  uc_reg_write_batch(uc_, regs, pointers, 8);
+  if (auto s = Check(uc_reg_write_batch(uc_, regs, pointers, 8), "write registers"); !s) return s;
   steps_ = 0;
   atomic_instructions_ = 0;
+  return {};
 }
 
 MachineStop Machine::Resume(uint64_t max_steps) {
+  MachineStop stop;
+  stop.kind = MachineStop::Kind::kError;
+  if (failure_) {
+    stop.message = *failure_;
+    return stop;
+  }
   returned_ = budget_hit_ = step_hit_ = fault_seen_ = helper_stopped_ = helper_trapped_ = false;
   step_limit_ = max_steps == ~uint64_t{0} ? max_steps : steps_ + max_steps;
   const uint64_t start = ReadPc();
   // Translation starts here, before any hook runs; the block that starts
   // here is new if its first chunk was (see OnBlock).
   fresh_start_ = MarkTranslated(start, start + 4) ? start : 0;
-  const uc_err err = uc_emu_start(uc_, start, 0, 0, 0);
-  MachineStop stop;
+  uc_err err = Injected(UnicornCall::kStartEmulation);
+  if (err == UC_ERR_OK) err = uc_emu_start(uc_, start, 0, 0, 0);
   stop.pc = ReadPc();
+  if (failure_) {  // a Unicorn call in a hook failed: nothing the run did can be trusted
+    stop.message = *failure_;
+    return stop;
+  }
   if (returned_) {
     stop.kind = MachineStop::Kind::kReturned;
   } else if (helper_trapped_) {
@@ -165,7 +199,7 @@ MachineStop Machine::Resume(uint64_t max_steps) {
     stop.kind = MachineStop::Kind::kException;
   } else if (err != UC_ERR_OK) {
     stop.kind = MachineStop::Kind::kError;
-    stop.message = fmt::format("unicorn stopped at 0x{:x}: {}", stop.pc, uc_strerror(err));
+    stop.message = Check(err, fmt::format("start emulation at 0x{:x}", start)).message();
   } else {
     stop.kind = MachineStop::Kind::kError;
     stop.message = fmt::format("unicorn stopped at 0x{:x} for no recorded reason", stop.pc);
@@ -177,12 +211,12 @@ void Machine::OnJitCode(uc_engine* uc, uint64_t address, uint32_t, void* self) {
   auto* m = static_cast<Machine*>(self);
   if (m->steps_ >= m->budget_) {
     m->budget_hit_ = true;
-    uc_emu_stop(uc);
+    m->StopEmulation(uc);
     return;
   }
   if (m->steps_ >= m->step_limit_) {
     m->step_hit_ = true;
-    uc_emu_stop(uc);  // stops before this instruction runs
+    m->StopEmulation(uc);  // stops before this instruction runs
     return;
   }
   ++m->steps_;
@@ -201,20 +235,20 @@ void Machine::OnHelperCode(uc_engine* uc, uint64_t address, uint32_t, void* self
   if (m->helper_context_ == nullptr) {
     m->helper_stopped_ = true;
     m->helper_result_ = {HelperResult::Kind::kError, 0, "helper called with no helper context"};
-    uc_emu_stop(uc);
+    m->StopEmulation(uc);
     return;
   }
   if (address == guest::kBadCallxStub) {
     m->helper_stopped_ = true;
     m->helper_result_ = {HelperResult::Kind::kError, 0, BadCallxMessage()};
-    uc_emu_stop(uc);
+    m->StopEmulation(uc);
     return;
   }
   const uint64_t id = (address - guest::kHelperBase) / guest::kHelperStubSize;
   m->helper_id_ = static_cast<int>(id);
   if (m->trapped_helpers_ != nullptr && id < m->trapped_helpers_->size() && (*m->trapped_helpers_)[id]) {
     m->helper_trapped_ = true;
-    uc_emu_stop(uc);  // before the stub's RET: the harness completes the call
+    m->StopEmulation(uc);  // before the stub's RET: the harness completes the call
     return;
   }
   HelperArgs args;
@@ -226,12 +260,13 @@ void Machine::OnHelperCode(uc_engine* uc, uint64_t address, uint32_t, void* self
   }
   m->helper_stopped_ = true;
   m->helper_result_ = std::move(result);
-  uc_emu_stop(uc);
+  m->StopEmulation(uc);
 }
 
 void Machine::OnStopCode(uc_engine* uc, uint64_t, uint32_t, void* self) {
-  static_cast<Machine*>(self)->returned_ = true;
-  uc_emu_stop(uc);
+  auto* m = static_cast<Machine*>(self);
+  m->returned_ = true;
+  m->StopEmulation(uc);
 }
 
 void Machine::OnBlock(uc_engine* uc, uint64_t address, uint32_t size, void* self) {
@@ -247,7 +282,7 @@ void Machine::OnBlock(uc_engine* uc, uint64_t address, uint32_t size, void* self
     m->steps_ += size / 4;
     if (m->steps_ > m->budget_) {
       m->budget_hit_ = true;
-      uc_emu_stop(uc);
+      m->StopEmulation(uc);
     }
   }
   if (m->observer_ != nullptr) m->observer_->OnBlock(m->cpu_, address, size);
@@ -282,13 +317,15 @@ bool Machine::OnBadAccess(uc_engine*, uc_mem_type type, uint64_t address, int, i
   return false;
 }
 
+// Freeing a saved context only releases host memory; a destructor or a
+// move has no one to report a failure to.
 MachineContext::~MachineContext() {
-  if (context_ != nullptr) uc_context_free(context_);
+  if (context_ != nullptr) static_cast<void>(uc_context_free(context_));
 }
 
 MachineContext& MachineContext::operator=(MachineContext&& other) noexcept {
   if (this != &other) {
-    if (context_ != nullptr) uc_context_free(context_);
+    if (context_ != nullptr) static_cast<void>(uc_context_free(context_));
     context_ = other.context_;
     steps_ = other.steps_;
     other.context_ = nullptr;
@@ -298,14 +335,19 @@ MachineContext& MachineContext::operator=(MachineContext&& other) noexcept {
 
 MachineContext Machine::SaveContext() {
   MachineContext saved;
-  uc_context_alloc(uc_, &saved.context_);
-  uc_context_save(uc_, saved.context_);
+  if (Check(uc_context_alloc(uc_, &saved.context_), "allocate context")) {
+    static_cast<void>(Check(uc_context_save(uc_, saved.context_), "save context"));
+  }
   saved.steps_ = steps_;
   return saved;
 }
 
 void Machine::RestoreContext(const MachineContext& context) {
-  uc_context_restore(uc_, context.context_);
+  if (context.context_ == nullptr) {
+    if (!failure_) failure_ = "restore context: the context was never saved";
+    return;
+  }
+  static_cast<void>(Check(uc_context_restore(uc_, context.context_), "restore context"));
   steps_ = context.steps_;
 }
 
@@ -339,25 +381,29 @@ void Machine::LocateFault(MachineStop& stop) {
 
 uint64_t Machine::ReadSp() const {
   uint64_t sp = 0;
-  uc_reg_read(uc_, UC_ARM64_REG_SP, &sp);
+  static_cast<void>(Check(uc_reg_read(uc_, UC_ARM64_REG_SP, &sp), "read SP"));
   return sp;
 }
 
 uint64_t Machine::ReadX(int reg) const {
   uint64_t value = 0;
-  uc_reg_read(uc_, kXRegs[reg], &value);
+  static_cast<void>(Check(uc_reg_read(uc_, kXRegs[reg], &value), "read X register"));
   return value;
 }
 
-void Machine::WriteX(int reg, uint64_t value) { uc_reg_write(uc_, kXRegs[reg], &value); }
+void Machine::WriteX(int reg, uint64_t value) {
+  static_cast<void>(Check(uc_reg_write(uc_, kXRegs[reg], &value), "write X register"));
+}
 
 uint64_t Machine::ReadPc() const {
   uint64_t pc = 0;
-  uc_reg_read(uc_, UC_ARM64_REG_PC, &pc);
+  static_cast<void>(Check(uc_reg_read(uc_, UC_ARM64_REG_PC, &pc), "read PC"));
   return pc;
 }
 
-void Machine::WritePc(uint64_t pc) { uc_reg_write(uc_, UC_ARM64_REG_PC, &pc); }
+void Machine::WritePc(uint64_t pc) { static_cast<void>(Check(uc_reg_write(uc_, UC_ARM64_REG_PC, &pc), "write PC")); }
+
+void Machine::StopEmulation(uc_engine* uc) { static_cast<void>(Check(uc_emu_stop(uc), "stop emulation")); }
 
 void Machine::RemoveCache(uint64_t begin, uint64_t end) {
   if (end <= begin) return;
@@ -369,7 +415,7 @@ void Machine::RemoveCache(uint64_t begin, uint64_t end) {
     }
   }
   if (!translated) return;
-  uc_ctl_remove_cache(uc_, begin, end);
+  if (!Check(uc_ctl_remove_cache(uc_, begin, end), "remove cached translations")) return;
   ++unicorn_cache_removals_;
   if (!tracked) return;
   // Every block overlapping [begin, end) is gone; chunks wholly inside the

@@ -22,12 +22,20 @@
 //  - a block hook that reports executed blocks to an observer, for the pack
 //    lifecycle checks;
 //  - unmapped and protection hooks that record the first faulting address.
+//
+// Every Unicorn call is checked. A failure becomes an error value carrying
+// uc_strerror's text and the call's name: Create() and PrepareCall() return
+// it, and a failure anywhere else (a register access, a context save, a
+// cache removal) is kept as the machine's failure, which the next Resume()
+// reports as kError without running anything. Nothing here aborts.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <unicorn/unicorn.h>
@@ -89,11 +97,25 @@ class ExecutionObserver {
 
 enum class MachineMode : uint8_t { kPrecise, kFast };
 
+// A Unicorn call made to fail on purpose, to show that such a failure is
+// reported and loses nothing (tests, and the mains that take
+// BPFDIFF_UNICORN_FAULT). The call fails as Unicorn fails for lack of
+// memory (UC_ERR_NOMEM), after `skip` calls of that kind succeeded.
+enum class UnicornCall : uint8_t { kNone, kOpen, kMapMemory, kStartEmulation };
+std::string_view UnicornCallName(UnicornCall call);  // "open", "map", "start"
+std::optional<UnicornCall> ParseUnicornCall(std::string_view name);
+
+struct UnicornFault {
+  UnicornCall call = UnicornCall::kNone;
+  uint64_t skip = 0;
+};
+
 class Machine {
  public:
   // Maps every region of `memory` (the same host buffers) into a new engine.
   static Result<std::unique_ptr<Machine>> Create(GuestMemory& memory, int cpu,
-                                                 MachineMode mode = MachineMode::kPrecise);
+                                                 MachineMode mode = MachineMode::kPrecise,
+                                                 UnicornFault fault = {});
   MachineMode mode() const { return mode_; }
   ~Machine();
   Machine(const Machine&) = delete;
@@ -103,7 +125,14 @@ class Machine {
 
   // Starts a call of `entry` with x0..x4 = args, SP = `sp`, LR = the stop
   // page; every other register starts at 0. Resets the instruction count.
-  void PrepareCall(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t sp);
+  // Fails when the machine has failed before, or when Unicorn does (a fresh
+  // engine that will not open, see set_recycle_after).
+  Status PrepareCall(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t sp);
+
+  // The machine's first Unicorn failure since it was created, if any. A
+  // failed register access or context save also lands here (their
+  // callers get a value either way, and the next Resume() fails).
+  const std::optional<std::string>& failure() const { return failure_; }
 
   // Runs until the call returns or something stops it; at most
   // `max_steps` more instructions of JIT code in this call (then kStep;
@@ -165,11 +194,19 @@ class Machine {
   void set_count_atomics(bool on) { count_atomics_ = on; }
 
  private:
-  Machine(GuestMemory& memory, int cpu, MachineMode mode) : memory_(memory), cpu_(cpu), mode_(mode) {}
+  Machine(GuestMemory& memory, int cpu, MachineMode mode, UnicornFault fault)
+      : memory_(memory), cpu_(cpu), mode_(mode), fault_(fault) {}
   // Fast machines: finds the faulting instruction in the last block.
   void LocateFault(MachineStop& stop);
   Status Initialize();
-  void Close();
+  Status Close();
+  // An error for a failed Unicorn call (and the machine's failure, if it
+  // has none yet); OK for UC_ERR_OK.
+  Status Check(uc_err err, std::string_view call) const;
+  // uc_emu_stop, from a hook.
+  void StopEmulation(uc_engine* uc);
+  // UC_ERR_NOMEM when the injected fault says this call fails, else OK.
+  uc_err Injected(UnicornCall call);
 
   static void OnJitCode(uc_engine* uc, uint64_t address, uint32_t size, void* self);
   static void OnHelperCode(uc_engine* uc, uint64_t address, uint32_t size, void* self);
@@ -181,6 +218,8 @@ class Machine {
   GuestMemory& memory_;
   int cpu_;
   MachineMode mode_;
+  UnicornFault fault_;
+  mutable std::optional<std::string> failure_;  // register reads are const, and checked
   uc_engine* uc_ = nullptr;
   uint64_t last_block_ = 0;  // the block running (fast machines)
   uint32_t last_block_size_ = 0;

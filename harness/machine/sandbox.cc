@@ -15,13 +15,13 @@ Result<std::unique_ptr<Sandbox>> Sandbox::Create(const SandboxOptions& options) 
   GuestMemory& memory = sandbox->env_->memory();
   sandbox->patcher_ = std::make_unique<UnicornTextPatcher>(memory);
   for (int cpu = 0; cpu < options.cpus; ++cpu) {
-    auto machine = Machine::Create(memory, cpu);
+    auto machine = Machine::Create(memory, cpu, MachineMode::kPrecise, options.unicorn_fault);
     if (!machine) return machine.error();
     sandbox->patcher_->AddMachine(machine->get());
     sandbox->machines_.push_back(std::move(machine).value());
   }
   if (options.fast_machine) {
-    auto fast = Machine::Create(memory, 0, MachineMode::kFast);
+    auto fast = Machine::Create(memory, 0, MachineMode::kFast, options.unicorn_fault);
     if (!fast) return fast.error();
     sandbox->patcher_->AddMachine(fast->get());
     sandbox->fast_ = std::move(fast).value();

@@ -19,8 +19,9 @@ struct SandboxOptions {
   uint64_t pack_seed = 1;
   jit::PackBugs pack_bugs;
   bool resident_program = true;  // see Sandbox::resident_
-  bool fast_machine = true;      // see fast_cpu()
+  bool fast_machine = true;      // see Sandbox::fast_machine()
   bool pack_images = true;       // see jit::PackConfig::pack_images
+  UnicornFault unicorn_fault;    // a Unicorn call made to fail on every machine (tests)
 };
 
 class Sandbox {
@@ -28,11 +29,12 @@ class Sandbox {
   static Result<std::unique_ptr<Sandbox>> Create(const SandboxOptions& options = {});
 
   GuestEnvironment& env() { return *env_; }
-  // A precise machine per CPU (exact pc at every instruction; stepping).
-  Machine& cpu(int index) { return *machines_[static_cast<size_t>(index)]; }
+  // The precise machine of simulated CPU `cpu` (exact pc at every
+  // instruction; stepping).
+  Machine& machine(int cpu) { return *machines_[static_cast<size_t>(cpu)]; }
   // A fast machine for CPU 0, for plain runs (see MachineMode); nullptr
   // when the sandbox was made without one.
-  Machine* fast_cpu() { return fast_.get(); }
+  Machine* fast_machine() { return fast_.get(); }
   int cpus() const { return static_cast<int>(machines_.size()); }
   jit::ProgPack& pack() { return *pack_; }
   UnicornTextPatcher& patcher() { return *patcher_; }

@@ -139,7 +139,7 @@ class Runner final : private ExecutionObserver {
   };
 
   // ---- access -------------------------------------------------------------
-  Machine& machine(int cpu) { return sandbox_.cpu(cpu); }
+  Machine& machine(int cpu) { return sandbox_.machine(cpu); }
   Model& model() { return *result_.model; }
   Context* TopContext(int cpu) {
     Cpu& c = cpus_[static_cast<size_t>(cpu)];
@@ -326,7 +326,11 @@ class Runner final : private ExecutionObserver {
   void Call(int cpu, int rec) {
     const InvocationRecord& r = record(rec);
     Machine& m = machine(cpu);
-    m.PrepareCall(trampolines_[static_cast<size_t>(r.program)]->entry(), {r.arg, 0, 0, 0, 0}, r.entry_sp);
+    if (auto prepared = m.PrepareCall(trampolines_[static_cast<size_t>(r.program)]->entry(),
+                                      {r.arg, 0, 0, 0, 0}, r.entry_sp);
+        !prepared) {
+      Report(Finding::Kind::kHarness, rec, prepared.message());
+    }
     cpus_[static_cast<size_t>(cpu)].atomics_seen = 0;
   }
   // The job's next program.

@@ -65,7 +65,10 @@ std::unique_ptr<jit::PackAllocation> Place(Sandbox& sandbox, const std::vector<u
 }
 
 MachineStop Call(Machine& machine, uint64_t entry, const std::array<uint64_t, 5>& args = kArgs) {
-  machine.PrepareCall(entry, args, guest::StackTop(0));
+  if (auto prepared = machine.PrepareCall(entry, args, guest::StackTop(0)); !prepared) {
+    ADD_FAILURE() << prepared.message();
+    return {};
+  }
   return machine.Resume();
 }
 
@@ -158,8 +161,8 @@ std::vector<FaultCase> FaultCases() {
 TEST(harness_machine, PreciseAndFastReportTheSameFaultingPc) {
   auto sandbox = MakeSandbox();
   ASSERT_NE(sandbox, nullptr);
-  Machine& precise = sandbox->cpu(0);
-  Machine* fast = sandbox->fast_cpu();
+  Machine& precise = sandbox->machine(0);
+  Machine* fast = sandbox->fast_machine();
   ASSERT_NE(fast, nullptr);
   EXPECT_EQ(precise.mode(), MachineMode::kPrecise);
   EXPECT_EQ(fast->mode(), MachineMode::kFast);
@@ -205,7 +208,7 @@ TEST(harness_machine, FaultAccessKinds) {
   for (const Kinds& c : cases) {
     auto slot = Place(*sandbox, c.words);
     ASSERT_NE(slot, nullptr);
-    for (Machine* machine : {&sandbox->cpu(0), sandbox->fast_cpu()}) {
+    for (Machine* machine : {&sandbox->machine(0), sandbox->fast_machine()}) {
       const MachineStop stop = Call(*machine, slot->rx_image());
       EXPECT_EQ(stop.kind, MachineStop::Kind::kFault);
       EXPECT_EQ(stop.access, c.kind);
@@ -238,9 +241,9 @@ TEST(harness_machine, FastMachineSaysImpreciseWhenTwoAccessesMatch) {
     SCOPED_TRACE(c.name);
     auto slot = Place(*sandbox, c.words);
     ASSERT_NE(slot, nullptr);
-    const MachineStop fast = Call(*sandbox->fast_cpu(), slot->rx_image());
+    const MachineStop fast = Call(*sandbox->fast_machine(), slot->rx_image());
     EXPECT_EQ(fast.kind, MachineStop::Kind::kImpreciseFault) << fmt::format("pc 0x{:x}", fast.pc);
-    const MachineStop precise = Call(sandbox->cpu(0), slot->rx_image());
+    const MachineStop precise = Call(sandbox->machine(0), slot->rx_image());
     EXPECT_EQ(precise.kind, MachineStop::Kind::kFault);
     EXPECT_EQ(precise.pc, slot->rx_image() + 4 * c.faulting);
   }
@@ -248,7 +251,7 @@ TEST(harness_machine, FastMachineSaysImpreciseWhenTwoAccessesMatch) {
   // for doubt: a store of [x1 + 8, x1 + 16) and a load of [x1 + 16, x1 + 20).
   auto slot = Place(*sandbox, {Str(Size::k64, x5, x1, 8), Ldr(Size::k32, x6, x1, 16), a64::Ret()});
   ASSERT_NE(slot, nullptr);
-  const MachineStop fast = Call(*sandbox->fast_cpu(), slot->rx_image());
+  const MachineStop fast = Call(*sandbox->fast_machine(), slot->rx_image());
   EXPECT_EQ(fast.kind, MachineStop::Kind::kFault) << fast.message;
   EXPECT_EQ(fast.pc, slot->rx_image());
 }
@@ -288,8 +291,8 @@ std::unique_ptr<jit::PackAllocation> RewriteInPlace(Sandbox& sandbox, std::uniqu
 TEST(harness_machine, RewrittenSlotRunsNewCodeOnBothMachines) {
   auto sandbox = MakeSandbox();
   ASSERT_NE(sandbox, nullptr);
-  Machine& precise = sandbox->cpu(0);
-  Machine& fast = *sandbox->fast_cpu();
+  Machine& precise = sandbox->machine(0);
+  Machine& fast = *sandbox->fast_machine();
   auto slot = Place(*sandbox, Returns(1));
   ASSERT_NE(slot, nullptr);
   const uint64_t entry = slot->rx_image();
@@ -320,7 +323,7 @@ TEST(harness_machine, WriteWithoutFlushRunsStaleCode) {
   auto slot = Place(*sandbox, Returns(1));
   ASSERT_NE(slot, nullptr);
   const uint64_t entry = slot->rx_image();
-  Machine* machines[] = {&sandbox->cpu(0), sandbox->fast_cpu()};
+  Machine* machines[] = {&sandbox->machine(0), sandbox->fast_machine()};
   for (Machine* machine : machines) EXPECT_EQ(RunReturn(*machine, entry), 1u);
   const uint32_t word = MovImm(Reg::kX0, 2);
   std::memcpy(sandbox->env().memory().HostPointer(entry, 4), &word, 4);
@@ -332,8 +335,8 @@ TEST(harness_machine, WriteWithoutFlushRunsStaleCode) {
 TEST(harness_machine, RemoveCacheAsksUnicornOnlyForTranslatedCode) {
   auto sandbox = MakeSandbox();
   ASSERT_NE(sandbox, nullptr);
-  Machine& precise = sandbox->cpu(0);
-  Machine& fast = *sandbox->fast_cpu();
+  Machine& precise = sandbox->machine(0);
+  Machine& fast = *sandbox->fast_machine();
   // A slot that has never run: neither its finalize nor its free asks Unicorn.
   const uint64_t p0 = precise.unicorn_cache_removals(), f0 = fast.unicorn_cache_removals();
   auto idle = Place(*sandbox, Returns(1));
@@ -388,9 +391,9 @@ TEST(harness_machine, FlushOfALaterChunkDropsABlockThatStartedEarlier) {
   auto slot = Place(*sandbox, words);
   ASSERT_NE(slot, nullptr);
   const uint64_t entry = slot->rx_image();
-  for (Machine* machine : {&sandbox->cpu(0), sandbox->fast_cpu()}) {
-    SCOPED_TRACE(machine == sandbox->fast_cpu() ? "fast" : "precise");
-    machine->PrepareCall(entry, {0, 0, 0, 0, 0}, guest::StackTop(0));
+  for (Machine* machine : {&sandbox->machine(0), sandbox->fast_machine()}) {
+    SCOPED_TRACE(machine == sandbox->fast_machine() ? "fast" : "precise");
+    ASSERT_TRUE(machine->PrepareCall(entry, {0, 0, 0, 0, 0}, guest::StackTop(0)));
     ASSERT_EQ(machine->Resume().kind, MachineStop::Kind::kReturned);
     EXPECT_EQ(machine->ReadX(0), 40u);
   }
@@ -401,9 +404,9 @@ TEST(harness_machine, FlushOfALaterChunkDropsABlockThatStartedEarlier) {
   const uint32_t add100 = AddImm(Reg::kX0, Reg::kX0, 100);
   sandbox->patcher().Copy(last_add, {reinterpret_cast<const uint8_t*>(&add100), 4}, jit::TextOrigin::kFinalize);
   sandbox->patcher().FlushIcache(chunk, chunk + 64, jit::TextOrigin::kFinalize);
-  for (Machine* machine : {&sandbox->cpu(0), sandbox->fast_cpu()}) {
-    SCOPED_TRACE(machine == sandbox->fast_cpu() ? "fast" : "precise");
-    machine->PrepareCall(entry, {0, 0, 0, 0, 0}, guest::StackTop(0));
+  for (Machine* machine : {&sandbox->machine(0), sandbox->fast_machine()}) {
+    SCOPED_TRACE(machine == sandbox->fast_machine() ? "fast" : "precise");
+    ASSERT_TRUE(machine->PrepareCall(entry, {0, 0, 0, 0, 0}, guest::StackTop(0)));
     ASSERT_EQ(machine->Resume().kind, MachineStop::Kind::kReturned);
     EXPECT_EQ(machine->ReadX(0), 139u);
   }
@@ -444,7 +447,7 @@ TEST(harness_machine, RecycledEngineRunsTheSameCode) {
   options.fast_machine = true;
   auto sandbox = MakeSandbox(options);
   ASSERT_NE(sandbox, nullptr);
-  for (Machine* machine : {&sandbox->cpu(0), sandbox->fast_cpu()}) {
+  for (Machine* machine : {&sandbox->machine(0), sandbox->fast_machine()}) {
     machine->set_recycle_after(16);
     const uint64_t opened = machine->engines_opened();
     for (uint32_t round = 0; round < 8; ++round) {
@@ -469,7 +472,7 @@ TEST(harness_machine, RecycledEngineRunsTheSameCode) {
 TEST(harness_machine, ContextSavedBeforeARecycleResumesInTheNewEngine) {
   auto sandbox = MakeSandbox();
   ASSERT_NE(sandbox, nullptr);
-  Machine& machine = sandbox->cpu(0);
+  Machine& machine = sandbox->machine(0);
   machine.set_recycle_after(1);
   // x0 = 7; x0 += 1 (twice); ret: stopped after the first two instructions.
   auto interrupted = Place(*sandbox, {a64::MoveWideImmediate(a64::MoveWideOp::kMovz, Width::kX, Reg::kX0, 7),
@@ -480,7 +483,7 @@ TEST(harness_machine, ContextSavedBeforeARecycleResumesInTheNewEngine) {
   ASSERT_NE(interrupted, nullptr);
   ASSERT_NE(handler, nullptr);
   const uint64_t opened = machine.engines_opened();
-  machine.PrepareCall(interrupted->rx_image(), kArgs, guest::StackTop(0));
+  ASSERT_TRUE(machine.PrepareCall(interrupted->rx_image(), kArgs, guest::StackTop(0)));
   ASSERT_EQ(machine.Resume(2).kind, MachineStop::Kind::kStep);
   ASSERT_EQ(machine.ReadX(0), 8u);
   const MachineContext saved = machine.SaveContext();
@@ -494,6 +497,54 @@ TEST(harness_machine, ContextSavedBeforeARecycleResumesInTheNewEngine) {
   const MachineStop stop = machine.Resume();
   EXPECT_EQ(stop.kind, MachineStop::Kind::kReturned);
   EXPECT_EQ(machine.ReadX(0), 9u);
+}
+
+// Unicorn failures become errors that name the call and carry
+// uc_strerror's text; nothing aborts, and a machine that failed once
+// refuses to run instead of running on a broken engine.
+TEST(harness_machine, AnEngineThatWillNotOpenIsAnErrorNamingTheCall) {
+  auto sandbox = Sandbox::Create({.unicorn_fault = {UnicornCall::kOpen, 0}});
+  ASSERT_FALSE(sandbox);
+  EXPECT_NE(sandbox.message().find("unicorn: open: "), std::string::npos) << sandbox.message();
+  EXPECT_NE(sandbox.message().find(uc_strerror(UC_ERR_NOMEM)), std::string::npos) << sandbox.message();
+}
+
+TEST(harness_machine, MemoryThatWillNotMapIsAnErrorNamingTheRegion) {
+  auto sandbox = Sandbox::Create({.unicorn_fault = {UnicornCall::kMapMemory, 2}});
+  ASSERT_FALSE(sandbox);
+  EXPECT_NE(sandbox.message().find("unicorn: map region "), std::string::npos) << sandbox.message();
+  EXPECT_NE(sandbox.message().find(uc_strerror(UC_ERR_NOMEM)), std::string::npos) << sandbox.message();
+}
+
+TEST(harness_machine, EmulationThatWillNotStartIsAnErrorAndTheMachineStaysFailed) {
+  auto sandbox = MakeSandbox({.unicorn_fault = {UnicornCall::kStartEmulation, 1}});
+  ASSERT_NE(sandbox, nullptr);
+  Machine& machine = sandbox->machine(0);
+  auto code = Place(*sandbox, {a64::Ret()});
+  ASSERT_NE(code, nullptr);
+  EXPECT_EQ(Call(machine, code->rx_image()).kind, MachineStop::Kind::kReturned) << "the first start succeeds";
+  const MachineStop failed = Call(machine, code->rx_image());
+  EXPECT_EQ(failed.kind, MachineStop::Kind::kError);
+  EXPECT_NE(failed.message.find("unicorn: start emulation at 0x"), std::string::npos) << failed.message;
+  EXPECT_NE(failed.message.find(uc_strerror(UC_ERR_NOMEM)), std::string::npos) << failed.message;
+  ASSERT_TRUE(machine.failure());
+  EXPECT_FALSE(machine.PrepareCall(code->rx_image(), kArgs, guest::StackTop(0)));
+  EXPECT_EQ(machine.Resume().kind, MachineStop::Kind::kError);
+}
+
+// The engine recycle used to abort the process when a fresh engine would
+// not open; now the call that needed it fails, with the reason.
+TEST(harness_machine, AFreshEngineThatWillNotOpenFailsTheCallInsteadOfAborting) {
+  auto sandbox = MakeSandbox({.fast_machine = false, .unicorn_fault = {UnicornCall::kOpen, 1}});
+  ASSERT_NE(sandbox, nullptr);
+  Machine& machine = sandbox->machine(0);
+  machine.set_recycle_after(0);
+  auto code = Place(*sandbox, {AddImm(Reg::kX0, Reg::kX0, 1), a64::Ret()});
+  ASSERT_NE(code, nullptr);
+  ASSERT_EQ(Call(machine, code->rx_image()).kind, MachineStop::Kind::kReturned);
+  auto prepared = machine.PrepareCall(code->rx_image(), kArgs, guest::StackTop(0));
+  ASSERT_FALSE(prepared);
+  EXPECT_NE(prepared.message().find("unicorn: open: "), std::string::npos) << prepared.message();
 }
 
 }  // namespace
