@@ -15,6 +15,7 @@
 #include "isa/program.h"
 #include "jit/a64/aliases.h"
 #include "jit/a64/encoder.h"
+#include "jit/a64/label.h"
 #include "jit/a64/move_immediate.h"
 #include "jit/jit.h"
 #include "jit/registers.h"
@@ -63,28 +64,12 @@ struct JitContext {
   }
 };
 
-// A forward branch inside one lowering, resolved when its label is bound.
-// The branch word is emitted as a placeholder of the same size in every
-// pass, so sizes never depend on where a label lands.
-class Label {
- public:
-  enum class Kind : uint8_t { kCond, kCbz, kCbnz, kB };
-
-  void BranchFrom(JitContext& ctx, Kind kind, a64::Cond cond = a64::Cond::kAl,
-                  a64::Width width = a64::Width::kX, a64::Reg reg = a64::Reg::kZr);
-  void Bind(JitContext& ctx);
-
- private:
-  struct Pending {
-    uint32_t idx;
-    Kind kind;
-    a64::Cond cond;
-    a64::Width width;
-    a64::Reg reg;
-  };
-  std::array<Pending, 4> pending_{};
-  size_t count_ = 0;
-};
+// A branch inside one lowering to `label` (jit/a64/label.h): encoded when
+// the label is bound, else a placeholder that BindLabel() patches in the
+// writing pass.
+void EmitBranch(JitContext& ctx, a64::Label& label, const a64::BranchShape& shape);
+// Binds `label` to the next word.
+void BindLabel(JitContext& ctx, a64::Label& label);
 
 // rd = value, shortest MOVZ/MOVN/MOVK sequence (emit_a64_mov_i64).
 void EmitMovImm(JitContext& ctx, a64::Width width, a64::Reg rd, uint64_t value);

@@ -1,5 +1,4 @@
 // Prologue, epilogue, calls, constants and local labels.
-#include <cassert>
 
 #include "jit/frame.h"
 
@@ -29,7 +28,7 @@ uint32_t Pop(Reg a, Reg b) {  // ldp a, b, [sp], #16
 }  // namespace
 
 void EmitPrologue(JitContext& ctx) {
-  [[maybe_unused]] const uint32_t start = ctx.idx;
+  const uint32_t start = ctx.idx;
   ctx.Emit(a64::Mov(Width::kX, Reg::kX9, a64::kLr));  // mov x9, lr: the fentry patch site
   ctx.Emit(a64::Nop());                                // POKE_OFFSET
   ctx.Emit(Push(a64::kFp, a64::kLr));                  // frame record
@@ -42,7 +41,9 @@ void EmitPrologue(JitContext& ctx) {
   if (ctx.is_main) {
     // tail_call_cnt = 0; a tail call enters right after this.
     ctx.Emit(a64::MoveWideImmediate(a64::MoveWideOp::kMovz, Width::kX, kTailCallCount, 0, 0));
-    assert(ctx.idx - start == kPrologueOffsetWords);
+    // A tail call enters at PROLOGUE_OFFSET: a prologue of another length
+    // is refused by validation, in every build.
+    if (ctx.idx - start != kPrologueOffsetWords) ctx.Emit(a64::kBreakFault);
   }
   // The BPF stack.
   ctx.Emit(a64::AddSubImmediate(a64::AddSubOp::kSub, Width::kX, Reg::kSp, Reg::kSp, kBpfStackBytes));
@@ -105,30 +106,14 @@ void EmitCall(JitContext& ctx, uint64_t target) {
   ctx.Emit(a64::Blr(kTmp1));
 }
 
-void Label::BranchFrom(JitContext& ctx, Kind kind, a64::Cond cond, Width width, Reg reg) {
-  assert(count_ < pending_.size());
-  pending_[count_++] = {ctx.idx, kind, cond, width, reg};
-  ctx.Emit(a64::Nop());  // patched by Bind() in the writing pass
+void EmitBranch(JitContext& ctx, a64::Label& label, const a64::BranchShape& shape) {
+  ctx.Emit(label.BranchFrom(ctx.idx, shape));
 }
 
-void Label::Bind(JitContext& ctx) {
-  if (!ctx.writing()) return;
-  for (size_t i = 0; i < count_; ++i) {
-    const Pending& p = pending_[i];
-    const int64_t bytes = (static_cast<int64_t>(ctx.idx) - p.idx) * 4;
-    uint32_t word = a64::kBreakFault;
-    switch (p.kind) {
-      case Kind::kCond: word = a64::ConditionalBranchImmediate(p.cond, bytes); break;
-      case Kind::kCbz:
-        word = a64::CompareAndBranchImmediate(a64::CompareBranchOp::kCbz, p.width, p.reg, bytes);
-        break;
-      case Kind::kCbnz:
-        word = a64::CompareAndBranchImmediate(a64::CompareBranchOp::kCbnz, p.width, p.reg, bytes);
-        break;
-      case Kind::kB: word = a64::B(bytes); break;
-    }
-    ctx.image[p.idx] = word;
-  }
+void BindLabel(JitContext& ctx, a64::Label& label) {
+  label.Bind(ctx.idx, [&ctx](uint32_t idx, uint32_t word) {
+    if (ctx.writing()) ctx.image[idx] = word;
+  });
 }
 
 }  // namespace bpfdiff::jit

@@ -84,44 +84,44 @@ void EmitTailCall(JitContext& ctx) {
   const Reg array = Map(2);
   const Reg index = Map(3);
   const Reg prog = kTmp2;
-  Label out;
+  a64::Label out;
   EmitMovImm(ctx, Width::kX, kTmp1, ctx.env.map_max_entries_offset);
   ctx.Emit(a64::LoadStoreRegisterOffset(a64::LoadStoreOp::kLoad, a64::Size::k32, kTmp1, array, kTmp1));
   ctx.Emit(a64::Mov(Width::kW, index, index));  // the index is a u32
   ctx.Emit(a64::Cmp(Width::kW, index, kTmp1));
-  out.BranchFrom(ctx, Label::Kind::kCond, Cond::kHs);
+  EmitBranch(ctx, out, a64::BranchIf(Cond::kHs));
   EmitMovImm(ctx, Width::kX, kTmp1, ctx.options.bugs.tail_call_limit_34 ? 34 : 33);  // MAX_TAIL_CALL_CNT
   ctx.Emit(a64::Cmp(Width::kX, kTailCallCount, kTmp1));
-  out.BranchFrom(ctx, Label::Kind::kCond, Cond::kHs);
+  EmitBranch(ctx, out, a64::BranchIf(Cond::kHs));
   ctx.Emit(a64::AddSubImmediate(AddSubOp::kAdd, Width::kX, kTailCallCount, kTailCallCount, 1));
   EmitMovImm(ctx, Width::kX, kTmp1, ctx.env.map_ptrs_offset);
   ctx.Emit(a64::AddSubShiftedRegister(AddSubOp::kAdd, Width::kX, kTmp1, array, kTmp1));
   ctx.Emit(a64::LslImm(Width::kX, prog, index, 3));
   ctx.Emit(a64::LoadStoreRegisterOffset(a64::LoadStoreOp::kLoad, a64::Size::k64, prog, kTmp1, prog));
-  out.BranchFrom(ctx, Label::Kind::kCbz, Cond::kAl, Width::kX, prog);
+  EmitBranch(ctx, out, a64::BranchIfZero(Width::kX, prog));
   EmitMovImm(ctx, Width::kX, kTmp1, ctx.env.prog_bpf_func_offset);
   ctx.Emit(a64::LoadStoreRegisterOffset(a64::LoadStoreOp::kLoad, a64::Size::k64, kTmp1, prog, kTmp1));
   ctx.Emit(a64::AddSubImmediate(AddSubOp::kAdd, Width::kX, kTmp1, kTmp1,
                                 static_cast<uint32_t>(TailCallEntryOffset())));
   ctx.Emit(a64::AddSubImmediate(AddSubOp::kAdd, Width::kX, Reg::kSp, Reg::kSp, kBpfStackBytes));
   ctx.Emit(a64::Br(kTmp1));
-  out.Bind(ctx);
+  BindLabel(ctx, out);
 }
 
 // callx dst: dst holds a helper id. Out-of-range ids go to the harness's
 // bad-callx stub, which ends the run with a helper error.
 void EmitCallx(JitContext& ctx, Reg target) {
-  Label bad, done;
+  a64::Label bad, done;
   ctx.Emit(a64::CmpImm(Width::kX, target, static_cast<uint32_t>(ctx.env.max_helper_id)));
-  bad.BranchFrom(ctx, Label::Kind::kCond, Cond::kHi);
+  EmitBranch(ctx, bad, a64::BranchIf(Cond::kHi));
   EmitAddressMov(ctx, kTmp1, ctx.env.helper_base);
   ctx.Emit(a64::AddSubShiftedRegister(AddSubOp::kAdd, Width::kX, kTmp1, kTmp1, target,
                                       a64::Shift::kLsl, 3));
   ctx.Emit(a64::Blr(kTmp1));
-  done.BranchFrom(ctx, Label::Kind::kB);
-  bad.Bind(ctx);
+  EmitBranch(ctx, done, a64::BranchAlways());
+  BindLabel(ctx, bad);
   EmitCall(ctx, ctx.env.bad_callx_stub);
-  done.Bind(ctx);
+  BindLabel(ctx, done);
 }
 
 }  // namespace

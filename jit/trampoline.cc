@@ -8,6 +8,7 @@
 
 #include "jit/a64/aliases.h"
 #include "jit/a64/encoder.h"
+#include "jit/a64/label.h"
 #include "jit/a64/move_immediate.h"
 
 namespace bpfdiff::jit {
@@ -39,27 +40,6 @@ constexpr Reg kT2 = Reg::kX12;
 constexpr Reg kT3 = Reg::kX13;
 constexpr Reg kT4 = Reg::kX14;
 constexpr uint32_t kMissesOffset = 8;
-
-// A branch target inside the trampoline. Forward branches are emitted as a
-// placeholder and patched when the label is bound; branches to a bound label
-// are encoded at once.
-class Label {
- public:
-  enum class Kind : uint8_t { kB, kCond, kCbnz };
-  bool bound() const { return target_ >= 0; }
-
- private:
-  friend class Emitter;
-  struct Pending {
-    size_t idx;
-    Kind kind;
-    Cond cond;
-    Reg reg;
-  };
-  std::array<Pending, 4> pending_{};
-  size_t count_ = 0;
-  int64_t target_ = -1;
-};
 
 // Words and boundary labels. The label of the boundary before each word is
 // the state after the previous one: Emit() records `state_` and then clears
@@ -94,43 +74,20 @@ class Emitter {
     state_.status_reg = -1;
   }
 
-  void Branch(Label& label, Label::Kind kind, Cond cond = Cond::kAl, Reg reg = Reg::kZr) {
-    const size_t idx = code_.words.size();
-    if (label.bound()) {
-      Emit(Encode(kind, cond, reg, (label.target_ - static_cast<int64_t>(idx)) * 4));
-      return;
-    }
-    if (label.count_ == label.pending_.size()) {
-      Emit(a64::kBreakFault);  // more forward branches than a label holds: rejected below
-      return;
-    }
-    label.pending_[label.count_++] = {idx, kind, cond, reg};
-    Emit(a64::Nop());  // patched by Bind()
+  // A branch to `label` (jit/a64/label.h; a full label leaves kBreakFault,
+  // which EmitTrampoline rejects).
+  void Branch(a64::Label& label, const a64::BranchShape& shape) {
+    Emit(label.BranchFrom(static_cast<uint32_t>(code_.words.size()), shape));
   }
-  void Bind(Label& label) {
-    label.target_ = static_cast<int64_t>(code_.words.size());
-    for (size_t i = 0; i < label.count_; ++i) {
-      const auto& p = label.pending_[i];
-      code_.words[p.idx] =
-          Encode(p.kind, p.cond, p.reg, (label.target_ - static_cast<int64_t>(p.idx)) * 4);
-    }
-    label.count_ = 0;
+  void Bind(a64::Label& label) {
+    label.Bind(static_cast<uint32_t>(code_.words.size()),
+               [this](uint32_t idx, uint32_t word) { code_.words[idx] = word; });
   }
 
   size_t size() const { return code_.words.size(); }
   TrampolineCode Take() { return std::move(code_); }
 
  private:
-  static uint32_t Encode(Label::Kind kind, Cond cond, Reg reg, int64_t offset) {
-    switch (kind) {
-      case Label::Kind::kB: return a64::B(offset);
-      case Label::Kind::kCond: return a64::ConditionalBranchImmediate(cond, offset);
-      case Label::Kind::kCbnz:
-        return a64::CompareAndBranchImmediate(a64::CompareBranchOp::kCbnz, Width::kW, reg, offset);
-    }
-    return a64::kBreakFault;
-  }
-
   TrampolineCode code_;
   BoundaryLabel state_;
 };
@@ -222,7 +179,7 @@ void EmitAtomicAdd(Emitter& e, AtomicLowering lowering, Width width, Reg address
     return;
   }
   const Reg value = result == Reg::kZr ? kT1 : result;
-  Label loop;
+  a64::Label loop;
   e.Bind(loop);
   e.Emit(a64::Ldxr(size, value, address));
   e.AnchorNext(window);
@@ -230,7 +187,7 @@ void EmitAtomicAdd(Emitter& e, AtomicLowering lowering, Width width, Reg address
                      : SubImm(width, value, value, static_cast<uint32_t>(-addend)));
   e.Emit(a64::Stxr(size, kT2, value, address));
   e.AfterStoreExclusive(committed, kT2, before);
-  e.Branch(loop, Label::Kind::kCbnz, Cond::kAl, kT2);
+  e.Branch(loop, a64::BranchIfNonZero(Width::kW, kT2));
 }
 
 // The decision of the check-then-increment bug: w24 = (the state read now
@@ -245,7 +202,7 @@ void EmitEarlyCheck(Emitter& e, const TrampolineSpec& spec) {
   e.Emit(a64::Cset(Width::kW, kBugReg, Cond::kNe));
 }
 
-void EmitEnter(Emitter& e, const TrampolineSpec& spec, Label& miss) {
+void EmitEnter(Emitter& e, const TrampolineSpec& spec, a64::Label& miss) {
   const bool early = spec.bugs.check_then_increment;
   if (early) EmitEarlyCheck(e, spec);
   switch (spec.policy) {
@@ -256,7 +213,7 @@ void EmitEnter(Emitter& e, const TrampolineSpec& spec, Label& miss) {
       if (spec.atomics == AtomicLowering::kLse) e.Emit(AddImm(Width::kW, kT1, kT1, 1));  // old + 1
       if (!early) {
         e.Emit(a64::CmpImm(Width::kW, kT1, 1));
-        e.Branch(miss, Label::Kind::kCond, Cond::kNe);
+        e.Branch(miss, a64::BranchIf(Cond::kNe));
       }
       break;
     }
@@ -271,7 +228,7 @@ void EmitEnter(Emitter& e, const TrampolineSpec& spec, Label& miss) {
       if (!early) {
         e.Emit(a64::Uxtb(kT1, kT1));  // the u8 result
         e.Emit(a64::CmpImm(Width::kW, kT1, 1));
-        e.Branch(miss, Label::Kind::kCond, Cond::kNe);
+        e.Branch(miss, a64::BranchIf(Cond::kNe));
       }
       break;
     }
@@ -297,12 +254,12 @@ void EmitEnter(Emitter& e, const TrampolineSpec& spec, Label& miss) {
         e.Emit(a64::MoveImmediate(Width::kW, kT4, 1));
         e.Emit(a64::LslReg(Width::kW, kT4, kT4, kT3));
         e.Emit(a64::Cmp(Width::kW, kT2, kT4));
-        e.Branch(miss, Label::Kind::kCond, Cond::kNe);
+        e.Branch(miss, a64::BranchIf(Cond::kNe));
       }
       break;
     }
   }
-  if (early) e.Branch(miss, Label::Kind::kCbnz, Cond::kAl, kBugReg);
+  if (early) e.Branch(miss, a64::BranchIfNonZero(Width::kW, kBugReg));
 }
 
 void EmitExit(Emitter& e, const TrampolineSpec& spec) {
@@ -392,7 +349,7 @@ Result<TrampolineCode> EmitTrampoline(const TrampolineSpec& spec) {
     return Fail("trampoline: program entry 0x{:x} does not fit in 48 bits", spec.program_entry);
   }
   Emitter e;
-  Label miss, exit;
+  a64::Label miss, exit;
   EmitPrologue(e, spec);
   if (spec.policy != RecursionPolicy::kAtomic) EmitContextLevel(e, spec);
   EmitEnter(e, spec, miss);
@@ -405,7 +362,7 @@ Result<TrampolineCode> EmitTrampoline(const TrampolineSpec& spec) {
   e.After(Mark::kProgramReturned);
   e.Emit(a64::Mov(Width::kX, kCtx, Reg::kX0));
   e.Emit(a64::MoveImmediate(Width::kW, kRan, 1));
-  e.Branch(exit, Label::Kind::kB);
+  e.Branch(exit, a64::BranchAlways());
 
   // Miss path: misses++ (atomic, as local64_inc), return 0.
   e.StartBlock(Mark::kEntered);
