@@ -18,7 +18,7 @@ namespace {
 
 struct ConformanceArgs {
   std::vector<std::string> suites;
-  std::string engine = "interp";
+  std::string engine{EngineSpecs().front().name};  // the interpreter
   std::string cpu = "v4";
   std::vector<std::string> include_groups;
   std::string include, exclude;
@@ -84,7 +84,7 @@ void AddConformanceCommand(CLI::App& app, const Settings& settings, int& exit_co
   CLI::App* cmd = app.add_subcommand(
       "conformance", "Run directories of bpf_conformance .data files; prints PASS/FAIL/SKIP per test");
   cmd->add_option("--suite", args->suites, "Directory (or file) of .data tests; repeatable")->required();
-  cmd->add_option("--engine", args->engine, "interp, jit, jit-llsc, or all (compares outcomes too)")
+  cmd->add_option("--engine", args->engine, EngineChoices() + " (all compares outcomes too)")
       ->capture_default_str();
   cmd->add_option("--cpu", args->cpu, "Highest CPU version to test: v1, v2, v3, v4")->capture_default_str();
   cmd->add_option("--include-groups", args->include_groups,

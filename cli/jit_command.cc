@@ -7,6 +7,7 @@
 #include "cli/listing/jit_listing.h"
 #include "harness/conformance/case_file.h"
 #include "harness/diff/jit_engine.h"
+#include "harness/diff/engines.h"
 
 namespace bpfdiff::cli {
 namespace {
@@ -34,10 +35,9 @@ int Run(const JitArgs& args, const PlantedBugs& bugs) {
     return kExitFailed;
   }
   (*sandbox)->env().Install(*loaded);
-  jit::JitOptions options;
-  options.atomics = args.llsc ? jit::AtomicLowering::kLlSc : jit::AtomicLowering::kLse;
-  options.bugs = bugs.jit;  // a planted bug shows in the code it plants
-  JitEngine engine(**sandbox, options, "jit");
+  const EngineSpec& spec = JitEngineFor(args.llsc ? jit::AtomicLowering::kLlSc : jit::AtomicLowering::kLse);
+  // A planted bug shows in the code it plants.
+  JitEngine engine(**sandbox, jit::JitOptions{spec.atomics, bugs.jit}, std::string(spec.name));
   if (auto status = engine.Prepare(*loaded); !status) {
     fmt::print(stderr, "bpfdiff jit: {}: {}\n", args.file, status.message());
     return kExitFailed;

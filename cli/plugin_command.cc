@@ -14,7 +14,7 @@ namespace bpfdiff::cli {
 void AddPluginCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "plugin",
-      "Speak the bpf_conformance plugin protocol: [MEMORY_HEX] [--engine interp|jit|jit-llsc|all], "
+      "Speak the bpf_conformance plugin protocol: [MEMORY_HEX] [--engine E], "
       "program hex on stdin; options as bpfdiff_plugin --help lists them");
   // Every argument goes to the protocol's own parser, so that the
   // subcommand and bpfdiff_plugin accept and reject exactly the same ones.

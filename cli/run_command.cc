@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "harness/conformance/case_file.h"
 #include "harness/diff/differential.h"
+#include "harness/diff/engines.h"
 #include "harness/planted/planted_bugs.h"
 #include "isa/disassembler.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 struct RunArgs {
   std::string file;
-  std::string engine = "interp";
+  std::string engine{EngineSpecs().front().name};  // the interpreter
   bool quiet = false;
 };
 
@@ -80,7 +81,7 @@ void AddRunCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "Run a .data or assembly file and print the outcome");
   cmd->add_option("file", args->file, "A .data file or BPF assembly")->required();
-  cmd->add_option("--engine", args->engine, "interp, jit, jit-llsc or all")->capture_default_str();
+  cmd->add_option("--engine", args->engine, EngineChoices())->capture_default_str();
   cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings.bugs); });
 }
 

@@ -18,6 +18,7 @@
 #include "fuzz/diff/triage.h"
 #include "harness/conformance/export.h"
 #include "harness/diff/jit_engine.h"
+#include "harness/diff/engines.h"
 #include "isa/disassembler.h"
 #include "jit/a64/disasm/a64_disassembler.h"
 #include "support/files.h"
@@ -34,7 +35,9 @@ std::string CodeAround(DiffHarness& harness, const PlantedBugs& bugs, const Case
   auto disassembler = A64Disassembler::Create();
   if (!disassembler || !run.loaded) return "";
   jit::JitOptions options;
-  options.atomics = diverged.engine == "jit-llsc" ? jit::AtomicLowering::kLlSc : jit::AtomicLowering::kLse;
+  const EngineSpec* spec = FindEngine(diverged.engine);
+  if (spec == nullptr || spec->kind != EngineKind::kJit) return "";
+  options.atomics = spec->atomics;
   options.bugs = bugs.jit;
   JitEngine engine(harness.sandbox(), options, diverged.engine);
   harness.sandbox().env().Install(*run.loaded);

@@ -1,24 +1,15 @@
 #include "cli/plugin/plugin_args.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
-#include "harness/diff/differential.h"
+#include "harness/diff/engines.h"
 
 namespace bpfdiff {
 namespace {
 
-// Checked here, before stdin is read, with MakeEngines' own list.
-bool IsEngineName(std::string_view name) {
-  const auto names = EngineNames();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
+// Checked here, before stdin is read, against the one table of engines.
 Status SetEngine(PluginArgs& parsed, std::string_view name) {
-  if (!IsEngineName(name)) {
-    return Fail("unknown engine '{}' (interp, jit, jit-llsc or all)", name);
-  }
+  if (!IsEngineChoice(name)) return Fail("unknown engine '{}' ({})", name, EngineChoices());
   parsed.engine = name;
   return {};
 }
@@ -39,14 +30,14 @@ Result<PluginArgs> ParsePluginArgs(std::span<const std::string> args) {
     if (arg == "--engine") {
       ++i;
       skip_empty();
-      if (i >= args.size()) return Fail("--engine needs a value (interp, jit, jit-llsc or all)");
+      if (i >= args.size()) return Fail("--engine needs a value ({})", EngineChoices());
       if (auto set = SetEngine(parsed, args[i]); !set) return set.error();
     } else if (arg.starts_with("--engine=")) {
       if (auto set = SetEngine(parsed, std::string_view(arg).substr(9)); !set) return set.error();
     } else if (arg == "--interpret") {
-      parsed.engine = "interp";  // ubpf_plugin's spelling, so runner command lines carry over
+      parsed.engine = EngineSpecs().front().name;  // ubpf_plugin's spelling: the interpreter
     } else if (arg == "--jit") {
-      parsed.engine = "jit";  // likewise
+      parsed.engine = JitEngineFor(jit::AtomicLowering::kLse).name;  // ubpf_plugin's spelling: the JIT
     } else if (arg == "--elf") {
       return Fail("ELF input is not supported; run the runner without --elf");
     } else if (arg == "--help" || arg == "-h") {
@@ -54,7 +45,7 @@ Result<PluginArgs> ParsePluginArgs(std::span<const std::string> args) {
     } else if (!arg.starts_with("-")) {
       return Fail("unexpected argument '{}': the memory hex must be the first argument", arg);
     } else {
-      return Fail("unknown plugin option '{}' (--engine interp|jit|jit-llsc|all, --interpret, --jit)", arg);
+      return Fail("unknown plugin option '{}' (--engine {}, --interpret, --jit)", arg, EngineChoices());
     }
   }
   return parsed;
@@ -62,7 +53,7 @@ Result<PluginArgs> ParsePluginArgs(std::span<const std::string> args) {
 
 std::string PluginUsage(std::string_view program) {
   return fmt::format(
-      "usage: {} [MEMORY_HEX] [--engine interp|jit|jit-llsc|all] [--interpret] [--jit]\n"
+      "usage: {} [MEMORY_HEX] [--engine E] [--interpret] [--jit]\n"
       "\n"
       "The bpf_conformance plugin protocol, in bpf_conformance_runner's argument order.\n"
       "The program comes as hex bytes on stdin, the input memory as hex bytes in the\n"
@@ -70,11 +61,11 @@ std::string PluginUsage(std::string_view program) {
       "program the load step rejects, a divergence between engines) prints the message\n"
       "on stderr and exits 1; exits 2 on bad arguments or malformed hex.\n"
       "\n"
-      "  --engine E    interp, jit (LSE atomics), jit-llsc, or all (default: {}; runs all\n"
-      "                three and fails with the first divergence)\n"
+      "  --engine E    {} (default: {}; all runs every\n"
+      "                engine and fails with the first divergence)\n"
       "  --interpret   same as --engine interp (ubpf_plugin's option)\n"
       "  --jit         same as --engine jit (ubpf_plugin's option)\n",
-      program, kPluginDefaultEngine);
+      program, EngineChoices(), kPluginDefaultEngine);
 }
 
 }  // namespace bpfdiff

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "harness/diff/engines.h"
 #include "support/result.h"
 
 namespace bpfdiff {
@@ -23,7 +24,7 @@ namespace bpfdiff {
 // interpreter would hide a JIT bug behind a passing conformance run. Tests
 // pass on `all` exactly when every engine meets the expectation, so nothing
 // is lost against `interp` but time.
-inline constexpr std::string_view kPluginDefaultEngine = "all";
+inline constexpr std::string_view kPluginDefaultEngine = kAllEngines;
 
 struct PluginArgs {
   std::string memory_hex;  // empty: no input memory

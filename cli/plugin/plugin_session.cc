@@ -9,6 +9,7 @@
 #include "cli/plugin/plugin_args.h"
 #include "harness/conformance/case_file.h"
 #include "harness/diff/differential.h"
+#include "harness/diff/engines.h"
 #include "support/hex.h"
 
 namespace bpfdiff {

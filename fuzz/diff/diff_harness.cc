@@ -4,6 +4,7 @@
 
 #include "fuzz/generator/generator.h"
 #include "harness/conformance/export.h"
+#include "harness/diff/engines.h"
 #include "isa/disassembler.h"
 
 namespace bpfdiff::fuzz {
@@ -15,9 +16,9 @@ Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs
   auto sandbox = Sandbox::Create(options);
   if (!sandbox) return sandbox.error();
   harness->sandbox_ = std::move(sandbox).value();
-  auto engines = MakeEngines(*harness->sandbox_, "all", bugs.jit);
+  auto engines = MakeEngines(*harness->sandbox_, kAllEngines, bugs.jit);
   if (!engines) return engines.error();
-  // "all" puts the interpreter first: the reference, whose coverage counts.
+  // Every engine, the interpreter first: the reference, whose coverage counts.
   static_cast<InterpreterEngine&>(*engines->front()).set_coverage(&harness->executed_);
   harness->runner_ = std::make_unique<DifferentialRunner>(*harness->sandbox_, std::move(engines).value());
   return harness;

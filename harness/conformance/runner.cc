@@ -8,6 +8,7 @@
 
 #include "harness/conformance/case_file.h"
 #include "harness/diff/kernel_refusals.h"
+#include "harness/diff/engines.h"
 #include "isa/program.h"
 #include "support/files.h"
 

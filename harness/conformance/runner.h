@@ -13,6 +13,7 @@
 
 #include "harness/conformance/results.h"
 #include "harness/diff/differential.h"
+#include "harness/diff/engines.h"
 #include "harness/planted/planted_bugs.h"
 #include "isa/opcode_table.h"
 
@@ -24,7 +25,7 @@ enum class ConformanceListing : uint8_t { kEveryTest, kFailuresOnly };
 
 struct ConformanceOptions {
   std::vector<std::filesystem::path> suites;
-  std::string engine = "interp";  // interp, jit, jit-llsc, all
+  std::string engine{EngineSpecs().front().name};  // a name of harness/diff/engines.h, or all
   isa::CpuVersion cpu = isa::CpuVersion::kV4;
   uint32_t groups = isa::kGroupsDefault;
   std::optional<std::string> include;  // regex over file names

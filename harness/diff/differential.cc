@@ -4,8 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "harness/diff/interp_engine.h"
-#include "harness/diff/jit_engine.h"
 #include "harness/diff/kernel_refusals.h"
 
 namespace bpfdiff {
@@ -151,32 +149,6 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
     if (i != 0 && reference.outcome) run.verdict = CompareWithReference(case_run, reference, run);
   }
   return runs;
-}
-
-std::span<const std::string_view> EngineNames() {
-  static constexpr std::string_view kNames[] = {"interp", "jit", "jit-llsc", "all"};
-  return kNames;
-}
-
-Result<std::vector<std::unique_ptr<Engine>>> MakeEngines(Sandbox& sandbox, std::string_view which,
-                                                         const jit::JitBugs& bugs) {
-  std::vector<std::unique_ptr<Engine>> engines;
-  jit::JitOptions lse{jit::AtomicLowering::kLse, bugs};
-  jit::JitOptions llsc{jit::AtomicLowering::kLlSc, bugs};
-  if (which == "interp") {
-    engines.push_back(std::make_unique<InterpreterEngine>(sandbox));
-  } else if (which == "jit") {
-    engines.push_back(std::make_unique<JitEngine>(sandbox, lse, "jit"));
-  } else if (which == "jit-llsc") {
-    engines.push_back(std::make_unique<JitEngine>(sandbox, llsc, "jit-llsc"));
-  } else if (which == "all") {
-    engines.push_back(std::make_unique<InterpreterEngine>(sandbox));
-    engines.push_back(std::make_unique<JitEngine>(sandbox, lse, "jit"));
-    engines.push_back(std::make_unique<JitEngine>(sandbox, llsc, "jit-llsc"));
-  } else {
-    return Fail("unknown engine '{}' (interp, jit, jit-llsc or all)", which);
-  }
-  return engines;
 }
 
 }  // namespace bpfdiff

@@ -93,12 +93,4 @@ class DifferentialRunner {
   std::vector<std::unique_ptr<Engine>> engines_;
 };
 
-// What MakeEngines accepts: "interp", "jit", "jit-llsc", "all".
-std::span<const std::string_view> EngineNames();
-
-// The engines by name: "interp", "jit" (LSE atomics), "jit-llsc", or "all"
-// (all three, interp first). Error for an unknown name.
-Result<std::vector<std::unique_ptr<Engine>>> MakeEngines(Sandbox& sandbox, std::string_view which,
-                                                         const jit::JitBugs& bugs = {});
-
 }  // namespace bpfdiff

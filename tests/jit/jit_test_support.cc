@@ -6,6 +6,7 @@
 
 #include "fuzz/generator/generator.h"
 #include "harness/diff/differential.h"
+#include "harness/diff/engines.h"
 #include "isa/assembler.h"
 #include "jit/a64/disasm/a64_disassembler.h"
 #include "jit/registers.h"

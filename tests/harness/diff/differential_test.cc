@@ -10,6 +10,7 @@
 
 #include "harness/conformance/case_file.h"
 #include "harness/diff/differential.h"
+#include "harness/diff/engines.h"
 #include "harness/diff/kernel_refusals.h"
 #include "harness/planted/planted_bugs.h"
 #include "oracle/helpers.h"
