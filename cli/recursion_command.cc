@@ -105,7 +105,7 @@ int Listing(const RecursionArgs& args, Policy policy, const jit::TrampolineBugs&
     return kExitFailed;
   }
   jit::TrampolineSpec spec;
-  spec.policy = ToJitPolicy(policy);
+  spec.policy = policy;
   spec.atomics = args.llsc ? jit::AtomicLowering::kLlSc : jit::AtomicLowering::kLse;
   spec.program_entry = guest::kPackBase + 0x1000;  // where a program might be
   spec.preempt_count_offset = static_cast<uint32_t>(guest::kPreemptCountOffset);
@@ -121,10 +121,10 @@ int Listing(const RecursionArgs& args, Policy policy, const jit::TrampolineBugs&
   fmt::print("       word      instruction                        boundary before it\n");
   for (size_t i = 0; i < code->words.size(); ++i) {
     const auto& label = code->labels[i];
-    std::string where(jit::TrampolineMarkName(label.mark));
+    std::string where(PointName(label.mark));
     if (label.status_reg >= 0) {
       where = fmt::format("{} if w{} == 0, else {}", where, label.status_reg,
-                          jit::TrampolineMarkName(label.mark_if_failed));
+                          PointName(label.mark_if_failed));
     }
     switch (label.anchor) {
       case jit::TrampolineAnchor::kEnterWindow: where += "  <- enter window (until loaded)"; break;

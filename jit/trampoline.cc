@@ -24,7 +24,12 @@ using a64::PairOp;
 using a64::Reg;
 using a64::Size;
 using a64::Width;
-using Mark = TrampolineMark;
+using Mark = recursion::Point;
+using recursion::Policy;
+using recursion::kHardirqMask;
+using recursion::kNmiMask;
+using recursion::kSoftirqMask;
+using recursion::kSoftirqOffset;
 using Anchor = TrampolineAnchor;
 
 // Register roles (trampoline.h).
@@ -193,7 +198,7 @@ void EmitAtomicAdd(Emitter& e, AtomicLowering lowering, Width width, Reg address
 // The decision of the check-then-increment bug: w24 = (the state read now
 // is not free), before the increment.
 void EmitEarlyCheck(Emitter& e, const TrampolineSpec& spec) {
-  if (spec.policy == RecursionPolicy::kPerContext) {
+  if (spec.policy == Policy::kPerContext) {
     e.Emit(LoadByte(kT1, kState, kRctx));
   } else {
     e.Emit(LoadW(kT1, kState, 0));  // the int counter, or all four bytes
@@ -206,7 +211,7 @@ void EmitEnter(Emitter& e, const TrampolineSpec& spec, a64::Label& miss) {
   const bool early = spec.bugs.check_then_increment;
   if (early) EmitEarlyCheck(e, spec);
   switch (spec.policy) {
-    case RecursionPolicy::kAtomic: {
+    case Policy::kAtomic: {
       // this_cpu_inc_return(*active) != 1
       EmitAtomicAdd(e, spec.atomics, Width::kW, kState, 1, kT1, Mark::kStart, Mark::kEntered,
                     Anchor::kEnterWindow);
@@ -217,7 +222,7 @@ void EmitEnter(Emitter& e, const TrampolineSpec& spec, a64::Label& miss) {
       }
       break;
     }
-    case RecursionPolicy::kPerContext: {
+    case Policy::kPerContext: {
       // ++active[rctx] != 1, a plain load / add / store
       e.Emit(LoadByte(kT1, kState, kRctx));
       e.After(Mark::kActiveLoaded);
@@ -232,7 +237,7 @@ void EmitEnter(Emitter& e, const TrampolineSpec& spec, a64::Label& miss) {
       }
       break;
     }
-    case RecursionPolicy::kLanded: {
+    case Policy::kLanded: {
       // preempt_disable(); active[rctx]++; v = *(u32 *)active; preempt_enable();
       // v != 1 << (rctx * 8) is a miss
       EmitPreemptCountAdd(e, spec, true, Mark::kPreemptDisableLoaded, Mark::kPreemptDisabled);
@@ -265,12 +270,12 @@ void EmitEnter(Emitter& e, const TrampolineSpec& spec, a64::Label& miss) {
 void EmitExit(Emitter& e, const TrampolineSpec& spec) {
   const Reg byte = spec.bugs.exit_wrong_context ? kBugReg : kRctx;
   switch (spec.policy) {
-    case RecursionPolicy::kAtomic:
+    case Policy::kAtomic:
       // this_cpu_dec(*active)
       EmitAtomicAdd(e, spec.atomics, Width::kW, kState, -1, Reg::kZr, Mark::kExitBegin,
                     Mark::kExited, Anchor::kExitWindow);
       break;
-    case RecursionPolicy::kPerContext:
+    case Policy::kPerContext:
       e.Emit(LoadByte(kT1, kState, byte));
       e.After(Mark::kExitLoaded);
       e.AnchorNext(Anchor::kExitWindow);
@@ -278,7 +283,7 @@ void EmitExit(Emitter& e, const TrampolineSpec& spec) {
       e.Emit(StoreByte(kT1, kState, byte));
       e.After(Mark::kExited);
       break;
-    case RecursionPolicy::kLanded:
+    case Policy::kLanded:
       EmitPreemptCountAdd(e, spec, true, Mark::kExitPreemptDisableLoaded, Mark::kExitPreemptDisabled);
       e.Emit(LoadByte(kT1, kState, byte));
       e.After(Mark::kExitLoaded);
@@ -304,38 +309,6 @@ void EmitEpilogue(Emitter& e) {
 
 }  // namespace
 
-std::string_view RecursionPolicyName(RecursionPolicy policy) {
-  switch (policy) {
-    case RecursionPolicy::kAtomic: return "atomic";
-    case RecursionPolicy::kPerContext: return "percontext";
-    case RecursionPolicy::kLanded: return "landed";
-  }
-  return "?";
-}
-
-std::string_view TrampolineMarkName(TrampolineMark mark) {
-  switch (mark) {
-    case Mark::kStart: return "start";
-    case Mark::kPreemptDisableLoaded: return "preempt-disable-loaded";
-    case Mark::kPreemptDisabled: return "preempt-disabled";
-    case Mark::kActiveLoaded: return "active-loaded";
-    case Mark::kActiveStored: return "active-stored";
-    case Mark::kChecked: return "checked";
-    case Mark::kPreemptEnableLoaded: return "preempt-enable-loaded";
-    case Mark::kEntered: return "entered";
-    case Mark::kProgramReturned: return "program-returned";
-    case Mark::kMissCounted: return "miss-counted";
-    case Mark::kExitBegin: return "exit-begin";
-    case Mark::kExitPreemptDisableLoaded: return "exit-preempt-disable-loaded";
-    case Mark::kExitPreemptDisabled: return "exit-preempt-disabled";
-    case Mark::kExitLoaded: return "exit-loaded";
-    case Mark::kExitStored: return "exit-stored";
-    case Mark::kExitPreemptEnableLoaded: return "exit-preempt-enable-loaded";
-    case Mark::kExited: return "exited";
-  }
-  return "?";
-}
-
 Result<TrampolineCode> EmitTrampoline(const TrampolineSpec& spec) {
   if (spec.state_offset > 0xfff || spec.preempt_count_offset % 4 != 0 ||
       spec.preempt_count_offset > 0x3ffc) {
@@ -351,7 +324,7 @@ Result<TrampolineCode> EmitTrampoline(const TrampolineSpec& spec) {
   Emitter e;
   a64::Label miss, exit;
   EmitPrologue(e, spec);
-  if (spec.policy != RecursionPolicy::kAtomic) EmitContextLevel(e, spec);
+  if (spec.policy != Policy::kAtomic) EmitContextLevel(e, spec);
   EmitEnter(e, spec, miss);
 
   // Run path: x0 = ctx; blr program; keep its r0.

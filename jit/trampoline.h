@@ -22,7 +22,7 @@
 // between the load and the store of a non-atomic increment, inside an LL/SC
 // loop, inside the program. To let a model follow it, every instruction
 // boundary carries a label naming how far the invocation has got (the
-// TrampolineMark after the last instruction with an effect).
+// recursion::Point after the last instruction with an effect).
 //
 // Calling convention (a plain function): x0 = the program's context
 // argument; returns x0 = the program's r0 (0 on a miss) and x1 = 1 if the
@@ -50,12 +50,10 @@
 
 #include "jit/jit.h"
 #include "jit/prog_pack.h"
+#include "kernel/recursion.h"
 #include "support/result.h"
 
 namespace bpfdiff::jit {
-
-enum class RecursionPolicy : uint8_t { kAtomic, kPerContext, kLanded };
-std::string_view RecursionPolicyName(RecursionPolicy policy);  // "atomic", ...
 
 // Bugs the emitter can be told to have, for negative controls (the registry
 // in harness/planted/ is the only way to switch one on outside tests).
@@ -73,7 +71,7 @@ struct TrampolineBugs {
 };
 
 struct TrampolineSpec {
-  RecursionPolicy policy = RecursionPolicy::kAtomic;
+  recursion::Policy policy = recursion::Policy::kAtomic;
   AtomicLowering atomics = AtomicLowering::kLse;  // the atomic counter, the misses counter
   uint64_t program_entry = 0;        // RX address of the attached program's image
   uint32_t preempt_count_offset = 0; // from the per-CPU base: u32 preempt_count
@@ -81,28 +79,9 @@ struct TrampolineSpec {
   TrampolineBugs bugs;
 };
 
-// How far an invocation has got, at an instruction boundary of the
-// trampoline. Each mark names the last effect that has completed.
-enum class TrampolineMark : uint8_t {
-  kStart,                     // nothing yet (also: an LL/SC loop not yet committed)
-  kPreemptDisableLoaded,      // landed enter: preempt_count loaded, not stored
-  kPreemptDisabled,           //   preempt_count + 1 stored
-  kActiveLoaded,              // non-atomic enter: the counter byte loaded, not stored
-  kActiveStored,              // landed: the byte stored, the u32 not yet read
-  kChecked,                   // landed: the u32 read; the decision is made
-  kPreemptEnableLoaded,       // landed enter: preempt_count loaded for preempt_enable()
-  kEntered,                   // the enter path is complete; the decision is made
-  kProgramReturned,           // run path: the program has returned
-  kMissCounted,               // miss path: misses + 1 committed
-  kExitBegin,                 // the exit path starts (run and miss paths join)
-  kExitPreemptDisableLoaded,  // landed exit: as on the enter side
-  kExitPreemptDisabled,
-  kExitLoaded,                // non-atomic exit: the byte loaded, not stored
-  kExitStored,                // landed: the byte stored, preempt_enable() to come
-  kExitPreemptEnableLoaded,
-  kExited,                    // the exit update is complete; the rest returns
-};
-std::string_view TrampolineMarkName(TrampolineMark mark);
+// Every instruction boundary is labelled with the recursion::Point
+// (kernel/recursion.h) after the last instruction with an effect: the same
+// values the model's path is made of.
 
 // Positions a schedule can name without counting instructions: where an
 // interrupt or a task switch hits the window of an update.
@@ -116,12 +95,12 @@ enum class TrampolineAnchor : uint8_t {
 
 // The label of the boundary before one instruction word.
 struct BoundaryLabel {
-  TrampolineMark mark = TrampolineMark::kStart;
+  recursion::Point mark = recursion::Point::kStart;
   // A store-exclusive just before this boundary: `mark` holds if the W
   // register `status_reg` is 0 (the store committed), else `mark_if_failed`
   // (the loop will retry). -1: no condition.
   int8_t status_reg = -1;
-  TrampolineMark mark_if_failed = TrampolineMark::kStart;
+  recursion::Point mark_if_failed = recursion::Point::kStart;
   TrampolineAnchor anchor = TrampolineAnchor::kNone;
 };
 
@@ -156,12 +135,5 @@ class InstalledTrampoline {
 
 Result<std::unique_ptr<InstalledTrampoline>> InstallTrampoline(ProgPack& pack, TrampolineCode code);
 void ReleaseTrampoline(ProgPack& pack, std::unique_ptr<InstalledTrampoline> trampoline);
-
-// include/linux/preempt.h, as interrupt_context_level() reads them.
-inline constexpr uint32_t kPreemptOffset = 0x1;
-inline constexpr uint32_t kSoftirqOffset = 0x100;
-inline constexpr uint32_t kSoftirqMask = 0xff00;
-inline constexpr uint32_t kHardirqMask = 0xf0000;
-inline constexpr uint32_t kNmiMask = 0xf00000;
 
 }  // namespace bpfdiff::jit

@@ -38,52 +38,10 @@
 #include <string_view>
 #include <vector>
 
+#include "kernel/recursion.h"
 #include "support/result.h"
 
 namespace bpfdiff::recursion {
-
-enum class Policy : uint8_t { kAtomic, kPerContext, kLanded };
-inline constexpr Policy kPolicies[] = {Policy::kAtomic, Policy::kPerContext, Policy::kLanded};
-std::string_view PolicyName(Policy policy);
-std::optional<Policy> ParsePolicy(std::string_view name);
-
-// preempt_count bits (include/linux/preempt.h).
-inline constexpr uint32_t kPreemptOffset = 0x1;
-inline constexpr uint32_t kPreemptMask = 0xff;
-inline constexpr uint32_t kSoftirqOffset = 0x100;          // serving a softirq
-inline constexpr uint32_t kSoftirqDisableOffset = 0x200;   // local_bh_disable()
-inline constexpr uint32_t kSoftirqMask = 0xff00;
-inline constexpr uint32_t kHardirqOffset = 0x10000;
-inline constexpr uint32_t kHardirqMask = 0xf0000;
-inline constexpr uint32_t kNmiOffset = 0x100000;
-inline constexpr uint32_t kNmiMask = 0xf00000;
-
-// 0 normal (task), 1 serving softirq, 2 hardirq, 3 NMI.
-int InterruptContextLevel(uint32_t preempt_count);
-std::string_view LevelName(int level);  // "task", "softirq", "hardirq", "nmi"
-
-enum class Point : uint8_t {
-  kStart,
-  kPreemptDisableLoaded,
-  kPreemptDisabled,
-  kActiveLoaded,
-  kActiveStored,
-  kChecked,
-  kPreemptEnableLoaded,
-  kEntered,
-  kInProgram,
-  kProgramReturned,
-  kMissCounted,
-  kExitBegin,
-  kExitPreemptDisableLoaded,
-  kExitPreemptDisabled,
-  kExitLoaded,
-  kExitStored,
-  kExitPreemptEnableLoaded,
-  kExited,
-  kDone,
-};
-std::string_view PointName(Point point);
 
 enum class Decision : uint8_t { kUndecided, kRun, kMiss };
 std::string_view DecisionName(Decision decision);

@@ -15,7 +15,6 @@
 namespace bpfdiff::recursion {
 namespace {
 
-using Mark = jit::TrampolineMark;
 
 constexpr int kMaxNesting = 24;  // frames per CPU: far more than any correct schedule needs
 constexpr uint64_t kInterpreterBudget = 1'000'000;
@@ -236,11 +235,11 @@ class Runner final : private ExecutionObserver {
     const InvocationRecord& r = record(rec);
     const jit::InstalledTrampoline& t = *trampolines_[static_cast<size_t>(r.program)];
     if (const jit::BoundaryLabel* label = t.LabelAt(pc)) {
-      Mark mark = label->mark;
+      Point mark = label->mark;
       if (label->status_reg >= 0 && static_cast<uint32_t>(m.ReadX(label->status_reg)) != 0) {
         mark = label->mark_if_failed;
       }
-      return ToPoint(mark);
+      return mark;
     }
     if (InProgram(r, pc)) return Point::kInProgram;
     Report(Finding::Kind::kHarness, rec,
@@ -817,38 +816,6 @@ std::string ConfigName(const RunConfig& config) {
                      config.lowering == jit::AtomicLowering::kLse ? "lse" : "llsc");
 }
 
-jit::RecursionPolicy ToJitPolicy(Policy policy) {
-  switch (policy) {
-    case Policy::kAtomic: return jit::RecursionPolicy::kAtomic;
-    case Policy::kPerContext: return jit::RecursionPolicy::kPerContext;
-    case Policy::kLanded: return jit::RecursionPolicy::kLanded;
-  }
-  return jit::RecursionPolicy::kAtomic;
-}
-
-Point ToPoint(jit::TrampolineMark mark) {
-  switch (mark) {
-    case Mark::kStart: return Point::kStart;
-    case Mark::kPreemptDisableLoaded: return Point::kPreemptDisableLoaded;
-    case Mark::kPreemptDisabled: return Point::kPreemptDisabled;
-    case Mark::kActiveLoaded: return Point::kActiveLoaded;
-    case Mark::kActiveStored: return Point::kActiveStored;
-    case Mark::kChecked: return Point::kChecked;
-    case Mark::kPreemptEnableLoaded: return Point::kPreemptEnableLoaded;
-    case Mark::kEntered: return Point::kEntered;
-    case Mark::kProgramReturned: return Point::kProgramReturned;
-    case Mark::kMissCounted: return Point::kMissCounted;
-    case Mark::kExitBegin: return Point::kExitBegin;
-    case Mark::kExitPreemptDisableLoaded: return Point::kExitPreemptDisableLoaded;
-    case Mark::kExitPreemptDisabled: return Point::kExitPreemptDisabled;
-    case Mark::kExitLoaded: return Point::kExitLoaded;
-    case Mark::kExitStored: return Point::kExitStored;
-    case Mark::kExitPreemptEnableLoaded: return Point::kExitPreemptEnableLoaded;
-    case Mark::kExited: return Point::kExited;
-  }
-  return Point::kStart;
-}
-
 std::string_view FindingKindName(Finding::Kind kind) {
   switch (kind) {
     case Finding::Kind::kModel: return "code/model";
@@ -927,7 +894,7 @@ Result<const jit::InstalledTrampoline*> ProgramCache::Trampoline(Entry& entry, i
   auto& slot = entry.trampolines[key];
   if (!slot) {
     jit::TrampolineSpec spec;
-    spec.policy = ToJitPolicy(config.policy);
+    spec.policy = config.policy;
     spec.atomics = config.lowering;
     spec.program_entry = entry.compiled.entry();
     spec.preempt_count_offset = static_cast<uint32_t>(guest::kPreemptCountOffset);

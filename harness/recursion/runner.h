@@ -58,8 +58,6 @@ struct RunConfig {
   uint64_t max_steps = 2'000'000;  // arm64 instructions per schedule
 };
 std::string ConfigName(const RunConfig& config);  // "landed/lse"
-jit::RecursionPolicy ToJitPolicy(Policy policy);
-Point ToPoint(jit::TrampolineMark mark);
 
 struct InvocationRecord {
   std::string id;      // structural: "A.1", "hardirq3.1", "A.1/t1"

@@ -33,7 +33,7 @@ std::string Name(const Variant& v) {
 
 jit::TrampolineCode Emit(const Variant& v, jit::TrampolineBugs bugs = {}) {
   jit::TrampolineSpec spec;
-  spec.policy = ToJitPolicy(v.policy);
+  spec.policy = v.policy;
   spec.atomics = v.lowering;
   spec.program_entry = 0x10001000;
   spec.preempt_count_offset = 0;
@@ -117,7 +117,7 @@ TEST(recursionTrampoline, TheEnterWindowSitsBetweenTheLoadAndTheStore) {
     for (size_t i = 0; i < code.labels.size(); ++i) {
       if (code.labels[i].anchor != TrampolineAnchor::kEnterWindow) continue;
       EXPECT_EQ(text[i - 1], "ldrb w11, [x22, x21]");
-      EXPECT_EQ(code.labels[i].mark, jit::TrampolineMark::kActiveLoaded);
+      EXPECT_EQ(code.labels[i].mark, Point::kActiveLoaded);
       EXPECT_EQ(text[i + 1], "strb w11, [x22, x21]");
     }
   }
