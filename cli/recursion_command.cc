@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "harness/recursion/equivalence.h"
+#include "harness/recursion/compare_report.h"
 #include "harness/recursion/percpu_layout.h"
 #include "harness/recursion/runner.h"
 #include "harness/recursion/timeline.h"
@@ -153,13 +153,13 @@ int Run(const RecursionArgs& args, const jit::TrampolineBugs& bugs) {
   options.schedules = args.schedules;
   options.seed = args.seed;
   options.bugs = bugs;
-  auto report = CompareReport(options);
-  if (!report) {
-    fmt::print(stderr, "bpfdiff recursion: {}\n", report.message());
+  auto comparison = ComparePolicies(options);
+  if (!comparison) {
+    fmt::print(stderr, "bpfdiff recursion: {}\n", comparison.message());
     return kExitFailed;
   }
-  fmt::print("{}", report->text);
-  return report->ok ? kExitOk : kExitFailed;
+  fmt::print("{}", FormatPolicyComparison(*comparison));
+  return comparison->ok() ? kExitOk : kExitFailed;
 }
 
 }  // namespace

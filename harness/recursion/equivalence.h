@@ -1,5 +1,5 @@
-// Comparing the policies on the same schedules, and the report of
-// `bpfdiff recursion --compare`.
+// Comparing the policies on the same schedules: the claims, checked per
+// schedule (the report of `bpfdiff recursion --compare` is compare_report.h).
 //
 // Claims checked (docs/recursion.md says why each should hold):
 //  - On interrupt-only, policy-independent schedules, landed and atomic make
@@ -56,22 +56,5 @@ struct AtomicsRow {
 };
 Result<std::vector<AtomicsRow>> CountAtomicsPerTrigger(const jit::TrampolineBugs& bugs = {});
 std::string FormatAtomicsTable(const std::vector<AtomicsRow>& rows);
-
-struct CompareOptions {
-  size_t schedules = 1000;
-  uint64_t seed = 1;
-  jit::TrampolineBugs bugs;
-};
-struct CompareReportResult {
-  std::string text;
-  bool ok = true;  // every claim held, no finding
-};
-Result<CompareReportResult> CompareReport(const CompareOptions& options);
-
-// The lost-update schedule of the report (task preemption between the load
-// and the store of percontext's increment), without the search.
-Schedule LostUpdateSchedule();
-// The percontext nested-run schedule of the report, without the search.
-Schedule NestedRunSchedule();
 
 }  // namespace bpfdiff::recursion

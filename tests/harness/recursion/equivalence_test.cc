@@ -1,7 +1,7 @@
 // The equivalence claims on the report's schedules and on random ones.
 #include <gtest/gtest.h>
 
-#include "harness/recursion/equivalence.h"
+#include "harness/recursion/compare_report.h"
 #include "harness/recursion/schedule_generator.h"
 #include "tests/harness/recursion/recursion_test_support.h"
 
@@ -92,6 +92,33 @@ TEST(recursionEquivalence, GeneratorIsDeterministicAndValid) {
     ASSERT_TRUE(reparsed) << reparsed.message();
     EXPECT_EQ(*reparsed, x);
   }
+}
+
+// The compare report is data first: without a bug every claim holds and
+// the text says so; with a planted bug the comparison is not ok and the
+// formatter names each problem.
+TEST(recursionCompareReport, HoldsWithoutABugAndSaysWhatBrokeWithOne) {
+  CompareOptions options;
+  options.schedules = 10;
+  auto clean = ComparePolicies(options);
+  ASSERT_TRUE(clean) << clean.message();
+  EXPECT_TRUE(clean->ok());
+  EXPECT_EQ(clean->random.clean, 10u);
+  ASSERT_TRUE(clean->nested.schedule);
+  ASSERT_TRUE(clean->lost_update.schedule);
+  EXPECT_EQ(clean->lost_update.percontext_both, "A.1 and B.1");
+  EXPECT_EQ(clean->atomics.size(), 6u);
+  const std::string text = FormatPolicyComparison(*clean);
+  EXPECT_NE(text.find("All claims hold."), std::string::npos) << text;
+  EXPECT_EQ(text.find("PROBLEM"), std::string::npos) << text;
+
+  options.bugs.exit_wrong_context = true;
+  auto broken = ComparePolicies(options);
+  ASSERT_TRUE(broken) << broken.message();
+  EXPECT_FALSE(broken->ok());
+  const std::string broken_text = FormatPolicyComparison(*broken);
+  EXPECT_NE(broken_text.find("  PROBLEM: "), std::string::npos) << broken_text;
+  EXPECT_NE(broken_text.find("SOME CLAIMS DO NOT HOLD"), std::string::npos) << broken_text;
 }
 
 }  // namespace
