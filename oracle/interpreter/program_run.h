@@ -1,0 +1,102 @@
+// One run of one program by the interpreter: the registers, the local-call
+// frames, the tail-call count and the outcome being built (internal to
+// oracle/interpreter.cc).
+//
+// The instruction classes are split as jit/ splits them: alu.h and jump.h
+// hold the pure semantics; memory.h (loads, stores, atomics, legacy packet
+// loads) and calls.h (local and helper calls, exit, tail calls) the member
+// functions that touch guest memory or control flow. The hot paths (ALU,
+// jumps, loads and stores) are inlined into the dispatch loop (Execute);
+// calls, atomics and faults stay out of line, so that the loop stays small.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "isa/insn.h"
+#include "oracle/environment.h"
+#include "oracle/interpreter.h"
+#include "oracle/load.h"
+#include "oracle/outcome.h"
+
+namespace bpfdiff::interp {
+
+// What an instruction did to the run: go on at `next`, or the run ended
+// (its outcome is complete). Eight bytes, returned in a register: the loop
+// keeps pc in a register instead of passing it around by reference.
+enum class Flow : uint8_t {
+  kNext,
+  kNewProgram,  // a tail call: the code is another program's
+  kEnded,
+};
+struct StepResult {
+  uint32_t next;
+  Flow flow;
+};
+constexpr StepResult Next(uint32_t pc) { return {pc, Flow::kNext}; }
+inline constexpr StepResult kEnded{0, Flow::kEnded};
+
+class ProgramRun {
+ public:
+  ProgramRun(GuestEnvironment& env, const LoadedCase& loaded, const InterpreterOptions& options, size_t index,
+             const std::array<uint64_t, 5>& args);
+
+  // Fetch, decode, execute until the program ends.
+  Outcome Execute();
+
+ private:
+  // One local-call frame: where to return and the caller's registers.
+  struct Frame {
+    uint32_t return_pc;
+    uint64_t saved[10];  // r0..r9 of the caller (r0 is replaced by the callee's)
+  };
+
+  // The instruction at `pc`. pc is the loop's local, not a member, so that
+  // it stays in a register.
+  StepResult Step(const isa::Insn& insn, uint32_t pc);
+  StepResult Jump(const isa::Insn& insn, uint64_t dst, uint64_t src, uint32_t pc);
+  StepResult OtherJump(const isa::Insn& insn, uint64_t dst, uint32_t pc);
+
+  // memory.h
+  StepResult Load(const isa::Insn& insn, uint64_t& dst, uint64_t src, uint32_t pc);
+  StepResult Store(const isa::Insn& insn, uint64_t dst, uint64_t src, uint32_t pc);
+  StepResult AtomicUpdate(const isa::Insn& insn, uint64_t dst, uint64_t src, uint32_t pc);
+  StepResult LegacyPacketLoad(const isa::Insn& insn, uint64_t src, uint32_t pc);
+  // Whether [address, address + size) on the stack lies outside every BPF
+  // frame (bytes the engines lay out differently by design).
+  bool OutsideFrames(uint64_t address, uint64_t size) const;
+
+  // calls.h
+  StepResult LocalCall(const isa::Insn& insn, uint32_t pc);
+  StepResult HelperCall(const isa::Insn& insn, uint64_t dst, uint32_t pc);
+  StepResult Exit();
+  StepResult TailCall(uint32_t pc);
+
+  // Ending the run.
+  StepResult Finish(EndKind end, uint64_t r0, std::string message = {});
+  StepResult EndWithFault(const FaultInfo& info);
+  // An access that faults: reported at its first inaccessible byte, as a CPU does.
+  StepResult Fault(uint32_t pc, uint64_t address, uint64_t size, AccessKind kind);
+
+  GuestEnvironment& env_;
+  GuestMemory& memory_;
+  const LoadedCase& loaded_;
+  const InterpreterOptions& options_;
+  HelperContext helpers_;
+  Outcome outcome_;
+  // The stack bytes a program may see: the BPF frames of every call depth.
+  uint64_t deepest_frame_ = 0, stack_top_ = 0;
+  bool outside_ = false;  // the program touched stack bytes outside its frames
+
+  uint64_t r_[isa::kNumRegs] = {};
+  Frame frames_[isa::kMaxCallDepth];
+  int depth_ = 0;
+  int tail_call_count_ = 0;
+  size_t program_index_;
+  const isa::Insn* code_;
+  uint8_t* executed_;
+
+};
+
+}  // namespace bpfdiff::interp
