@@ -314,7 +314,8 @@ Result<uint32_t> ParseU32(std::string_view text, size_t line, std::string_view w
   return static_cast<uint32_t>(*value);
 }
 
-Result<MapSpec> ParseMap(const Section& section) {
+// `-- map FD TYPE key=K value=V entries=N`: the declaration line.
+Result<MapSpec> ParseMapDeclaration(const Section& section) {
   const size_t line = section.line;
   const std::vector<std::string_view> words = SplitSpaces(section.args);
   if (words.size() < 2) return AtLine(line, fmt::format("a map is declared '{}'", kMapSyntax));
@@ -366,19 +367,11 @@ Result<MapSpec> ParseMap(const Section& section) {
     }
   }
   if (map.max_entries == 0) return AtLine(line, "a map needs at least one entry (entries=0)");
+  return map;
+}
 
-  if (map.type != MapType::kProgArray) {
-    auto bytes = ParseHexSection(section);
-    if (!bytes) return bytes.error();
-    const uint64_t capacity = uint64_t{map.value_size} * map.max_entries;
-    if (bytes->size() > capacity) {
-      return AtLine(line, fmt::format("the map has {} bytes of initial values, more than its {} "
-                                      "(value={} x entries={})",
-                                      bytes->size(), capacity, map.value_size, map.max_entries));
-    }
-    map.initial_values = std::move(*bytes);
-    return map;
-  }
+// The body of a prog_array: program numbers, -1 for an empty entry.
+Status ParseProgArrayEntries(const Section& section, MapSpec& map) {
   for (const Line& body : section.body) {
     for (std::string_view word : SplitSpaces(body.code)) {
       auto literal = ParseLiteral(word);
@@ -396,6 +389,27 @@ Result<MapSpec> ParseMap(const Section& section) {
       map.programs.push_back(literal->negative ? -1 : static_cast<int32_t>(literal->magnitude));
     }
   }
+  return {};
+}
+
+// A `-- map` section: the declaration, then the initial values (hex bytes)
+// of an array or hash, or the entries of a prog_array.
+Result<MapSpec> ParseMap(const Section& section) {
+  auto map = ParseMapDeclaration(section);
+  if (!map) return map;
+  if (map->type == MapType::kProgArray) {
+    if (auto entries = ParseProgArrayEntries(section, *map); !entries) return entries.error();
+    return map;
+  }
+  auto bytes = ParseHexSection(section);
+  if (!bytes) return bytes.error();
+  const uint64_t capacity = uint64_t{map->value_size} * map->max_entries;
+  if (bytes->size() > capacity) {
+    return AtLine(section.line, fmt::format("the map has {} bytes of initial values, more than its {} "
+                                            "(value={} x entries={})",
+                                            bytes->size(), capacity, map->value_size, map->max_entries));
+  }
+  map->initial_values = std::move(*bytes);
   return map;
 }
 

@@ -81,11 +81,10 @@ const MapSpec* FindMap(std::span<const MapSpec> maps, int32_t fd) {
   return nullptr;
 }
 
-Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> maps) {
-  const size_t n = insns.size();
-  if (n == 0) return Fail("the program is empty");
-  if (n > kMaxSlots) return Fail("the program has {} slots, more than the limit of {}", n, kMaxSlots);
+namespace {
 
+// Map declarations on their own: unique fds, entries, key and value sizes.
+Status CheckMaps(std::span<const MapSpec> maps) {
   for (size_t i = 0; i < maps.size(); ++i) {
     const MapSpec& map = maps[i];
     for (size_t j = 0; j < i; ++j) {
@@ -99,58 +98,69 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> ma
       return Fail("array map {} must have 4-byte keys", map.fd);
     }
   }
+  return {};
+}
 
-  // Pass 1: forms, fields, lddw pairs, call targets.
-  std::vector<SlotInfo> slots(n);
-  std::vector<uint32_t> starts = {0};  // sorted and made unique after pass 1
+// Why a slot that Classify() names no form is wrong.
+Error Unclassified(size_t pc, const Insn& insn) {
+  if (!IsKnownOpcode(insn.opcode)) return At(pc, nullptr, fmt::format("unknown opcode 0x{:02x}", insn.opcode));
+  if (insn.opcode == kOpCall) {
+    return At(pc, nullptr, fmt::format("unsupported call kind src={} (0 = helper, 1 = local)", insn.src));
+  }
+  if (insn.opcode == kOpLddw) {
+    return At(pc, nullptr, fmt::format("unsupported lddw source {} (0 = imm64, 1 = map fd, 2 = map value)", insn.src));
+  }
+  return At(pc, nullptr,
+            fmt::format("opcode 0x{:02x} with offset {} and imm {} names no instruction", insn.opcode, insn.offset,
+                        insn.imm));
+}
+
+// An lddw at `pc`: its second slot, and the map it names.
+Status CheckWideSlot(std::span<const Insn> insns, size_t pc, const Form& form, std::span<const MapSpec> maps) {
+  const Insn& insn = insns[pc];
+  if (pc + 1 >= insns.size()) return At(pc, &form, "truncated: the second slot is missing");
+  const Insn& next = insns[pc + 1];
+  if (next.opcode != 0 || next.dst != 0 || next.src != 0 || next.offset != 0) {
+    return At(pc + 1, nullptr, "second slot of lddw must have opcode, registers and offset 0");
+  }
+  // As the kernel (resolve_pseudo_ldimm64): a map fd load has nothing in
+  // the second slot; only imm64 and map value loads use its imm.
+  if (form.shape == Shape::kLddwMapFd && next.imm != 0) {
+    return At(pc + 1, nullptr, fmt::format("second slot of lddw map_fd must have imm 0, not {}", next.imm));
+  }
+  if (form.shape != Shape::kLddwMapFd && form.shape != Shape::kLddwMapValue) return {};
+  const MapSpec* map = FindMap(maps, insn.imm);
+  if (map == nullptr) return At(pc, &form, fmt::format("map fd {} is not declared", insn.imm));
+  if (form.shape != Shape::kLddwMapValue) return {};
+  if (map->type == MapType::kProgArray) {
+    return At(pc, &form, fmt::format("map {} is a prog_array and has no values", insn.imm));
+  }
+  const uint64_t limit = uint64_t{map->value_size} * map->max_entries;
+  if (static_cast<uint32_t>(next.imm) >= limit) {
+    return At(pc, &form, fmt::format("offset {} is outside map {}'s {} value bytes", static_cast<uint32_t>(next.imm),
+                                     insn.imm, limit));
+  }
+  return {};
+}
+
+// Pass 1: the form of every slot, its fields, lddw pairs, and the
+// subprogram starts (slot 0 and every local call's target), sorted.
+Status ClassifySlots(std::span<const Insn> insns, std::span<const MapSpec> maps, std::vector<SlotInfo>& slots,
+                     std::vector<uint32_t>& starts) {
+  const size_t n = insns.size();
+  slots.assign(n, SlotInfo{});
+  starts = {0};
   for (size_t pc = 0; pc < n; ++pc) {
     const Insn& insn = insns[pc];
     if (slots[pc].second_slot) continue;
     auto id = Classify(insn);
-    if (!id) {
-      if (!IsKnownOpcode(insn.opcode)) {
-        return At(pc, nullptr, fmt::format("unknown opcode 0x{:02x}", insn.opcode));
-      }
-      if (insn.opcode == kOpCall) {
-        return At(pc, nullptr, fmt::format("unsupported call kind src={} (0 = helper, 1 = local)", insn.src));
-      }
-      if (insn.opcode == kOpLddw) {
-        return At(pc, nullptr, fmt::format("unsupported lddw source {} (0 = imm64, 1 = map fd, 2 = map value)", insn.src));
-      }
-      return At(pc, nullptr,
-                fmt::format("opcode 0x{:02x} with offset {} and imm {} names no instruction",
-                            insn.opcode, insn.offset, insn.imm));
-    }
+    if (!id) return Unclassified(pc, insn);
     const Form& form = FormById(*id);
     slots[pc] = {*id, false};
-    if (auto status = CheckFields(pc, insn, form); !status) return status.error();
+    if (auto status = CheckFields(pc, insn, form); !status) return status;
     if (form.is_wide()) {
-      if (pc + 1 >= n) return At(pc, &form, "truncated: the second slot is missing");
-      const Insn& next = insns[pc + 1];
-      if (next.opcode != 0 || next.dst != 0 || next.src != 0 || next.offset != 0) {
-        return At(pc + 1, nullptr, "second slot of lddw must have opcode, registers and offset 0");
-      }
-      // As the kernel (resolve_pseudo_ldimm64): a map fd load has nothing in
-      // the second slot; only imm64 and map value loads use its imm.
-      if (form.shape == Shape::kLddwMapFd && next.imm != 0) {
-        return At(pc + 1, nullptr,
-                  fmt::format("second slot of lddw map_fd must have imm 0, not {}", next.imm));
-      }
+      if (auto status = CheckWideSlot(insns, pc, form, maps); !status) return status;
       slots[pc + 1] = {*id, true};
-      if (form.shape == Shape::kLddwMapFd || form.shape == Shape::kLddwMapValue) {
-        const MapSpec* map = FindMap(maps, insn.imm);
-        if (map == nullptr) return At(pc, &form, fmt::format("map fd {} is not declared", insn.imm));
-        if (form.shape == Shape::kLddwMapValue) {
-          if (map->type == MapType::kProgArray) {
-            return At(pc, &form, fmt::format("map {} is a prog_array and has no values", insn.imm));
-          }
-          const uint64_t limit = uint64_t{map->value_size} * map->max_entries;
-          if (static_cast<uint32_t>(next.imm) >= limit) {
-            return At(pc, &form, fmt::format("offset {} is outside map {}'s {} value bytes",
-                                             static_cast<uint32_t>(next.imm), insn.imm, limit));
-          }
-        }
-      }
     }
     if (form.shape == Shape::kCallLocal) {
       const int64_t target = BranchTarget(insn, form.shape, pc);
@@ -160,35 +170,41 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> ma
       starts.push_back(static_cast<uint32_t>(target));
     }
   }
-
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
-  Program program{std::move(insns), std::move(starts), std::move(slots)};
+  return {};
+}
 
-  // Pass 2: jump targets and subprogram ends.
+// Pass 2: every jump lands on a first slot inside its own subprogram.
+Status CheckJumpTargets(const Program& program) {
+  const size_t n = program.insns.size();
   for (size_t pc = 0; pc < n; ++pc) {
     const Insn& insn = program.insns[pc];
     // Only the jump classes branch (and call).
     const uint8_t cls = ClassOf(insn.opcode);
     if ((cls != kClassJmp && cls != kClassJmp32) || program.slots[pc].second_slot) continue;
     const Form& form = FormById(program.slots[pc].form);
-    if (IsBranchShape(form.shape)) {
-      const int64_t target = BranchTarget(insn, form.shape, pc);
-      if (target < 0 || target >= static_cast<int64_t>(n)) {
-        return At(pc, &form, fmt::format("jump target {} is outside the program ({} slots)", target, n));
-      }
-      if (program.slots[static_cast<size_t>(target)].second_slot) {
-        return At(pc, &form, fmt::format("jump target {} is the second slot of an lddw", target));
-      }
-      if (IsJumpShape(form.shape) &&
-          program.SubprogramOf(static_cast<uint32_t>(target)) != program.SubprogramOf(static_cast<uint32_t>(pc))) {
-        return At(pc, &form, fmt::format("jump target {} is in another subprogram", target));
-      }
+    if (!IsBranchShape(form.shape)) continue;
+    const int64_t target = BranchTarget(insn, form.shape, pc);
+    if (target < 0 || target >= static_cast<int64_t>(n)) {
+      return At(pc, &form, fmt::format("jump target {} is outside the program ({} slots)", target, n));
+    }
+    if (program.slots[static_cast<size_t>(target)].second_slot) {
+      return At(pc, &form, fmt::format("jump target {} is the second slot of an lddw", target));
+    }
+    if (IsJumpShape(form.shape) &&
+        program.SubprogramOf(static_cast<uint32_t>(target)) != program.SubprogramOf(static_cast<uint32_t>(pc))) {
+      return At(pc, &form, fmt::format("jump target {} is in another subprogram", target));
     }
   }
+  return {};
+}
+
+// Every subprogram ends in exit or an unconditional jump (control cannot
+// run off its end).
+Status CheckSubprogramEnds(const Program& program) {
   for (size_t sub = 0; sub < program.subprogram_starts.size(); ++sub) {
-    const uint32_t end = program.SubprogramEnd(sub);
-    const uint32_t last = end - 1;
+    const uint32_t last = program.SubprogramEnd(sub) - 1;
     if (program.slots[last].second_slot) {
       return At(last, nullptr, "the last instruction of a subprogram must be exit or a jump, not lddw");
     }
@@ -201,6 +217,22 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> ma
                     : fmt::format("subprogram {} must end in exit or an unconditional jump", sub));
     }
   }
+  return {};
+}
+
+}  // namespace
+
+Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> maps) {
+  const size_t n = insns.size();
+  if (n == 0) return Fail("the program is empty");
+  if (n > kMaxSlots) return Fail("the program has {} slots, more than the limit of {}", n, kMaxSlots);
+  if (auto status = CheckMaps(maps); !status) return status.error();
+  std::vector<SlotInfo> slots;
+  std::vector<uint32_t> starts;
+  if (auto status = ClassifySlots(insns, maps, slots, starts); !status) return status.error();
+  Program program{std::move(insns), std::move(starts), std::move(slots)};
+  if (auto status = CheckJumpTargets(program); !status) return status.error();
+  if (auto status = CheckSubprogramEnds(program); !status) return status.error();
   return program;
 }
 

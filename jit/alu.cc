@@ -44,6 +44,9 @@ void EmitByteSwap(JitContext& ctx, Width w, Reg dst, int32_t bits) {
 
 }  // namespace
 
+// Long because it is the ALU part of the kernel's build_insn: one case per
+// BPF ALU form, each a few lines, so the lowering of every form reads in
+// one place against bpf_jit_comp.c.
 Status EmitAlu(JitContext& ctx, uint32_t, const isa::Insn& insn) {
   const bool is64 = isa::ClassOf(insn.opcode) == isa::kClassAlu64;
   const Width w = is64 ? Width::kX : Width::kW;

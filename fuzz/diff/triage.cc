@@ -78,45 +78,64 @@ std::optional<DivergenceSignature> SignatureOf(const CaseRun& run) {
   return DivergenceSignature{diverged->engine, field.substr(0, field.find(' '))};
 }
 
-Result<MinimizeResult> Minimize(DiffHarness& harness, const CaseSource& source) {
-  MinimizeResult result;
-  result.slots_before = CountSlots(source);
-  const auto target = SignatureOf(harness.RunCase(source));
-  ++result.runs;
-  if (!target) return Fail("the case does not diverge; there is nothing to minimize");
+namespace {
 
-  CaseSource best = source;
-  auto still_diverges = [&](const CaseSource& candidate) {
-    ++result.runs;
-    const CaseRun run = harness.RunCase(candidate);
+// Shrinks a case in passes, keeping each change only while the case still
+// loads and diverges with the same signature.
+class Minimizer {
+ public:
+  Minimizer(DiffHarness& harness, CaseSource source, DivergenceSignature target, int& runs)
+      : harness_(harness), best_(std::move(source)), target_(std::move(target)), runs_(runs) {}
+
+  CaseSource Run() {
+    for (bool changed = true; changed;) {
+      changed = DropLaterPrograms();
+      changed |= DropSlots();
+      changed |= DropMaps();
+      changed |= SimplifyImmediates();
+    }
+    ShrinkMemory();
+    return std::move(best_);
+  }
+
+ private:
+  bool StillDiverges(const CaseSource& candidate) {
+    ++runs_;
+    const CaseRun run = harness_.RunCase(candidate);
     if (run.load_error) return false;
     const auto signature = SignatureOf(run);
-    return signature && *signature == *target;
-  };
+    return signature && *signature == target_;
+  }
+  bool Keep(CaseSource candidate) {
+    if (!StillDiverges(candidate)) return false;
+    best_ = std::move(candidate);
+    return true;
+  }
 
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    // Later programs (tail-call targets) and their prog_array entries.
-    for (size_t p = best.programs.size(); p-- > 1;) {
-      CaseSource candidate = best;
+  // Later programs (tail-call targets), and their prog_array entries.
+  bool DropLaterPrograms() {
+    bool changed = false;
+    for (size_t p = best_.programs.size(); p-- > 1;) {
+      CaseSource candidate = best_;
       candidate.programs.resize(p);
       for (auto& map : candidate.maps) {
         for (auto& entry : map.programs) entry = entry >= static_cast<int32_t>(p) ? -1 : entry;
       }
-      if (still_diverges(candidate)) {
-        best = std::move(candidate);
-        changed = true;
-      }
+      changed |= Keep(std::move(candidate));
     }
-    // Instructions, in chunks that halve down to one slot.
-    for (size_t p = 0; p < best.programs.size(); ++p) {
-      for (size_t chunk = std::max<size_t>(best.programs[p].size() / 2, 1); chunk >= 1; chunk /= 2) {
-        for (size_t from = 0; from + chunk <= best.programs[p].size();) {
-          CaseSource candidate = best;
-          candidate.programs[p] = RemoveSlots(best.programs[p], from, chunk);
-          if (!candidate.programs[p].empty() && still_diverges(candidate)) {
-            best = std::move(candidate);
+    return changed;
+  }
+
+  // Instructions, in chunks that halve down to one slot (jumps and calls
+  // across a removed chunk are retargeted).
+  bool DropSlots() {
+    bool changed = false;
+    for (size_t p = 0; p < best_.programs.size(); ++p) {
+      for (size_t chunk = std::max<size_t>(best_.programs[p].size() / 2, 1);; chunk /= 2) {
+        for (size_t from = 0; from + chunk <= best_.programs[p].size();) {
+          CaseSource candidate = best_;
+          candidate.programs[p] = RemoveSlots(best_.programs[p], from, chunk);
+          if (!candidate.programs[p].empty() && Keep(std::move(candidate))) {
             changed = true;
           } else {
             from += chunk;
@@ -125,41 +144,66 @@ Result<MinimizeResult> Minimize(DiffHarness& harness, const CaseSource& source) 
         if (chunk == 1) break;
       }
     }
-    // Maps no instruction needs any more.
-    for (size_t m = best.maps.size(); m-- > 0;) {
-      CaseSource candidate = best;
+    return changed;
+  }
+
+  // Maps no instruction needs any more.
+  bool DropMaps() {
+    bool changed = false;
+    for (size_t m = best_.maps.size(); m-- > 0;) {
+      CaseSource candidate = best_;
       candidate.maps.erase(candidate.maps.begin() + static_cast<ptrdiff_t>(m));
-      if (still_diverges(candidate)) {
-        best = std::move(candidate);
-        changed = true;
-      }
+      changed |= Keep(std::move(candidate));
     }
-    // Simpler immediates: 0, then 1.
-    for (size_t p = 0; p < best.programs.size(); ++p) {
-      for (size_t i = 0; i < best.programs[p].size(); ++i) {
-        const bool second = i > 0 && best.programs[p][i - 1].opcode == isa::kOpLddw;
-        if (second || BranchShape(best.programs[p][i]) || best.programs[p][i].imm == 0) continue;
+    return changed;
+  }
+
+  // Simpler immediates: 0, then 1 (not for branches, whose imm is a
+  // distance, nor an lddw's second slot).
+  bool SimplifyImmediates() {
+    bool changed = false;
+    for (size_t p = 0; p < best_.programs.size(); ++p) {
+      for (size_t i = 0; i < best_.programs[p].size(); ++i) {
+        const bool second = i > 0 && best_.programs[p][i - 1].opcode == isa::kOpLddw;
+        if (second || BranchShape(best_.programs[p][i]) || best_.programs[p][i].imm == 0) continue;
         for (int32_t simpler : {0, 1}) {
-          if (best.programs[p][i].imm == simpler) break;
-          CaseSource candidate = best;
+          if (best_.programs[p][i].imm == simpler) break;
+          CaseSource candidate = best_;
           candidate.programs[p][i].imm = simpler;
-          if (still_diverges(candidate)) {
-            best = std::move(candidate);
+          if (Keep(std::move(candidate))) {
             changed = true;
             break;
           }
         }
       }
     }
+    return changed;
   }
-  // Less input memory.
-  while (!best.memory.empty()) {
-    CaseSource candidate = best;
-    candidate.memory.resize(best.memory.size() / 2);
-    if (!still_diverges(candidate)) break;
-    best = std::move(candidate);
+
+  // Less input memory, halving while the divergence stays.
+  void ShrinkMemory() {
+    while (!best_.memory.empty()) {
+      CaseSource candidate = best_;
+      candidate.memory.resize(best_.memory.size() / 2);
+      if (!Keep(std::move(candidate))) break;
+    }
   }
-  result.source = std::move(best);
+
+  DiffHarness& harness_;
+  CaseSource best_;
+  DivergenceSignature target_;
+  int& runs_;
+};
+
+}  // namespace
+
+Result<MinimizeResult> Minimize(DiffHarness& harness, const CaseSource& source) {
+  MinimizeResult result;
+  result.slots_before = CountSlots(source);
+  const auto target = SignatureOf(harness.RunCase(source));
+  ++result.runs;
+  if (!target) return Fail("the case does not diverge; there is nothing to minimize");
+  result.source = Minimizer(harness, source, *target, result.runs).Run();
   result.slots_after = CountSlots(result.source);
   return result;
 }

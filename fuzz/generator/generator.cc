@@ -35,27 +35,10 @@ std::optional<CaseSource> DecodeRaw(std::span<const uint8_t> input) {
   return source;
 }
 
-}  // namespace
-
-std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
-  if (input.size() < 2 || !IsFormatVersion(input[0])) return std::nullopt;
-  if (input[1] == kModeRaw) return DecodeRaw(input);
-
-  RecordReader records(input);
-  DataStream data(records.HeaderWord(6));
-  CaseSource source;
-  CaseLayout layout;
-  if (input[0] >= 2) {
-    layout.observe_registers = true;
-    layout.frame_low = -static_cast<int32_t>(isa::kStackSize) + kObservedRegistersBytes;
-    layout.legacy_packet_access = false;
-    layout.interesting_addresses = kInterestingAddresses;
-  }
-  layout.context_length = records.HeaderByte(5) % 129;
-  source.memory = data.Bytes(layout.context_length);
-  source.options.inline_kptr_xchg = records.HeaderByte(14) & 1;
-
-  // Maps.
+// The maps the header asks for (bits of byte 3, tail-call targets in byte
+// 4), array values drawn from `data`, each recorded in the layout the
+// builders aim their accesses at.
+void DecodeMaps(const RecordReader& records, DataStream& data, CaseSource& source, CaseLayout& layout) {
   const uint8_t map_bits = records.HeaderByte(3);
   const uint32_t value_size = kValueSizes[(map_bits >> 3) & 3];
   auto add_map = [&](int32_t fd, isa::MapType type, uint32_t key, uint32_t value, uint32_t entries) {
@@ -81,9 +64,12 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
                                 static_cast<uint8_t>(source.maps.size())};
     source.maps.push_back(std::move(prog_array));
   }
+}
 
-  // The main program: function 0 and its subprograms. Callees are built
-  // first so that the main entry knows which of them nobody calls.
+// The main program: function 0 and its subprograms (byte 2), laid out one
+// after another with local calls resolved. Callees are built first so that
+// the main entry knows which of them nobody calls.
+std::vector<isa::Insn> BuildMainProgram(RecordReader& records, DataStream& data, CaseLayout& layout) {
   const size_t functions = 1 + records.HeaderByte(2) % 4;
   layout.signatures.resize(functions);
   for (size_t f = 1; f < functions; ++f) {
@@ -109,7 +95,6 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
   builders[0].set_uncalled(uncalled);
   builders[0].Build(records);
 
-  // Lay the functions out one after another and resolve local calls.
   std::vector<isa::Insn> program;
   std::vector<size_t> starts;
   for (auto& builder : builders) {
@@ -122,10 +107,32 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
       program[at].imm = static_cast<int32_t>(static_cast<int64_t>(starts[callee]) - static_cast<int64_t>(at) - 1);
     }
   }
-  source.programs.push_back(std::move(program));
+  return program;
+}
 
+}  // namespace
+
+std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
+  if (input.size() < 2 || !IsFormatVersion(input[0])) return std::nullopt;
+  if (input[1] == kModeRaw) return DecodeRaw(input);
+
+  RecordReader records(input);
+  DataStream data(records.HeaderWord(6));
+  CaseSource source;
+  CaseLayout layout;
+  if (input[0] >= 2) {
+    layout.observe_registers = true;
+    layout.frame_low = -static_cast<int32_t>(isa::kStackSize) + kObservedRegistersBytes;
+    layout.legacy_packet_access = false;
+    layout.interesting_addresses = kInterestingAddresses;
+  }
+  layout.context_length = records.HeaderByte(5) % 129;
+  source.memory = data.Bytes(layout.context_length);
+  source.options.inline_kptr_xchg = records.HeaderByte(14) & 1;
+  DecodeMaps(records, data, source, layout);
+  source.programs.push_back(BuildMainProgram(records, data, layout));
   // Tail-call targets: one function each.
-  for (size_t t = 0; t < targets; ++t) {
+  for (size_t t = 0; t < records.HeaderByte(4) % 4; ++t) {
     FunctionBuilder target(layout, FunctionBuilder::Role::kTailTarget, 0, 1);
     target.Build(records);
     source.programs.push_back(std::move(target.code()));

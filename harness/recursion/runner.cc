@@ -653,6 +653,8 @@ void Runner::SwitchOut(int cpu, Context& task) {
   c.current = nullptr;
 }
 
+// Long because it is one case per schedule event kind (task, interrupt,
+// switch, until, steps, finish), each the few steps that kind takes.
 void Runner::Apply(const Event& e) {
   const int cpu = e.cpu;
   switch (e.kind) {
