@@ -134,10 +134,8 @@ Status EmitLlSc(JitContext& ctx, const isa::Insn& insn, Size size, Width w, Reg 
   }
 }
 
-}  // namespace
-
-Status EmitAtomic(JitContext& ctx, uint32_t, const isa::Insn& insn) {
-  const bool is64 = isa::SizeOf(insn.opcode) == isa::kSizeDW;
+// The lowering of one atomic in the configured flavour (LSE or LL/SC).
+Status EmitAtomicBody(JitContext& ctx, const isa::Insn& insn, bool is64) {
   const Size size = is64 ? Size::k64 : Size::k32;
   const Width w = is64 ? Width::kX : Width::kW;
   if (ctx.options.atomics == AtomicLowering::kLse) {
@@ -150,6 +148,26 @@ Status EmitAtomic(JitContext& ctx, uint32_t, const isa::Insn& insn) {
   const Reg address = EmitAddress(ctx, Map(insn.dst), insn.offset,
                                   ctx.options.bugs.llsc_address_overwritten ? Reg::kZr : overwritten);
   return EmitLlSc(ctx, insn, size, w, address);
+}
+
+}  // namespace
+
+Status EmitAtomic(JitContext& ctx, uint32_t, const isa::Insn& original) {
+  const JitBugs& bugs = ctx.options.bugs;
+  isa::Insn insn = original;
+  // PLANTED BUG: xchg dispatched as a fetch-add.
+  if (bugs.xchg_as_fetch_add && insn.imm == isa::kAtomicXchg) insn.imm = isa::kAtomicAdd | isa::kAtomicFetch;
+  const bool is64 = isa::SizeOf(insn.opcode) == isa::kSizeDW;
+  if (is64 || insn.imm != isa::kAtomicCmpXchg || !bugs.cmpxchg32_r0_upper_kept) {
+    return EmitAtomicBody(ctx, insn, is64);
+  }
+  // PLANTED BUG: after a 32-bit cmpxchg, r0 keeps its upper half; the old
+  // value goes into its low half only (bfxil into a copy of r0).
+  ctx.Emit(a64::Mov(Width::kX, kAux, Map(0)));
+  if (auto status = EmitAtomicBody(ctx, insn, is64); !status) return status;
+  ctx.Emit(a64::Bitfield(a64::BitfieldOp::kBfm, Width::kX, kAux, Map(0), 0, 31));
+  ctx.Emit(a64::Mov(Width::kX, Map(0), kAux));
+  return {};
 }
 
 }  // namespace bpfdiff::jit

@@ -82,6 +82,11 @@ void EmitAddSubImm(JitContext& ctx, a64::AddSubOp op, a64::Width width, a64::Reg
 // the size never depends on the address (emit_addr_mov_i64 for our layout,
 // whose addresses fit in 48 bits).
 void EmitAddressMov(JitContext& ctx, a64::Reg rd, uint64_t address);
+// The logical-immediate word for rd = rn OP value (kBreakFault when value
+// is not a bitmask immediate), as and/orr/eor/tst share it; with the
+// planted logical_imm32_all_ones bug, the reserved encoding for a 32-bit -1.
+uint32_t LogicalImmediateWord(const JitContext& ctx, a64::LogicalImmOp op, a64::Width width, a64::Reg rd,
+                              a64::Reg rn, uint64_t value);
 // blr to an absolute address through kTmp1.
 void EmitCall(JitContext& ctx, uint64_t target);
 
@@ -96,7 +101,8 @@ Status EmitLoadStore(JitContext& ctx, uint32_t slot, const isa::Insn& insn);
 Status EmitAtomic(JitContext& ctx, uint32_t slot, const isa::Insn& insn);
 
 // Records an exception-table entry for the load just emitted (the word at
-// idx - 1) whose destination is `dst` (add_exception_handler).
-Status AddExceptionHandler(JitContext& ctx, uint32_t slot, a64::Reg dst);
+// idx - 1) whose destination is `dst` and address register `base`
+// (add_exception_handler).
+Status AddExceptionHandler(JitContext& ctx, uint32_t slot, a64::Reg dst, a64::Reg base);
 
 }  // namespace bpfdiff::jit

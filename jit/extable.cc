@@ -27,7 +27,7 @@ constexpr uint32_t kFixupOffsetMask = (1u << 27) - 1;
 
 }  // namespace
 
-Status AddExceptionHandler(JitContext& ctx, uint32_t slot, a64::Reg dst) {
+Status AddExceptionHandler(JitContext& ctx, uint32_t slot, a64::Reg dst, a64::Reg base) {
   if (!ctx.writing()) {
     ++ctx.exentry_idx;  // the sizing pass only counts
     return {};
@@ -38,7 +38,8 @@ Status AddExceptionHandler(JitContext& ctx, uint32_t slot, a64::Reg dst) {
   // mix-up the review of the arm64 prog pack series caught): every entry
   // then points kRwAliasDistance before its load.
   const uint64_t image = ctx.options.bugs.extable_against_rw ? ctx.ro_image - kRwAliasDistance : ctx.ro_image;
-  const uint64_t pc = image + (uint64_t{ctx.idx} - 1) * 4;
+  // The planted extable_insn_after_load bug points the entry one word on.
+  const uint64_t pc = image + (uint64_t{ctx.idx} - (ctx.options.bugs.extable_insn_after_load ? 0 : 1)) * 4;
   const uint64_t insn_field = ctx.ro_extable + entry_offset;
   const uint64_t fixup_field = insn_field + 4;
   const int64_t insn_offset = static_cast<int64_t>(pc) - static_cast<int64_t>(insn_field);
@@ -49,7 +50,9 @@ Status AddExceptionHandler(JitContext& ctx, uint32_t slot, a64::Reg dst) {
   }
   ExtableEntry entry;
   entry.insn = static_cast<int32_t>(insn_offset);
-  entry.fixup = static_cast<int32_t>(static_cast<uint32_t>(dst) << kFixupRegShift |
+  // The planted extable_fixup_base_register bug names the base register.
+  const a64::Reg zeroed = ctx.options.bugs.extable_fixup_base_register ? base : dst;
+  entry.fixup = static_cast<int32_t>(static_cast<uint32_t>(zeroed) << kFixupRegShift |
                                      static_cast<uint32_t>(fixup_offset));
   entry.type = kExTypeBpf;
   entry.data = 0;

@@ -37,7 +37,8 @@ void EmitPrologue(JitContext& ctx) {
   ctx.Emit(Push(Map(8), Map(9)));
   ctx.Emit(Push(kFramePointer, kTailCallCount));
   ctx.Emit(Push(Reg::kX27, Reg::kX28));
-  ctx.Emit(a64::MovSp(Width::kX, kFramePointer, Reg::kSp));  // r10 = sp
+  // r10 = sp (a planted bug forgets it in subprograms: r10 stays the caller's)
+  if (ctx.is_main || !ctx.options.bugs.subprogram_fp_unset) ctx.Emit(a64::MovSp(Width::kX, kFramePointer, Reg::kSp));
   if (ctx.is_main) {
     // tail_call_cnt = 0; a tail call enters right after this.
     ctx.Emit(a64::MoveWideImmediate(a64::MoveWideOp::kMovz, Width::kX, kTailCallCount, 0, 0));

@@ -43,6 +43,36 @@ struct JitBugs {
   // the pattern of the kernel's emit_ll_sc_atomic with off == 0.
   bool llsc_address_overwritten = false;
   bool tail_call_limit_34 = false;   // MAX_TAIL_CALL_CNT compared as 34: one tail call too many
+
+  // ALU and encodings (alu.cc).
+  bool bswap32_no_zext = false;          // ALU64 bswap32 as REV32 Xd: the upper word stays, swapped
+  bool logical_imm32_all_ones = false;   // 32-bit and/or/xor/jset with -1 get the reserved encoding
+  bool sdiv32_sign_extended = false;     // 32-bit sdiv/smod results sign-extended to 64 bits
+  bool divmod_imm1_skipped = false;      // div and mod by the constant 1 emit nothing
+  bool sub_imm_negated = false;          // dst -= imm done as dst += -imm in 32 bits (INT_MIN)
+  bool shift_imm0_full_width = false;    // rsh/arsh by the constant 0 shift by the full width
+  bool alu32_identity_no_zext = false;   // 32-bit ops with an identity constant emit nothing
+  bool movsx32_no_zext = false;          // 32-bit movsx sign-extends into the upper half
+  bool le_no_truncation = false;         // le16/le32 emit nothing
+  bool mod32_zero_no_zext = false;       // 32-bit mod by a zero register skips the zero-extension
+  // Loads (memory.cc).
+  bool ldx_sign_extended = false;        // zero-extending loads done as sign-extending ones
+  bool ldrsw_offset_as_register = false; // 32-bit sign-extending load, register-offset form: Rm = offset & 31
+  // Jumps and calls (jump.cc).
+  bool jmp32_jset_64bit = false;         // jmp32 jset with a register tests all 64 bits
+  bool jset_clobbers_dst = false;        // jset done as dst &= src, then a compare with 0
+  bool jsigned_imm_32bit = false;        // 64-bit signed jumps against a constant compare 32 bits
+  bool jump_imm_zero_extended = false;   // 64-bit unsigned jumps zero-extend a negative constant
+  bool tail_call_index_64bit = false;    // the tail-call index compared as 64 bits, not u32
+  bool helper_return_sign_extended = false;  // r0 = (s32)x0 after a helper call
+  // Frame (frame.cc).
+  bool subprogram_fp_unset = false;      // subprograms do not set r10: it keeps the caller's frame
+  // Exception table (extable.cc).
+  bool extable_insn_after_load = false;  // an entry points at the instruction after its load
+  bool extable_fixup_base_register = false;  // the fixup zeroes the base register, not dst
+  // Atomics (atomic.cc).
+  bool cmpxchg32_r0_upper_kept = false;  // 32-bit cmpxchg leaves r0's upper half as it was
+  bool xchg_as_fetch_add = false;        // xchg lowered as an atomic fetch-add
 };
 
 struct JitOptions {

@@ -29,6 +29,10 @@ Cond ConditionOf(uint8_t op) {
   }
 }
 
+bool IsSignedCondition(uint8_t op) {
+  return op == isa::kJmpJsgt || op == isa::kJmpJsge || op == isa::kJmpJslt || op == isa::kJmpJsle;
+}
+
 Status BranchOutOfRange(uint32_t slot, int64_t bytes, std::string_view reach) {
   return Fail("instruction {}: jump of {} bytes is beyond the {} reach of its encoding", slot,
               bytes, reach);
@@ -50,11 +54,17 @@ Status EmitConditional(JitContext& ctx, uint32_t slot, const isa::Insn& insn) {
   const bool reg = isa::SourceOf(insn.opcode) == isa::kSrcX;
   const uint64_t value = is64 ? static_cast<uint64_t>(static_cast<int64_t>(insn.imm))
                               : static_cast<uint32_t>(insn.imm);
+  const JitBugs& bugs = ctx.options.bugs;
   if (op == isa::kJmpJset) {
     // tst dst, src|imm
-    if (reg) {
-      ctx.Emit(a64::Tst(w, dst, Map(insn.src)));
-    } else if (uint32_t word = a64::TstImm(w, dst, value); word != a64::kBreakFault) {
+    if (reg && bugs.jset_clobbers_dst) {
+      // PLANTED BUG: ands dst, dst, src sets the flags, and dst.
+      ctx.Emit(a64::LogicalShiftedRegister(a64::LogicalRegOp::kAnds, w, dst, dst, Map(insn.src)));
+    } else if (reg) {
+      // (a planted bug tests all 64 bits in jmp32)
+      ctx.Emit(a64::Tst(bugs.jmp32_jset_64bit ? Width::kX : w, dst, Map(insn.src)));
+    } else if (uint32_t word = LogicalImmediateWord(ctx, a64::LogicalImmOp::kAnds, w, Reg::kZr, dst, value);
+               word != a64::kBreakFault) {
       ctx.Emit(word);
     } else {
       EmitMovImm(ctx, w, kTmp1, value);
@@ -63,6 +73,13 @@ Status EmitConditional(JitContext& ctx, uint32_t slot, const isa::Insn& insn) {
   } else if (reg) {
     // cmp dst, src
     ctx.Emit(a64::Cmp(w, dst, Map(insn.src)));
+  } else if (is64 && bugs.jsigned_imm_32bit && IsSignedCondition(op)) {
+    // PLANTED BUG: the signed comparison made on the low 32 bits.
+    EmitAddSubImm(ctx, a64::AddSubOp::kSubs, Width::kW, Reg::kZr, dst, insn.imm);
+  } else if (is64 && bugs.jump_imm_zero_extended && !IsSignedCondition(op) && insn.imm < 0) {
+    // PLANTED BUG: a negative constant zero-extended, not sign-extended.
+    EmitMovImm(ctx, Width::kX, kTmp1, static_cast<uint32_t>(insn.imm));
+    ctx.Emit(a64::Cmp(Width::kX, dst, kTmp1));
   } else {
     // cmp dst, imm: cmp or cmn with a 12-bit immediate when it fits.
     EmitAddSubImm(ctx, a64::AddSubOp::kSubs, w, Reg::kZr, dst, insn.imm);
@@ -87,8 +104,13 @@ void EmitTailCall(JitContext& ctx) {
   a64::Label out;
   EmitMovImm(ctx, Width::kX, kTmp1, ctx.env.map_max_entries_offset);
   ctx.Emit(a64::LoadStoreRegisterOffset(a64::LoadStoreOp::kLoad, a64::Size::k32, kTmp1, array, kTmp1));
-  ctx.Emit(a64::Mov(Width::kW, index, index));  // the index is a u32
-  ctx.Emit(a64::Cmp(Width::kW, index, kTmp1));
+  if (ctx.options.bugs.tail_call_index_64bit) {
+    // PLANTED BUG: the index compared (and used) as 64 bits.
+    ctx.Emit(a64::Cmp(Width::kX, index, kTmp1));
+  } else {
+    ctx.Emit(a64::Mov(Width::kW, index, index));  // the index is a u32
+    ctx.Emit(a64::Cmp(Width::kW, index, kTmp1));
+  }
   EmitBranch(ctx, out, a64::BranchIf(Cond::kHs));
   EmitMovImm(ctx, Width::kX, kTmp1, ctx.options.bugs.tail_call_limit_34 ? 34 : 33);  // MAX_TAIL_CALL_CNT
   ctx.Emit(a64::Cmp(Width::kX, kTailCallCount, kTmp1));
@@ -152,12 +174,18 @@ Status EmitJump(JitContext& ctx, uint32_t slot, const isa::Insn& insn) {
       } else {
         // r0 = helper(r1..r5)
         EmitCall(ctx, ctx.env.helper_base + ctx.env.helper_stride * static_cast<uint32_t>(insn.imm));
+        if (ctx.options.bugs.helper_return_sign_extended) {
+          ctx.Emit(a64::Sxtw(Map(0), Reg::kX0));  // PLANTED BUG: r0 = (s32)x0
+          return {};
+        }
       }
       ctx.Emit(a64::Mov(Width::kX, Map(0), Reg::kX0));
       return {};
     case isa::kOpCallX:
       EmitCallx(ctx, Map(insn.dst));
-      ctx.Emit(a64::Mov(Width::kX, Map(0), Reg::kX0));
+      // PLANTED BUG (helper_return_sign_extended): r0 = (s32)x0
+      ctx.Emit(ctx.options.bugs.helper_return_sign_extended ? a64::Sxtw(Map(0), Reg::kX0)
+                                                             : a64::Mov(Width::kX, Map(0), Reg::kX0));
       return {};
     case isa::kOpTailCall: EmitTailCall(ctx); return {};
     default: return EmitConditional(ctx, slot, insn);

@@ -40,7 +40,12 @@ void EmitAccess(JitContext& ctx, LoadStoreOp op, Size size, Reg rt, Reg base, in
     return;
   }
   EmitMovImm(ctx, Width::kX, tmp, static_cast<uint64_t>(static_cast<int64_t>(offset)));
-  ctx.Emit(a64::LoadStoreRegisterOffset(op, size, rt, base, tmp));
+  Reg index = tmp;
+  if (ctx.options.bugs.ldrsw_offset_as_register && op == LoadStoreOp::kLoadSigned64 && size == Size::k32) {
+    // PLANTED BUG: the offset's value where the register that holds it belongs.
+    index = static_cast<Reg>(static_cast<uint32_t>(offset) & 31);
+  }
+  ctx.Emit(a64::LoadStoreRegisterOffset(op, size, rt, base, index));
 }
 
 }  // namespace
@@ -59,11 +64,12 @@ Status EmitLoadStore(JitContext& ctx, uint32_t slot, const isa::Insn& insn) {
   if (cls == isa::kClassLdx) {
     // dst = *(size *)(src + off), zero- or sign-extended to 64 bits
     const uint8_t mode = isa::ModeOf(insn.opcode);
-    const bool sign = mode == isa::kModeMemSx || mode == isa::kModeProbeMemSx;
+    const bool sign = mode == isa::kModeMemSx || mode == isa::kModeProbeMemSx ||
+                      (ctx.options.bugs.ldx_sign_extended && size != Size::k64);  // planted bug
     const LoadStoreOp op = sign ? LoadStoreOp::kLoadSigned64 : LoadStoreOp::kLoad;
     EmitAccess(ctx, op, size, dst, src, insn.offset, kTmp1);
     if (mode == isa::kModeProbeMem || mode == isa::kModeProbeMemSx) {
-      return AddExceptionHandler(ctx, slot, dst);
+      return AddExceptionHandler(ctx, slot, dst, src);
     }
     return {};
   }

@@ -72,9 +72,12 @@ Result<int> ProgPack::NewPack() {
     if (packs_[i]) continue;
     packs_[i] = std::make_unique<Pack>();
     const uint64_t rx = config_.packs.guest_base + i * kPackSize;
-    // A new pack holds nothing but illegal instructions.
-    patcher_.Fill(rx, kPackSize, kBreakFault, TextOrigin::kNewPack);
-    patcher_.FlushIcache(rx, rx + kPackSize, TextOrigin::kNewPack);
+    // A new pack holds nothing but illegal instructions (a planted bug
+    // leaves whatever the memory held).
+    if (!config_.bugs.new_pack_unfilled) {
+      patcher_.Fill(rx, kPackSize, kBreakFault, TextOrigin::kNewPack);
+      patcher_.FlushIcache(rx, rx + kPackSize, TextOrigin::kNewPack);
+    }
     ++packs_created_;
     return static_cast<int>(i);
   }
@@ -156,7 +159,9 @@ void ProgPack::Finalize(PackAllocation& allocation) {
     patcher_.Copy(begin, allocation.rw_, TextOrigin::kFinalize);
   } else {
     patcher_.Copy(begin, allocation.rw_, TextOrigin::kFinalize);
-    patcher_.FlushIcache(begin, end, TextOrigin::kFinalize);
+    // A planted bug gets the range in the wrong unit: a quarter of it.
+    patcher_.FlushIcache(begin, config_.bugs.flush_quarter_range ? begin + (end - begin) / 4 : end,
+                         TextOrigin::kFinalize);
   }
   allocation.rw_ = {};
   allocation.finalized_ = true;

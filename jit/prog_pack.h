@@ -42,6 +42,8 @@ struct PackBugs {
   bool flush_before_copy = false;        // finalize flushes, then copies (the v3 bug)
   bool skip_invalidate_on_free = false;  // free leaves the old code in place
   bool per_word_invalidate = false;      // free fills and flushes word by word
+  bool new_pack_unfilled = false;        // a new pack is not filled with illegal instructions
+  bool flush_quarter_range = false;      // finalize flushes a quarter of the range it wrote
 };
 
 class PackAllocation {

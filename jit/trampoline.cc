@@ -209,6 +209,10 @@ void EmitEarlyCheck(Emitter& e, const TrampolineSpec& spec) {
 
 void EmitEnter(Emitter& e, const TrampolineSpec& spec, a64::Label& miss) {
   const bool early = spec.bugs.check_then_increment;
+  // The branch to the miss path, unless a planted bug drops the check.
+  const auto check = [&](const a64::BranchShape& shape) {
+    if (!spec.bugs.no_recursion_check) e.Branch(miss, shape);
+  };
   if (early) EmitEarlyCheck(e, spec);
   switch (spec.policy) {
     case Policy::kAtomic: {
@@ -218,7 +222,7 @@ void EmitEnter(Emitter& e, const TrampolineSpec& spec, a64::Label& miss) {
       if (spec.atomics == AtomicLowering::kLse) e.Emit(AddImm(Width::kW, kT1, kT1, 1));  // old + 1
       if (!early) {
         e.Emit(a64::CmpImm(Width::kW, kT1, 1));
-        e.Branch(miss, a64::BranchIf(Cond::kNe));
+        check(a64::BranchIf(Cond::kNe));
       }
       break;
     }
@@ -233,7 +237,7 @@ void EmitEnter(Emitter& e, const TrampolineSpec& spec, a64::Label& miss) {
       if (!early) {
         e.Emit(a64::Uxtb(kT1, kT1));  // the u8 result
         e.Emit(a64::CmpImm(Width::kW, kT1, 1));
-        e.Branch(miss, a64::BranchIf(Cond::kNe));
+        check(a64::BranchIf(Cond::kNe));
       }
       break;
     }
@@ -259,12 +263,12 @@ void EmitEnter(Emitter& e, const TrampolineSpec& spec, a64::Label& miss) {
         e.Emit(a64::MoveImmediate(Width::kW, kT4, 1));
         e.Emit(a64::LslReg(Width::kW, kT4, kT4, kT3));
         e.Emit(a64::Cmp(Width::kW, kT2, kT4));
-        e.Branch(miss, a64::BranchIf(Cond::kNe));
+        check(a64::BranchIf(Cond::kNe));
       }
       break;
     }
   }
-  if (early) e.Branch(miss, a64::BranchIfNonZero(Width::kW, kBugReg));
+  if (early) check(a64::BranchIfNonZero(Width::kW, kBugReg));
 }
 
 void EmitExit(Emitter& e, const TrampolineSpec& spec) {

@@ -68,6 +68,9 @@ struct TrampolineBugs {
   // rctx tests SOFTIRQ_MASK (0xff00) where interrupt_context_level() tests
   // SOFTIRQ_OFFSET (0x100): a bh-disabled task counts as softirq.
   bool rctx_wrong_bits = false;
+  // No recursion check at all: the program always runs (what every
+  // trampoline did before per-program recursion prevention).
+  bool no_recursion_check = false;
 };
 
 struct TrampolineSpec {

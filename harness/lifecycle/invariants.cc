@@ -15,6 +15,7 @@ std::string_view InvariantName(Invariant invariant) {
     case Invariant::kAccounting: return "accounting";
     case Invariant::kStaleEntryTraps: return "stale-entry-traps";
     case Invariant::kOutcome: return "outcome";
+    case Invariant::kPackHolesInvalid: return "pack-holes-invalid";
   }
   return "?";
 }

@@ -18,6 +18,7 @@ enum class Invariant : uint8_t {
   kAccounting,           // bitmaps match live allocations; no empty pack; no RW buffer left
   kStaleEntryTraps,      // calling a freed program's entry traps on its first instruction
   kOutcome,              // the JIT'd call's outcome equals the interpreter's
+  kPackHolesInvalid,     // every chunk of a pack that no program holds is AARCH64_BREAK_FAULT
 };
 
 std::string_view InvariantName(Invariant invariant);

@@ -244,7 +244,35 @@ void World::CheckExtable(int id, const std::string& operation) {
   }
 }
 
+void World::CheckPackHoles(const std::string& operation) {
+  const jit::ProgPack& pack = sandbox_->pack();
+  const uint64_t created = pack.Accounting().packs_created;
+  if (created == packs_checked_) return;
+  packs_checked_ = created;
+  GuestMemory& memory = sandbox_->env().memory();
+  for (int i = 0; i < static_cast<int>(guest::kMaxPacks); ++i) {
+    const std::vector<uint64_t>* bitmap = pack.Bitmap(i);
+    if (bitmap == nullptr) continue;
+    const uint64_t base = guest::kPackBase + static_cast<uint64_t>(i) * jit::kPackSize;
+    const uint8_t* host = memory.HostPointer(base, jit::kPackSize);
+    if (host == nullptr) continue;
+    for (uint64_t c = 0; c < jit::kChunksPerPack; ++c) {
+      if (((*bitmap)[c / 64] >> (c % 64)) & 1) continue;
+      for (uint64_t w = 0; w < jit::kChunkSize / 4; ++w) {
+        uint32_t word;
+        std::memcpy(&word, host + c * jit::kChunkSize + 4 * w, 4);
+        if (word == jit::kBreakFault) continue;
+        const uint64_t address = base + c * jit::kChunkSize + 4 * w;
+        Report(Invariant::kPackHolesInvalid, -1, address, -1, operation,
+               fmt::format("pack {} chunk {} (free) holds 0x{:08x} at 0x{:x}", i, c, word, address));
+        return;
+      }
+    }
+  }
+}
+
 void World::CheckAccounting(const std::string& operation) {
+  CheckPackHoles(operation);
   const jit::ProgPack& pack = sandbox_->pack();
   const jit::PackAccounting accounting = pack.Accounting();
   if (accounting.live_rw_buffers != 0) {

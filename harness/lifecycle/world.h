@@ -113,6 +113,11 @@ class World final : private TextListener, private ExecutionObserver {
   CallPrograms Callable() const;
   void RefreshCalls();  // running calls see the programs loaded and freed since they started
   void CheckAccounting(const std::string& operation);
+  // Whenever the allocator made a pack since the last look: every chunk no
+  // program holds holds AARCH64_BREAK_FAULT (a whole-pack scan, so only
+  // then; freed slots are checked as they are freed).
+  void CheckPackHoles(const std::string& operation);
+  uint64_t packs_checked_ = 0;  // packs_created when CheckPackHoles last looked
   void CheckExtable(int id, const std::string& operation);
   int ProgramAt(uint64_t address, bool freed) const;
   void Report(Invariant invariant, int cpu, uint64_t pc, int id, const std::string& operation, std::string detail);

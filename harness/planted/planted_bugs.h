@@ -64,8 +64,19 @@ struct PlantedBugInfo {
   BugArea area;
   std::string_view what;    // what the bug does, in one line
   std::string_view target;  // the fuzz target that must catch it
+  // The upstream commit that fixed this class of bug in a shipped kernel
+  // ("<12-hex id> <subject> (<arch>)"), or, for the few controls that never
+  // shipped, where the class was caught ("review: ...").
+  std::string_view fixed_by;
+  // Whether the bug shows only for particular operand values (an immediate,
+  // an offset, a bound, a register's upper half), rather than for any
+  // program that runs the code.
+  bool value_dependent;
   void (*plant)(PlantedBugs& bugs);
 };
+
+// Whether `fixed_by` names a commit of a shipped kernel.
+bool FixedUpstream(const PlantedBugInfo& bug);
 
 // Every planted bug, in the catalog's order.
 std::span<const PlantedBugInfo> PlantedBugCatalog();

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -74,6 +75,30 @@ TEST(PlantedBugs, AnUnknownNameIsAnErrorListingTheKnownOnes) {
   for (const auto& row : PlantedBugCatalog()) {
     EXPECT_NE(bugs.message().find(std::string(row.name)), std::string::npos) << row.name;
   }
+}
+
+// The catalog is a benchmark of bug classes that really shipped: each
+// names the upstream commit that fixed it (a 12-digit id and its subject),
+// or says plainly that it is a control caught in review.
+TEST(PlantedBugs, EachRowNamesTheFixOrSaysItNeverShipped) {
+  int shipped = 0, value_dependent = 0;
+  std::set<BugArea> areas;
+  for (const auto& row : PlantedBugCatalog()) {
+    ASSERT_FALSE(row.fixed_by.empty()) << row.name;
+    if (!FixedUpstream(row)) continue;
+    ++shipped;
+    value_dependent += row.value_dependent;
+    areas.insert(row.area);
+    ASSERT_GT(row.fixed_by.size(), 13u) << row.name;
+    for (size_t i = 0; i < 12; ++i) {
+      EXPECT_TRUE(std::isxdigit(static_cast<unsigned char>(row.fixed_by[i])) && !std::isupper(row.fixed_by[i]))
+          << row.name << ": " << row.fixed_by;
+    }
+    EXPECT_EQ(row.fixed_by[12], ' ') << row.name << ": " << row.fixed_by;
+  }
+  EXPECT_GE(shipped, 30);
+  EXPECT_GE(2 * value_dependent, shipped) << "at least half must show only for particular operand values";
+  EXPECT_GE(areas.size(), 10u);
 }
 
 }  // namespace
