@@ -30,6 +30,7 @@ void AddRecursionCommand(CLI::App& app, const Settings& settings, int& exit_code
 void AddReportCommand(CLI::App& app, const Settings& settings, int& exit_code);
 void AddTriageCommands(CLI::App& app, const Settings& settings, int& exit_code);  // replay, minimize, export
 void AddPackCommands(CLI::App& app, const Settings& settings, int& exit_code);    // pack replay, pack itlb
-void AddPlantedCommand(CLI::App& app, const Settings& settings, int& exit_code);  // planted list
+void AddPlantedCommand(CLI::App& app, const Settings& settings, int& exit_code);  // planted list, table
+void AddSweepCommand(CLI::App& app, const Settings& settings, int& exit_code);    // sweep
 
 }  // namespace bpfdiff::cli

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   bpfdiff::cli::AddTriageCommands(app, settings, exit_code);
   bpfdiff::cli::AddPackCommands(app, settings, exit_code);
   bpfdiff::cli::AddPlantedCommand(app, settings, exit_code);
+  bpfdiff::cli::AddSweepCommand(app, settings, exit_code);
   bpfdiff::cli::AddRecursionCommand(app, settings, exit_code);
   bpfdiff::cli::AddReportCommand(app, settings, exit_code);
   try {

@@ -1,10 +1,15 @@
-// bpfdiff planted list: the catalog of planted bugs (harness/planted/), one
-// line each: name, the fuzz target that must catch it, its area, whether it
-// is value-dependent, the upstream fix and what it does, separated by tabs,
-// for ci/ scripts and for people.
+// bpfdiff planted: the catalog of planted bugs (harness/planted/).
+//
+//   planted list          one line per bug: name, the fuzz target that must
+//                         catch it, its area, whether it is value-dependent,
+//                         the upstream fix and what it does (tab-separated,
+//                         for ci/ scripts and for people)
+//   planted table FILE    the bug-finding benchmark ci/planted_benchmark.sh
+//                         measured, as the Markdown table the README shows
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "report/planted_results.h"
 
 namespace bpfdiff::cli {
 
@@ -18,6 +23,20 @@ void AddPlantedCommand(CLI::App& app, const Settings& /*settings*/, int& exit_co
       fmt::print("{}\t{}\t{}\t{}\t{}\t{}\n", bug.name, bug.target, BugAreaName(bug.area),
                  bug.value_dependent ? "value-dependent" : "-", bug.fixed_by, bug.what);
     }
+    exit_code = kExitOk;
+  });
+
+  auto file = std::make_shared<std::string>();
+  CLI::App* table = planted->add_subcommand("table", "The benchmark in a planted.json, as a Markdown table");
+  table->add_option("file", *file, "planted.json (ci/planted_benchmark.sh)")->required();
+  table->callback([file, &exit_code] {
+    auto planted = report::LoadPlanted(*file);
+    if (!planted) {
+      fmt::print(stderr, "bpfdiff planted table: {}\n", planted.message());
+      exit_code = kExitBadInput;
+      return;
+    }
+    fmt::print("{}", report::PlantedMarkdown(*planted));
     exit_code = kExitOk;
   });
 }

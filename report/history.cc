@@ -38,6 +38,7 @@ Json HistoryEntryToJson(const HistoryEntry& e) {
                {"planted_total", e.planted_total}};
   if (e.forms_completed) json["forms_completed"] = *e.forms_completed;
   if (e.forms_total) json["forms_total"] = *e.forms_total;
+  if (e.planted_detected_from_empty) json["planted_detected_from_empty"] = *e.planted_detected_from_empty;
   return json;
 }
 
@@ -70,6 +71,9 @@ Result<HistoryEntry> HistoryEntryFromJson(const Json& json, std::string_view whe
   auto forms_total = OptionalCount(json, "forms_total", where);
   if (!forms_total) return forms_total.error();
   entry.forms_total = *forms_total;
+  auto from_empty = OptionalCount(json, "planted_detected_from_empty", where);
+  if (!from_empty) return from_empty.error();
+  entry.planted_detected_from_empty = *from_empty;
   return entry;
 }
 

@@ -134,21 +134,34 @@ void Reasons(Out out, const ReportModel& model, ReasonKind kind, std::string_vie
 }
 
 void Planted(Out out, const std::vector<PlantedCheck>& planted) {
-  const auto detected = std::count_if(planted.begin(), planted.end(), [](const PlantedCheck& p) { return p.detected; });
   fmt::format_to(out, "<h2>Planted-bug self-check</h2>\n");
   if (planted.empty()) {
     fmt::format_to(out, "<p class=\"muted\">Not run.</p>\n");
     return;
   }
-  fmt::format_to(out, "<p>{} of {} planted bugs detected.</p>\n", detected, planted.size());
-  fmt::format_to(out, "<table id=\"planted\"><thead><tr><th>bug</th><th>fuzzer</th><th>detected</th>"
-                      "<th>seconds to detect</th><th>limit (s)</th></tr></thead><tbody>\n");
+  const PlantedSummary s = Summarize(planted);
+  fmt::format_to(out, "<p>{} of {} planted bugs detected from the seeds", s.detected_from_seeds, s.bugs);
+  if (s.measured_from_empty > 0) {
+    fmt::format_to(out, "; from an empty corpus, {} of {} within the limit (median {}, worst {})",
+                   s.detected_from_empty, s.measured_from_empty,
+                   s.median_from_empty ? fmt::format("{:.1f} s", *s.median_from_empty) : "&mdash;",
+                   s.worst_from_empty ? fmt::format("{:.1f} s", *s.worst_from_empty) : "&mdash;");
+  }
+  fmt::format_to(out, ".</p>\n");
+  fmt::format_to(out, "<table id=\"planted\"><thead><tr><th>bug</th><th>area</th><th>fixed upstream by</th>"
+                      "<th>fuzzer</th><th>from the seeds</th><th>from empty (median)</th>"
+                      "<th>first divergence</th></tr></thead><tbody>\n");
   for (const auto& p : planted) {
-    fmt::format_to(out, "<tr><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td class=\"num\">{}</td>"
-                        "<td class=\"num\">{}</td></tr>\n",
-                   E(p.bug), E(p.target), p.detected ? "s-pass" : "s-fail", p.detected ? "yes" : "NO",
-                   p.detected ? fmt::format("{:.1f}", p.seconds) : "&mdash;",
-                   p.limit_seconds ? fmt::format("{:.0f}", *p.limit_seconds) : "");
+    const bool seeds_ok = p.from_seeds && p.from_seeds->detected;
+    const std::string seeds = !p.from_seeds ? "&mdash;" : seeds_ok ? fmt::format("{:.1f} s", p.from_seeds->seconds) : "NO";
+    const auto median = p.EmptyMedianSeconds();
+    const std::string empty = p.from_empty.empty() ? "&mdash;" : median ? fmt::format("{:.1f} s", *median) : "no";
+    fmt::format_to(out,
+                   "<tr><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num {}\">{}</td>"
+                   "<td class=\"num\">{}</td><td class=\"reason\">{}</td></tr>\n",
+                   E(p.bug), p.value_dependent ? " <span class=\"muted\">(v)</span>" : "", E(p.area), E(p.fixed_by),
+                   E(p.target), p.from_seeds ? (seeds_ok ? "s-pass" : "s-fail") : "", seeds, empty,
+                   E(OneLine(p.first_line, kCellReasonWidth)));
   }
   fmt::format_to(out, "</tbody></table>\n");
 }

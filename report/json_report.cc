@@ -17,9 +17,21 @@ Json FuzzToJson(const FuzzTarget& target) {
   return json;
 }
 
+Json RunToJson(const PlantedRun& r) {
+  Json json = {{"detected", r.detected}, {"seconds", r.seconds}, {"exit_code", r.exit_code}};
+  if (r.seed) json["seed"] = *r.seed;
+  return json;
+}
+
 Json PlantedToJson(const PlantedCheck& p) {
-  Json json = {{"bug", p.bug}, {"target", p.target}, {"detected", p.detected}, {"seconds", p.seconds}};
+  Json json = {{"bug", p.bug}, {"target", p.target}, {"area", p.area}, {"fixed_by", p.fixed_by},
+               {"value_dependent", p.value_dependent}, {"detected", p.detected()}};
+  if (p.from_seeds) json["from_seeds"] = RunToJson(*p.from_seeds);
+  json["from_empty"] = Json::array();
+  for (const auto& r : p.from_empty) json["from_empty"].push_back(RunToJson(r));
+  if (auto median = p.EmptyMedianSeconds()) json["empty_median_seconds"] = *median;
   if (p.limit_seconds) json["limit_seconds"] = *p.limit_seconds;
+  json["first_line"] = p.first_line;
   json["artifacts"] = p.artifacts;
   return json;
 }

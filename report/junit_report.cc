@@ -83,12 +83,12 @@ Suite PlantedSuite(const std::vector<PlantedCheck>& planted) {
   for (const auto& p : planted) {
     Case c;
     c.name = fmt::format("{} ({})", p.bug, p.target);
-    c.seconds = p.seconds;
-    if (!p.detected) {
+    c.seconds = p.from_seeds ? p.from_seeds->seconds : 0;
+    if (!p.detected()) {
       c.kind = Case::Kind::kFailure;
-      c.message = fmt::format("{} did not detect planted bug {} within {:.0f} s{}", p.target, p.bug,
-                              p.limit_seconds.value_or(p.seconds),
-                              p.artifacts.empty() ? "" : fmt::format("; log in {}", p.artifacts));
+      c.message = fmt::format("{} did not detect planted bug {} from its seeds within {:.0f} s{}", p.target, p.bug,
+                              p.limit_seconds.value_or(c.seconds),
+                              p.artifacts.empty() ? "" : fmt::format("; logs in {}", p.artifacts));
     }
     suite.cases.push_back(std::move(c));
   }

@@ -32,29 +32,6 @@ Result<FuzzRun> FuzzRunFromJson(const Json& json, std::string_view where) {
   return run;
 }
 
-Result<PlantedCheck> PlantedFromJson(const Json& json, std::string_view where) {
-  PlantedCheck check;
-  auto bug = RequiredString(json, "bug", where);
-  if (!bug) return bug.error();
-  check.bug = *bug;
-  auto target = RequiredString(json, "target", where);
-  if (!target) return target.error();
-  check.target = *target;
-  auto detected = RequiredBool(json, "detected", where);
-  if (!detected) return detected.error();
-  check.detected = *detected;
-  auto seconds = OptionalNumber(json, "seconds", where);
-  if (!seconds) return seconds.error();
-  check.seconds = seconds->value_or(0);
-  auto limit = OptionalNumber(json, "limit_seconds", where);
-  if (!limit) return limit.error();
-  check.limit_seconds = *limit;
-  auto artifacts = OptionalString(json, "artifacts", where);
-  if (!artifacts) return artifacts.error();
-  check.artifacts = artifacts->value_or("");
-  return check;
-}
-
 // An array file whose elements `parse` reads; `what` names it in messages.
 template <typename T, typename Parse>
 Result<std::vector<T>> LoadArray(const std::filesystem::path& path, std::string_view what, Parse parse) {
@@ -84,9 +61,6 @@ Result<std::vector<FuzzRun>> LoadFuzzRuns(const std::filesystem::path& path) {
   return LoadArray<FuzzRun>(path, "fuzz runs", FuzzRunFromJson);
 }
 
-Result<std::vector<PlantedCheck>> LoadPlanted(const std::filesystem::path& path) {
-  return LoadArray<PlantedCheck>(path, "planted-bug results", PlantedFromJson);
-}
 
 Result<std::vector<FuzzTarget>> MergeFuzz(const std::vector<FuzzRun>& runs, const std::vector<FuzzStats>& stats) {
   std::vector<FuzzTarget> targets;

@@ -7,7 +7,6 @@
 // Fuzz runs (ci/nightly.sh):
 //   [{"target": "diff_fuzzer", "result": "clean"|"finding"|"error", "exit_code": 0,
 //     "seconds": 60.4, "artifacts": "/tmp/..."}, ...]
-// Planted-bug self-check (ci/nightly.sh):
 //   [{"bug": "alu32-add-no-zext", "target": "diff_fuzzer", "detected": true,
 //     "seconds": 1.9, "limit_seconds": 60, "artifacts": "/tmp/..."}, ...]
 #pragma once
@@ -37,7 +36,6 @@ Result<ReportModel> LoadReportInputs(const ReportInputs& inputs);
 Result<ConformanceSummary> LoadConformance(const std::filesystem::path& path);
 Result<FuzzStats> LoadFuzzStats(const std::filesystem::path& path);
 Result<std::vector<FuzzRun>> LoadFuzzRuns(const std::filesystem::path& path);
-Result<std::vector<PlantedCheck>> LoadPlanted(const std::filesystem::path& path);
 
 // One FuzzTarget per target named by a run or a stats file, in the order
 // first seen (runs first). Two stats files for one target are an error.

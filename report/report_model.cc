@@ -7,7 +7,7 @@ namespace bpfdiff::report {
 bool ReportModel::Passed() const {
   const bool fuzz_clean = std::none_of(fuzz.begin(), fuzz.end(), [](const FuzzTarget& t) { return t.failed(); });
   const bool all_detected =
-      std::all_of(planted.begin(), planted.end(), [](const PlantedCheck& p) { return p.detected; });
+      std::all_of(planted.begin(), planted.end(), [](const PlantedCheck& p) { return p.detected(); });
   return conformance.failed == 0 && fuzz_clean && all_detected;
 }
 
@@ -28,7 +28,9 @@ HistoryEntry ReportModel::Headline() const {
     }
   }
   entry.planted_total = static_cast<int64_t>(planted.size());
-  entry.planted_detected = std::count_if(planted.begin(), planted.end(), [](const PlantedCheck& p) { return p.detected; });
+  entry.planted_detected = std::count_if(planted.begin(), planted.end(), [](const PlantedCheck& p) { return p.detected(); });
+  const PlantedSummary summary = Summarize(planted);
+  if (summary.measured_from_empty > 0) entry.planted_detected_from_empty = summary.detected_from_empty;
   return entry;
 }
 

@@ -12,6 +12,7 @@
 
 #include "fuzz/stats/stats_file.h"
 #include "harness/conformance/results.h"
+#include "report/planted_results.h"
 
 namespace bpfdiff::report {
 
@@ -41,16 +42,6 @@ struct FuzzTarget {
   bool failed() const { return run && !run->clean(); }
 };
 
-// One planted bug run against the fuzz target that must catch it.
-struct PlantedCheck {
-  std::string bug;
-  std::string target;
-  bool detected = false;
-  double seconds = 0;                  // to detection, or spent without one
-  std::optional<double> limit_seconds;
-  std::string artifacts;
-};
-
 // The headline numbers of one night: what the trend is drawn from.
 struct HistoryEntry {
   std::string timestamp;  // UTC, ISO 8601
@@ -58,7 +49,8 @@ struct HistoryEntry {
   int64_t not_comparable = 0;  // engine runs, summed over engines
   int64_t fuzz_inputs = 0, fuzz_failures = 0;
   std::optional<int64_t> forms_completed, forms_total;
-  int64_t planted_detected = 0, planted_total = 0;
+  int64_t planted_detected = 0, planted_total = 0;  // from the seeds
+  std::optional<int64_t> planted_detected_from_empty;  // median within the limit
 };
 
 struct ReportModel {

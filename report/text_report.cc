@@ -59,16 +59,31 @@ std::string FuzzLine(const FuzzTarget& t) {
 }
 
 void AppendPlanted(std::string& out, const std::vector<PlantedCheck>& planted) {
-  int detected = 0;
-  for (const auto& p : planted) detected += p.detected;
-  fmt::format_to(std::back_inserter(out), "planted-bug self-check: {}/{} detected\n", detected, planted.size());
+  const PlantedSummary summary = Summarize(planted);
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "planted-bug self-check: {}/{} detected from the seeds", summary.detected_from_seeds,
+                 summary.bugs);
+  if (summary.measured_from_empty > 0) {
+    fmt::format_to(o, "; from an empty corpus {}/{} within the limit (median {}, worst {})",
+                   summary.detected_from_empty, summary.measured_from_empty,
+                   summary.median_from_empty ? fmt::format("{:.1f} s", *summary.median_from_empty) : "-",
+                   summary.worst_from_empty ? fmt::format("{:.1f} s", *summary.worst_from_empty) : "-");
+  }
+  fmt::format_to(o, "\n");
   for (const auto& p : planted) {
-    if (p.detected) {
-      fmt::format_to(std::back_inserter(out), "  {:<32} {:<17} detected in {:.1f} s\n", p.bug, p.target, p.seconds);
-    } else {
-      fmt::format_to(std::back_inserter(out), "  {:<32} {:<17} NOT DETECTED in {:.0f} s{}\n", p.bug, p.target,
-                     p.seconds, p.artifacts.empty() ? "" : fmt::format(", log in {}", p.artifacts));
+    std::string seeds = "-";
+    if (p.from_seeds) {
+      seeds = p.from_seeds->detected ? fmt::format("detected in {:.1f} s", p.from_seeds->seconds)
+                                     : fmt::format("NOT DETECTED in {:.0f} s", p.from_seeds->seconds);
     }
+    std::string empty;
+    if (!p.from_empty.empty()) {
+      const auto median = p.EmptyMedianSeconds();
+      empty = median ? fmt::format(", from empty {:.1f} s", *median) : ", from empty not detected";
+    }
+    const bool missed = !p.detected();
+    fmt::format_to(o, "  {:<32} {:<17} {}{}{}\n", p.bug, p.target, seeds, empty,
+                   missed && !p.artifacts.empty() ? fmt::format(", logs in {}", p.artifacts) : "");
   }
 }
 

@@ -30,6 +30,7 @@ constexpr Room kRooms[] = {
     {"fuzz/stats", 4, 0},
     {"fuzz/diff", 4, 1},
     {"fuzz/pack", 4, 1},
+    {"fuzz/sweep", 4, 2},
     {"fuzz/targets", 4, 2},
     {"fuzz/tools", 4, 2},
     {"report", 5, 0},

@@ -57,7 +57,7 @@ grep -q '<span id="matrix-shown">showing 1 of 4 tests</span>' "$work/dom.html" |
 
 planted="$(section planted)"
 [[ $(count '<tr><td>' <<< "$planted") == 3 ]] || fail "planted: expected 3 rows"
-grep -q '<td class="s-fail">NO</td>' <<< "$planted" || fail "planted: the undetected bug is not shown"
+grep -q '<td class="num s-fail">NO</td>' <<< "$planted" || fail "planted: the undetected bug is not shown"
 [[ $(count '<tr><td>' <<< "$(section fuzz)") == 3 ]] || fail "fuzz: expected 3 rows"
 coverage="$(section coverage)"
 grep -q '<td class="num">174</td><td class="num">172</td><td class="num">168</td>' <<< "$coverage" ||

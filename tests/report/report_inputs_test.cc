@@ -110,10 +110,45 @@ TEST(ReportModel, PassesOnlyWhenEveryPartPassed) {
   EXPECT_FALSE(model.Passed());
   model.conformance.failed = 0;
   EXPECT_FALSE(model.Passed()) << "a planted bug was not detected";
-  for (auto& p : model.planted) p.detected = true;
+  for (auto& p : model.planted) p.from_seeds->detected = true;
   EXPECT_TRUE(model.Passed());
   model.fuzz[0].run->result = "finding";
   EXPECT_FALSE(model.Passed());
+}
+
+// The benchmark's format: runs from the seeds and from an empty corpus,
+// medians where a miss counts as never, and the totals.
+TEST(PlantedResults, ReadsTheBenchmarkAndSummarizesIt) {
+  auto planted = LoadPlanted(Fixture("planted_v2.json"));
+  ASSERT_TRUE(planted.ok()) << planted.message();
+  ASSERT_EQ(planted->size(), 3u);
+  const PlantedCheck& sub = (*planted)[0];
+  EXPECT_EQ(sub.area, "ALU and encodings");
+  EXPECT_TRUE(sub.value_dependent);
+  ASSERT_EQ(sub.from_empty.size(), 3u);
+  EXPECT_EQ(sub.from_empty[1].seed, 2u);
+  EXPECT_EQ(sub.EmptyMedianSeconds(), 12.0) << "4.0, 12.0 and a miss: the middle one";
+  EXPECT_EQ((*planted)[2].EmptyMedianSeconds(), std::nullopt) << "two misses of three: not detected";
+  EXPECT_FALSE((*planted)[2].detected()) << "the self-check counts the run from the seeds";
+
+  const PlantedSummary s = Summarize(*planted);
+  EXPECT_EQ(s.bugs, 3);
+  EXPECT_EQ(s.detected_from_seeds, 2);
+  EXPECT_EQ(s.measured_from_empty, 3);
+  EXPECT_EQ(s.detected_from_empty, 2);
+  EXPECT_EQ(s.median_from_empty, 0.5);
+  EXPECT_EQ(s.worst_from_empty, 12.0);
+
+  const std::string table = PlantedMarkdown(*planted);
+  EXPECT_NE(table.find("| `sub-imm-intmin` (v) | ALU and encodings | 5855c4c1f415"), std::string::npos) << table;
+  EXPECT_NE(table.find("| not detected | not detected |"), std::string::npos) << table;
+  EXPECT_NE(table.find("from an empty corpus 2 of 3 detected within the limit"), std::string::npos) << table;
+}
+
+TEST(PlantedResults, AnUnknownFormatIsAnErrorNamingTheFile) {
+  auto planted = LoadPlanted(TempFile("planted.json", R"({"format": "bpfdiff-planted-9", "bugs": []})"));
+  ASSERT_FALSE(planted.ok());
+  EXPECT_NE(planted.message().find("bpfdiff-planted-9"), std::string::npos) << planted.message();
 }
 
 }  // namespace
