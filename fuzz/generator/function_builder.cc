@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "fuzz/generator/interesting_values.h"
+#include "fuzz/generator/magnitudes.h"
 #include "oracle/guest_layout.h"
 #include "oracle/helpers.h"
 #include "oracle/register_use.h"
@@ -204,13 +205,83 @@ void FunctionBuilder::EmitMovImm(uint8_t dst, uint64_t value) {
 }
 
 int32_t FunctionBuilder::Immediate(const Record& r, size_t byte) const {
+  if (layout_.magnitudes) return Magnitude32(r, r.byte(byte), r.byte(byte == 3 ? 4 : 3));
   if (r.Flag(byte, 7)) return static_cast<int32_t>(r.Word());
   return kInteresting32[r.Pick(byte, std::size(kInteresting32))];
 }
 
 uint64_t FunctionBuilder::Immediate64(const Record& r) const {
+  if (layout_.magnitudes) return Magnitude64(r, r.byte(2), r.byte(3));
   if (r.Flag(1, 7)) return kInteresting64[r.Pick(2, std::size(kInteresting64))];
   return uint64_t{r.Word()} << (8 * r.Pick(2, 5)) ^ static_cast<uint64_t>(static_cast<int64_t>(Immediate(r, 3)));
+}
+
+// Classes past the tables: 2^k, 2^k - 1, -2^k (k from the parameter), and
+// raw, the record's bytes p3..p6 as they are.
+constexpr uint32_t kExtraClasses = 4;
+
+uint64_t FunctionBuilder::Magnitude64(const Record& r, uint8_t cls, uint8_t param) const {
+  constexpr auto n = static_cast<uint32_t>(std::size(kMagnitudes64));
+  const uint32_t c = cls % (n + kExtraClasses);
+  if (c < n) return kMagnitudes64[c];
+  const uint64_t power = uint64_t{1} << (param % 64);
+  switch (c - n) {
+    case 0: return power;
+    case 1: return power - 1;
+    case 2: return 0 - power;
+    default: return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(r.Word())));
+  }
+}
+
+int32_t FunctionBuilder::Magnitude32(const Record& r, uint8_t cls, uint8_t param) const {
+  constexpr auto n = static_cast<uint32_t>(std::size(kMagnitudes32));
+  const uint32_t c = cls % (n + kExtraClasses);
+  if (c < n) return kMagnitudes32[c];
+  const uint32_t power = uint32_t{1} << (param % 32);
+  switch (c - n) {
+    case 0: return static_cast<int32_t>(power);
+    case 1: return static_cast<int32_t>(power - 1);
+    case 2: return static_cast<int32_t>(0u - power);
+    default: return static_cast<int32_t>(r.Word());
+  }
+}
+
+uint8_t FunctionBuilder::RelatedOperand(const Record& r, uint8_t a_reg, uint64_t a) {
+  const uint32_t relation = r.Pick(3, 8);
+  if (relation == 0) return a_reg;  // the same register
+  const int picked = PickWritable(static_cast<uint8_t>(r.byte(3) >> 3));
+  if (picked < 0 || picked == a_reg) return a_reg;
+  const auto reg = static_cast<uint8_t>(picked);
+  uint64_t value = a;  // relation 1: equal
+  switch (relation) {
+    case 2: value = a + 1; break;
+    case 3: value = a - 1; break;
+    case 4: value = ~a; break;
+    case 5: value = a ^ 0xffffffff00000000ULL; break;  // the same low word, another upper half
+    case 6:
+    case 7: value = Magnitude64(r, r.byte(4), r.byte(3)); break;
+    default: break;
+  }
+  EmitMovImm(reg, value);
+  return reg;
+}
+
+std::optional<int32_t> FunctionBuilder::BoundaryOffset(uint8_t choice, int32_t from, int32_t low, int32_t high,
+                                                       unsigned size, bool aligned) const {
+  const auto s = static_cast<int32_t>(size);
+  // Where arm64's forms change: the scaled unsigned offset (0 .. 4095 *
+  // size, multiples of size), the unscaled one (-256 .. 255), neither.
+  const int32_t candidates[] = {0, 1, s - 1, s, s + 1, -1, -s, -s - 1, 255, 256, 257, -256, -257,
+                                4095 * s, 4096 * s, 2 * s + 1, -2 * s + 1, 511, -511, 510};
+  constexpr auto n = static_cast<uint32_t>(std::size(candidates));
+  for (uint32_t i = 0; i < n; ++i) {
+    const int32_t offset = candidates[(choice + i) % n];
+    const int32_t at = from + offset;
+    if (at < low || at + s > high) continue;
+    if (aligned && (at - low) % s != 0) continue;
+    return offset;
+  }
+  return std::nullopt;
 }
 
 // --- ALU ----------------------------------------------------------------
@@ -224,6 +295,9 @@ void FunctionBuilder::Alu(const Record& r) {
   const uint32_t which = r.Pick(0, 21);
   // Everything but mov reads dst: make sure it holds a value.
   const bool reads_dst = which != 10 && which != 12;
+  // Operand-magnitude mode: dst first holds a class value.
+  const uint64_t a = layout_.magnitudes ? Magnitude64(r, r.byte(5), r.byte(6)) : 0;
+  if (layout_.magnitudes && reads_dst) EmitMovImm(dst, a);
   if (reads_dst && !state_.regs[dst].readable()) EmitMovImm(dst, static_cast<uint64_t>(Immediate(r, 3)));
   const bool tainted = reads_dst && state_.regs[dst].stack_derived;
   bool src_tainted = false;
@@ -233,7 +307,7 @@ void FunctionBuilder::Alu(const Record& r) {
     const bool signed_div = (op == isa::kAluDiv || op == isa::kAluMod) && r.Flag(1, 2);
     const int16_t offset = signed_div ? 1 : 0;
     if (r.Flag(1, 1)) {
-      const uint8_t src = ScalarOperand(r.byte(3));
+      const uint8_t src = layout_.magnitudes && reads_dst ? RelatedOperand(r, dst, a) : ScalarOperand(r.byte(3));
       src_tainted = state_.regs[src].stack_derived;
       Emit(Make(cls | isa::kSrcX | op, dst, src, offset));
     } else {
@@ -334,6 +408,12 @@ std::optional<FunctionBuilder::Access> FunctionBuilder::PickAccess(const Record&
     const auto slots = static_cast<uint32_t>(-layout_.frame_low) / size;
     const auto slot = static_cast<int32_t>(r.Pick(3, slots));
     return Access{kFp, static_cast<int16_t>(layout_.frame_low + slot * static_cast<int32_t>(size))};
+  }
+  if (layout_.magnitudes && r.Flag(1, 6)) {
+    // Where an addressing form changes, if the area has room for it.
+    if (auto offset = BoundaryOffset(r.byte(3), s.offset, low, high, size, aligned)) {
+      if (*offset >= INT16_MIN && *offset <= INT16_MAX) return Access{base, static_cast<int16_t>(*offset)};
+    }
   }
   const auto span = static_cast<uint32_t>(high - low) - size + 1;
   int32_t at = low + static_cast<int32_t>((r.byte(3) | r.byte(4) << 8) % span);
@@ -473,15 +553,33 @@ void FunctionBuilder::PointerSetup(const Record& r) {
 void FunctionBuilder::BeginIf(const Record& r) {
   if (regions_.size() >= kMaxRegionDepth) return;
   // if (a OP b) skip the region
-  const uint8_t a = ScalarOperand(r.byte(1));
   const bool is32 = r.Flag(0, 7);
   const uint8_t cls = is32 ? isa::kClassJmp32 : isa::kClassJmp;
   const uint8_t op = kConditions[r.Pick(0, std::size(kConditions))];
   Insn jump;
-  if (r.Flag(2, 0)) {
-    jump = Make(cls | isa::kSrcX | op, a, ScalarOperand(r.byte(3)));
+  if (layout_.magnitudes) {
+    // a class value, against its own low word, one above, one below, or
+    // another class value: the bounds the compare decides on.
+    const int picked = PickWritable(r.byte(1));
+    if (picked < 0) return;
+    const auto a = static_cast<uint8_t>(picked);
+    const uint64_t value = Magnitude64(r, r.byte(5), r.byte(6));
+    EmitMovImm(a, value);
+    if (r.Flag(2, 0)) {
+      jump = Make(cls | isa::kSrcX | op, a, RelatedOperand(r, a, value));
+    } else {
+      const auto low = static_cast<int32_t>(static_cast<uint32_t>(value));
+      const int32_t imms[] = {low, static_cast<int32_t>(static_cast<uint32_t>(low) + 1),
+                              static_cast<int32_t>(static_cast<uint32_t>(low) - 1), Magnitude32(r, r.byte(4), r.byte(3))};
+      jump = Make(cls | isa::kSrcK | op, a, 0, 0, imms[r.Pick(4, 4)]);
+    }
   } else {
-    jump = Make(cls | isa::kSrcK | op, a, 0, 0, Immediate(r, 4));
+    const uint8_t a = ScalarOperand(r.byte(1));
+    if (r.Flag(2, 0)) {
+      jump = Make(cls | isa::kSrcX | op, a, ScalarOperand(r.byte(3)));
+    } else {
+      jump = Make(cls | isa::kSrcK | op, a, 0, 0, Immediate(r, 4));
+    }
   }
   regions_.push_back({Region::Kind::kIf, code_.size(), 0, 0, state_});
   Emit(jump);
@@ -641,6 +739,8 @@ void FunctionBuilder::Callx(const Record& r) {
   SetUpHelperArgs(r, helper);
   uint64_t id = static_cast<uint64_t>(helper);
   if (r.Pick(2, 32) == 0) id = r.Flag(3, 0) ? 0x100 + r.byte(4) : 99;  // no such helper: an error
+  // Version 3: an id whose upper half is not zero is no helper either.
+  if (layout_.version >= 3 && r.Pick(2, 32) == 1) id |= uint64_t{r.byte(4) | 1u} << (32 + r.Pick(5, 32));
   EmitMovImm(static_cast<uint8_t>(holder), id);
   Emit(Make(isa::kOpCallX, static_cast<uint8_t>(holder)));
   ClobberCallerSaved();

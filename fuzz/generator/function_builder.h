@@ -30,6 +30,9 @@ struct Signature {
 };
 
 struct CaseLayout {
+  uint8_t version = kFormatVersion;  // of the input (fuzz_format.h)
+  // Version 3, header byte 15 bit 0: operands from the magnitude classes.
+  bool magnitudes = false;
   // Format version 2 (fuzz_format.h): each function stores the registers
   // it wrote below frame_low before it exits; constructs use [frame_low, 0);
   // no legacy packet access (its record kind is an ALU operation); the
@@ -107,6 +110,17 @@ class FunctionBuilder {
 
   int32_t Immediate(const Record& r, size_t byte) const;
   uint64_t Immediate64(const Record& r) const;
+  // Operand-magnitude mode (fuzz_format.h): a 64-bit class value (class,
+  // parameter), a 32-bit one, and a value related to `a`.
+  uint64_t Magnitude64(const Record& r, uint8_t cls, uint8_t param) const;
+  int32_t Magnitude32(const Record& r, uint8_t cls, uint8_t param) const;
+  // A register set to a value related to `a` (held in `a_reg`) by record
+  // byte p3; may be a_reg itself.
+  uint8_t RelatedOperand(const Record& r, uint8_t a_reg, uint64_t a);
+  // An offset from a pointer at `from` where an addressing form changes,
+  // inside [low, high - size], aligned if asked; nullopt when none fits.
+  std::optional<int32_t> BoundaryOffset(uint8_t choice, int32_t from, int32_t low, int32_t high, unsigned size,
+                                        bool aligned) const;
 
   // Constructs.
   void Alu(const Record& r);

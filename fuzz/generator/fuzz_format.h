@@ -16,7 +16,8 @@
 //   byte 5       input memory length (value % 129 bytes)
 //   bytes 6..13  seed of the input memory and initial map values
 //   byte 14      options: bit 0 inline kptr_xchg at load
-//   byte 15      reserved (0)
+//   byte 15      reserved (0) in versions 1 and 2; version 3: bit 0 the
+//                operand-magnitude mode (below)
 //   then records of 8 bytes: [construct, p0 .. p6]. Each record is one step
 //   of the generator (an ALU operation, a memory access, the start or end of
 //   a region, a call ...); record kind 0xff ends the current function. A
@@ -43,6 +44,25 @@
 //  - untrusted pointers never hold 0x03100000, program 0's bpf_func (each
 //    JIT's own entry: a run that read it was never comparable), but the
 //    last doubleword of the program objects (interesting_values.h).
+//
+// What version 3 changes in structured mode:
+//  - byte 2 counts up to 7 extra subprograms (value % 8): local calls as
+//    deep as the kernel allows;
+//  - a callx may name an id whose upper half is not zero (an error; a JIT
+//    that truncates the id would call a helper);
+//  - byte 15 bit 0, the operand-magnitude mode: operands come from the
+//    magnitude classes (magnitudes.h) instead of the tables of interesting
+//    immediates. An ALU operation first loads dst with a class value
+//    (record byte p5 the class, p6 its parameter), and its source, with an
+//    X form, with a value related to dst (p3: equal, +1, -1, inverted, the
+//    same register, or a class value of its own); a K form's immediate is
+//    a 32-bit class value (p4 the class, p3 its parameter). A conditional
+//    jump compares a class value with an immediate equal to its low word,
+//    one above, one below, or a class value. Loads, stores and atomics put
+//    their offset where the addressing forms change (0, +-1, +-size, +-256,
+//    +-257, the scaled limit) when the area allows. mov and lddw load class
+//    values. The class "raw" takes the record's bytes p3..p6 as they are,
+//    little-endian, so that comparison-guided mutations land on them.
 #pragma once
 
 #include <cstddef>
@@ -50,7 +70,7 @@
 
 namespace bpfdiff::fuzz {
 
-inline constexpr uint8_t kFormatVersion = 2;        // what the mutator and the seeds write
+inline constexpr uint8_t kFormatVersion = 3;        // what the mutator and the seeds write
 inline constexpr uint8_t kOldestFormatVersion = 1;  // the oldest the decoder reads
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kRecordSize = 8;
@@ -84,5 +104,8 @@ inline RawLayout RawLayoutOf(const uint8_t* input, size_t size) {
 // function leaves r1..r9 before it exits; constructs use the frame above it.
 inline constexpr int kObservedRegisters = 9;
 inline constexpr int32_t kObservedRegistersBytes = 8 * kObservedRegisters;
+
+// Structured mode, version 3: the options of header byte 15.
+inline constexpr uint8_t kOptionMagnitudes = 1;
 
 }  // namespace bpfdiff::fuzz

@@ -70,7 +70,7 @@ void DecodeMaps(const RecordReader& records, DataStream& data, CaseSource& sourc
 // after another with local calls resolved. Callees are built first so that
 // the main entry knows which of them nobody calls.
 std::vector<isa::Insn> BuildMainProgram(RecordReader& records, DataStream& data, CaseLayout& layout) {
-  const size_t functions = 1 + records.HeaderByte(2) % 4;
+  const size_t functions = 1 + records.HeaderByte(2) % (layout.version >= 3 ? 8 : 4);
   layout.signatures.resize(functions);
   for (size_t f = 1; f < functions; ++f) {
     layout.signatures[f].args = static_cast<int>(data.Next() % 6);
@@ -126,6 +126,8 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
     layout.legacy_packet_access = false;
     layout.interesting_addresses = kInterestingAddresses;
   }
+  layout.version = input[0];
+  layout.magnitudes = input[0] >= 3 && (records.HeaderByte(15) & kOptionMagnitudes) != 0;
   layout.context_length = records.HeaderByte(5) % 129;
   source.memory = data.Bytes(layout.context_length);
   source.options.inline_kptr_xchg = records.HeaderByte(14) & 1;
@@ -175,12 +177,23 @@ Result<std::vector<uint8_t>> EncodeRawInput(const CaseSource& source) {
 }
 
 void UpgradeFuzzInput(std::vector<uint8_t>& input) {
-  if (input.size() < 2 || input[0] != 1) return;
-  // A raw input keeps its case, with a memory length of 0; a structured
-  // one keeps its records, which now mean what version 2 makes of them
-  // (fuzz_format.h).
-  if (input[1] == kModeRaw) input.insert(input.begin() + 2, {0, 0});
-  input[0] = kFormatVersion;
+  if (input.size() < 2 || !IsFormatVersion(input[0]) || input[0] == kFormatVersion) return;
+  if (input[0] == 1) {
+    // A raw input keeps its case, with a memory length of 0; a structured
+    // one keeps its records, which now mean what version 2 makes of them
+    // (fuzz_format.h).
+    if (input[1] == kModeRaw) input.insert(input.begin() + 2, {0, 0});
+    input[0] = 2;
+  }
+  if (input[0] == 2) {
+    // Version 3 reads byte 2 modulo 8 and byte 15 as options: keep the
+    // number of subprograms and the ordinary operands.
+    if (input[1] != kModeRaw) {
+      if (input.size() > 2) input[2] %= 4;
+      if (input.size() > 15) input[15] = 0;
+    }
+    input[0] = 3;
+  }
 }
 
 }  // namespace bpfdiff::fuzz

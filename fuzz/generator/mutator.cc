@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
 #include "fuzz/generator/fuzz_format.h"
 #include "fuzz/generator/generator.h"
+#include "fuzz/generator/magnitudes.h"
 #include "isa/opcode_table.h"
 
 namespace bpfdiff::fuzz {
@@ -79,8 +81,15 @@ size_t MutateStructured(std::vector<uint8_t>& input, size_t max_size, Random& ra
         if (n > 0) records[at(0)] = RandomRecord(random);
         break;
       case 4:  // change one operand (or the construct) of a record
-      case 5:
         if (n > 0) records[at(0)][random.Below(kRecordSize)] = random.Byte();
+        break;
+      case 5:  // a record's word (p3 .. p6) becomes a magnitude-class value
+        if (n > 0) {
+          const size_t i = at(0);
+          const auto value = static_cast<uint32_t>(
+              kMagnitudes32[random.Below(static_cast<uint32_t>(std::size(kMagnitudes32)))]);
+          for (size_t b = 0; b < 4; ++b) records[i][4 + b] = static_cast<uint8_t>(value >> (8 * b));
+        }
         break;
       case 6:  // duplicate a record (loops and regions like company)
         if (n > 0 && n < max_records) {
@@ -99,8 +108,8 @@ size_t MutateStructured(std::vector<uint8_t>& input, size_t max_size, Random& ra
           records.insert(records.begin() + at(1), end);
         }
         break;
-      default:  // the case's configuration
-        input[2 + random.Below(kHeaderSize - 3)] = random.Byte();
+      default:  // the case's configuration (bytes 2 .. 15, the options too)
+        input[2 + random.Below(kHeaderSize - 2)] = random.Byte();
         break;
     }
   }
@@ -152,7 +161,7 @@ size_t MutateInput(uint8_t* data, size_t size, size_t max_size, unsigned seed) {
     // Not ours: start a structured input with a random configuration.
     input.assign(kHeaderSize, 0);
     input[0] = kFormatVersion;
-    for (size_t i = 2; i < kHeaderSize - 1; ++i) input[i] = random.Byte();
+    for (size_t i = 2; i < kHeaderSize; ++i) input[i] = random.Byte();
   }
   // Now and then switch between modes (a raw input keeps its bytes). A short
   // raw input that becomes structured grows to a whole header first.

@@ -2,8 +2,9 @@
 // of the generator's records (one record = one construct, mostly one or a
 // few instructions), so that every mutant is still a valid program:
 // insert, delete, replace or duplicate a record, change one operand byte,
-// swap two records, change the case's configuration (maps, subprograms,
-// tail-call targets, input memory); and for raw-mode inputs, insert,
+// set a record's word to a magnitude-class value, swap two records, change
+// the case's configuration (maps, subprograms, tail-call targets, input
+// memory, the operand-magnitude mode); and for raw-mode inputs, insert,
 // delete or replace whole instruction slots, or change any byte (the
 // input memory's too). Inputs of an older format version are upgraded
 // first (UpgradeFuzzInput): mutants are of the current version.

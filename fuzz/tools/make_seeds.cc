@@ -8,7 +8,9 @@
 //
 //  - seed-NNN: CANDIDATES random structured inputs (default 20000) from a
 //    fixed seed, run through the differential harness; a greedy set cover
-//    of the opcode-table forms they execute to completion on every engine.
+//    of the opcode-table forms they execute to completion on every engine,
+//    in each operand mode (header byte 15: interesting immediates, or the
+//    magnitude classes).
 //  - seed-NAME: the named seeds below, records for behaviours that the set
 //    cover of forms does not pick out.
 //  - raw-NAME: every `.data` file of VECTORS_DIR that raw mode can carry
@@ -95,22 +97,29 @@ int WriteStructuredSeeds(fuzz::DiffHarness& harness, const std::filesystem::path
     if (!result.source || result.run.FirstDivergence() != nullptr) continue;
     fuzz::FuzzStats stats("seed");
     stats.Record(*result.source, result.run, harness.executed());
+    // Forms in each operand mode count apart: the seeds start the fuzzer
+    // from both the interesting immediates and the magnitude classes.
+    const bool magnitudes = (input[15] & fuzz::kOptionMagnitudes) != 0;
+    std::vector<bool> cover(2 * stats.completed().size(), false);
+    std::copy(stats.completed().begin(), stats.completed().end(),
+              cover.begin() + (magnitudes ? static_cast<ptrdiff_t>(stats.completed().size()) : 0));
     inputs.push_back(std::move(input));
-    covers.push_back(stats.completed());
+    covers.push_back(std::move(cover));
   }
   const size_t forms = isa::AllForms().size();
-  std::vector<bool> covered(forms, false);
+  const size_t goals = 2 * forms;  // (form, operand mode)
+  std::vector<bool> covered(goals, false);
   std::vector<size_t> chosen;
   for (;;) {
     size_t best = 0, best_gain = 0;
     for (size_t i = 0; i < covers.size(); ++i) {
       size_t gain = 0;
-      for (size_t f = 0; f < forms; ++f) gain += covers[i][f] && !covered[f];
+      for (size_t f = 0; f < goals; ++f) gain += covers[i][f] && !covered[f];
       if (gain > best_gain) best = i, best_gain = gain;
     }
     if (best_gain == 0) break;
     chosen.push_back(best);
-    for (size_t f = 0; f < forms; ++f) covered[f] = covered[f] || covers[best][f];
+    for (size_t f = 0; f < goals; ++f) covered[f] = covered[f] || covers[best][f];
   }
   for (size_t n = 0; n < chosen.size(); ++n) {
     if (auto status = WriteFile(out / fmt::format("seed-{:03}", n), inputs[chosen[n]]); !status) {
@@ -121,11 +130,13 @@ int WriteStructuredSeeds(fuzz::DiffHarness& harness, const std::filesystem::path
   size_t count = 0;
   std::string missing;
   for (size_t f = 0; f < forms; ++f) {
-    count += covered[f];
-    if (!covered[f]) missing += fmt::format(" [{}]", isa::FormById(static_cast<isa::FormId>(f)).name);
+    const bool either = covered[f] || covered[forms + f];
+    count += either;
+    if (!either) missing += fmt::format(" [{}]", isa::FormById(static_cast<isa::FormId>(f)).name);
   }
-  fmt::print("{} structured seeds from {} candidates cover {}/{} forms; not covered:{}\n", chosen.size(),
-             inputs.size(), count, forms, missing);
+  const auto in_magnitude_mode = std::count(covered.begin() + static_cast<ptrdiff_t>(forms), covered.end(), true);
+  fmt::print("{} structured seeds from {} candidates cover {}/{} forms ({} in operand-magnitude mode); not covered:{}\n",
+             chosen.size(), inputs.size(), count, forms, in_magnitude_mode, missing);
   return 0;
 }
 

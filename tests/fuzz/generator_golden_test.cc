@@ -21,7 +21,7 @@ namespace bpfdiff::fuzz {
 namespace {
 
 // The newest version these goldens know; each test says its version.
-constexpr uint8_t kNewestGoldenVersion = 2;
+constexpr uint8_t kNewestGoldenVersion = 3;
 
 const std::string kChangedFormat =
     "the generator changed what the bytes of a released format version mean; add a new version to "
@@ -310,6 +310,126 @@ TEST(FuzzGeneratorGolden, Version2RawInputsStartWithTheirInputMemory) {
       "61 10 01 00 00 00 00 00\n"  // ldxw %r0, [%r1+1]
       "95 00 00 00 00 00 00 00\n"  // exit
       "memory: 5 bytes 1122334455\n"
+      "inline kptr_xchg: false\n";
+  const auto source = DecodeFuzzInput(input);
+  EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
+}
+
+
+// Version 3 without options: what version 2 made of the same bytes, as
+// long as byte 2 names fewer than 4 subprograms.
+TEST(FuzzGeneratorGolden, Version3WithoutOptionsMakesWhatVersion2Made) {
+  EXPECT_EQ(Generated(DecodeFuzzInput(MapsAndASubprogram(3))), Generated(DecodeFuzzInput(MapsAndASubprogram(2))));
+  EXPECT_EQ(Generated(DecodeFuzzInput(LoopAndTailCallTarget(3))),
+            Generated(DecodeFuzzInput(LoopAndTailCallTarget(2))));
+}
+
+// Version 3 in operand-magnitude mode (byte 15 bit 0), with five
+// subprograms (byte 2 = 5; version 2 read one).
+TEST(FuzzGeneratorGolden, Version3MagnitudeModeAndFiveSubprograms) {
+  const std::vector<uint8_t> input = {
+    // version 3, structured, 5 subprograms, no maps, no tail-call targets,
+    // 8 bytes of memory, seed, no kptr_xchg inlining, magnitude mode
+    3, 0x00, 0x05, 0x00, 0x00, 0x08, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x00, 0x01,
+    // subprogram 1: mul, register source; dst = class 14 (0x80000000),
+    // src = dst + 1 (p3 = 0x0a: relation 2, register choice 1)
+    0x05, 0x02, 0x02, 0x03, 0x0a, 0x00, 0x0e, 0x00,
+    0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    // subprogram 2: add32 immediate; dst = class 30 (garbage in the upper
+    // half), immediate = 32-bit class 18 (0x1000)
+    0x00, 0x00, 0x01, 0x04, 0x00, 0x12, 0x1e, 0x00,
+    0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    // subprogram 3: if (class 13, 0x7fffffff, against its low word + 1),
+    // and inside it an add
+    0x9c, 0x03, 0x06, 0x00, 0x00, 0x01, 0x0d, 0x00,
+    0x00, 0x00, 0x00, 0x02, 0x00, 0x07, 0x00, 0x00,
+    0xb9, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    // subprogram 4: load 8 bytes at a boundary offset (p1 bit 6; p3 = 9:
+    // 256 does not fit the frame, -256 does)
+    0x50, 0x13, 0x41, 0x00, 0x09, 0x00, 0x07, 0x00,
+    0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    // subprogram 5: callx with an id whose upper half is 0x41
+    0xe6, 0x00, 0x00, 0x01, 0x00, 0x40, 0x00, 0x00,
+    0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    // main entry: a local call; and with dst = raw class (p3..p6 as they
+    // are) and immediate -2^17; sub with dst = 2^47; three more calls
+    0xe0, 0x00, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+    0x07, 0x05, 0x00, 0x07, 0x11, 0x22, 0x2b, 0x44,
+    0x08, 0x01, 0x00, 0x08, 0x00, 0x00, 0x28, 0x2f,
+    0xe1, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+    0xe2, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+    0xe3, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09,
+  };
+  const std::string golden =
+      "program 0:\n"
+      "bf 31 00 00 00 00 00 00\n"  // mov %r1, %r3
+      "bf 42 00 00 00 00 00 00\n"  // mov %r2, %r4
+      "bf 53 00 00 00 00 00 00\n"  // mov %r3, %r5
+      "bf 64 00 00 00 00 00 00\n"  // mov %r4, %r6
+      "85 10 00 00 25 00 00 00\n"  // call local +37
+      "b7 07 00 00 11 22 2b 44\n"  // mov %r7, 0x442b2211
+      "57 07 00 00 00 00 fe ff\n"  // and %r7, 0xfffe0000
+      "18 08 00 00 00 00 00 00\n"  // lddw %r8, 0x800000000000
+      "00 00 00 00 00 80 00 00\n"  // (second slot of lddw)
+      "17 08 00 00 00 00 00 00\n"  // sub %r8, 0
+      "bf 61 00 00 00 00 00 00\n"  // mov %r1, %r6
+      "bf 62 00 00 00 00 00 00\n"  // mov %r2, %r6
+      "bf 63 00 00 00 00 00 00\n"  // mov %r3, %r6
+      "85 10 00 00 20 00 00 00\n"  // call local +32
+      "bf 61 00 00 00 00 00 00\n"  // mov %r1, %r6
+      "85 10 00 00 21 00 00 00\n"  // call local +33
+      "bf 61 00 00 00 00 00 00\n"  // mov %r1, %r6
+      "bf 62 00 00 00 00 00 00\n"  // mov %r2, %r6
+      "bf 63 00 00 00 00 00 00\n"  // mov %r3, %r6
+      "85 10 00 00 23 00 00 00\n"  // call local +35
+      "b7 01 00 00 01 00 00 00\n"  // mov %r1, 1
+      "b7 02 00 00 02 00 00 00\n"  // mov %r2, 2
+      "b7 03 00 00 03 00 00 00\n"  // mov %r3, 3
+      "b7 04 00 00 04 00 00 00\n"  // mov %r4, 4
+      "85 10 00 00 11 00 00 00\n"  // call local +17
+      "b7 01 00 00 01 00 00 00\n"  // mov %r1, 1
+      "b7 02 00 00 02 00 00 00\n"  // mov %r2, 2
+      "b7 03 00 00 03 00 00 00\n"  // mov %r3, 3
+      "85 10 00 00 11 00 00 00\n"  // call local +17
+      "b7 01 00 00 01 00 00 00\n"  // mov %r1, 1
+      "85 10 00 00 12 00 00 00\n"  // call local +18
+      "b7 01 00 00 01 00 00 00\n"  // mov %r1, 1
+      "b7 02 00 00 02 00 00 00\n"  // mov %r2, 2
+      "b7 03 00 00 03 00 00 00\n"  // mov %r3, 3
+      "85 10 00 00 14 00 00 00\n"  // call local +20
+      "b7 01 00 00 01 00 00 00\n"  // mov %r1, 1
+      "b7 02 00 00 02 00 00 00\n"  // mov %r2, 2
+      "b7 03 00 00 03 00 00 00\n"  // mov %r3, 3
+      "85 10 00 00 15 00 00 00\n"  // call local +21
+      "7b 7a 30 fe 00 00 00 00\n"  // stxdw [%r10-464], %r7
+      "7b 8a 38 fe 00 00 00 00\n"  // stxdw [%r10-456], %r8
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "18 00 00 00 07 00 00 00\n"  // lddw %r0, 0x4100000007
+      "00 00 00 00 41 00 00 00\n"  // (second slot of lddw)
+      "8d 00 00 00 00 00 00 00\n"  // call %r0
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "79 a7 00 ff 00 00 00 00\n"  // ldxdw %r7, [%r10-256]
+      "7b 7a 30 fe 00 00 00 00\n"  // stxdw [%r10-464], %r7
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "b7 06 00 00 ff ff ff 7f\n"  // mov %r6, 0x7fffffff
+      "45 06 02 00 00 00 00 80\n"  // jset %r6, 0x80000000, +2
+      "b7 02 00 00 00 00 00 00\n"  // mov %r2, 0
+      "07 02 00 00 ff 00 00 00\n"  // add %r2, 255
+      "7b 6a 28 fe 00 00 00 00\n"  // stxdw [%r10-472], %r6
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "18 04 00 00 00 00 00 00\n"  // lddw %r4, 0xdeadbeef00000000
+      "00 00 00 00 ef be ad de\n"  // (second slot of lddw)
+      "04 04 00 00 00 10 00 00\n"  // add32 %r4, 4096
+      "7b 4a 18 fe 00 00 00 00\n"  // stxdw [%r10-488], %r4
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "b4 03 00 00 00 00 00 80\n"  // mov32 %r3, 0x80000000
+      "b4 01 00 00 01 00 00 80\n"  // mov32 %r1, 0x80000001
+      "2f 13 00 00 00 00 00 00\n"  // mul %r3, %r1
+      "7b 1a 00 fe 00 00 00 00\n"  // stxdw [%r10-512], %r1
+      "7b 3a 10 fe 00 00 00 00\n"  // stxdw [%r10-496], %r3
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "memory: 8 bytes 10656b09b58cbc81\n"
       "inline kptr_xchg: false\n";
   const auto source = DecodeFuzzInput(input);
   EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);

@@ -65,10 +65,13 @@ TEST(FuzzGenerator, RawInputsOfVersion2CarryTheirInputMemory) {
   EXPECT_EQ(source->memory, (std::vector<uint8_t>{0x0a, 0x0b, 0x0c, 0x0d}));
   ASSERT_EQ(source->programs.size(), 1u);
   EXPECT_EQ(isa::ToBytes(source->programs[0]), kLoadWordSlots);
-  // The encoder writes the same bytes.
+  // The encoder writes the same bytes, of the current version (raw mode
+  // has not changed since version 2).
   auto encoded = EncodeRawInput(*source);
   ASSERT_TRUE(encoded) << encoded.message();
-  EXPECT_EQ(*encoded, input);
+  std::vector<uint8_t> expected = input;
+  expected[0] = kFormatVersion;
+  EXPECT_EQ(*encoded, expected);
   // What raw mode cannot carry is refused, never dropped.
   CaseSource too_much = *source;
   too_much.memory.resize(kMaxRawMemory + 1);
@@ -104,6 +107,32 @@ TEST(FuzzGenerator, RawInputsOfVersion1HaveNoMemoryAndUpgradeToTheSameCase) {
   std::vector<uint8_t> foreign = {0x7f, 'E', 'L', 'F'};
   UpgradeFuzzInput(foreign);
   EXPECT_EQ(foreign, (std::vector<uint8_t>{0x7f, 'E', 'L', 'F'}));
+}
+
+TEST(FuzzGenerator, StructuredInputsOfVersion2UpgradeToTheSameCase) {
+  // Version 3 reads byte 2 modulo 8 and byte 15 as options; the upgrade
+  // rewrites both so that an old input keeps the case it made.
+  std::mt19937_64 random(kSeed + 7);
+  for (int i = 0; i < 100; ++i) {
+    std::vector<uint8_t> input = RandomStructuredInput(random, 0, 24);
+    input[0] = 2;
+    input[2] |= 0x04;    // a subprogram count version 3 reads differently
+    input[15] |= kOptionMagnitudes;  // and the option version 2 ignored
+    const auto old = DecodeFuzzInput(input);
+    ASSERT_TRUE(old);
+    std::vector<uint8_t> upgraded = input;
+    UpgradeFuzzInput(upgraded);
+    ASSERT_EQ(upgraded[0], kFormatVersion);
+    const auto now = DecodeFuzzInput(upgraded);
+    ASSERT_TRUE(now);
+    EXPECT_EQ(DescribeSource(*now), DescribeSource(*old)) << "input " << i << ": " << Hex(input);
+    // Read as version 3 without the upgrade, the same bytes make another case.
+    std::vector<uint8_t> misread = input;
+    misread[0] = kFormatVersion;
+    if (input.size() > kHeaderSize + 4 * kRecordSize) {
+      EXPECT_NE(DescribeSource(*DecodeFuzzInput(misread)), DescribeSource(*old)) << "input " << i;
+    }
+  }
 }
 
 TEST(FuzzGenerator, RandomStructuredInputsLoadWithoutClobberedReads) {
