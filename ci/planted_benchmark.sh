@@ -22,6 +22,7 @@
 #   --bugs "a b ..."    only these bugs (default: every one)
 #   --out DIR           where runs keep their logs and artifacts, and where
 #                       planted.json goes (default a new /tmp/bpfdiff-planted.*)
+#   --tabulate          run nothing: tabulate the runs already in --out DIR
 #
 # Writes DIR/planted.json (what `bpfdiff report --planted` reads) and prints
 # the table. Exits 0 when every bug was detected from the seeds; 1 otherwise
@@ -37,6 +38,7 @@ from_seeds=1
 jobs=$(nproc)
 only=""
 out=""
+tabulate=0
 while (($#)); do
   case $1 in
     --build) build=$2; shift 2 ;;
@@ -46,12 +48,14 @@ while (($#)); do
     --jobs) jobs=$2; shift 2 ;;
     --bugs) only=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --tabulate) tabulate=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "planted_benchmark: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ "$limit" =~ ^[0-9]+$ && "$limit" -gt 0 ]] || { echo "planted_benchmark: --limit must be a positive number of seconds" >&2; exit 2; }
 [[ "$jobs" =~ ^[0-9]+$ && "$jobs" -gt 0 ]] || { echo "planted_benchmark: --jobs must be a positive number" >&2; exit 2; }
+[[ $tabulate == 0 || -n "$out" ]] || { echo "planted_benchmark: --tabulate needs --out DIR" >&2; exit 2; }
 out="${out:-$(mktemp -d /tmp/bpfdiff-planted.XXXXXX)}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
@@ -75,6 +79,15 @@ done < <("$bpfdiff" planted list)
 for bug in "${bugs[@]}"; do
   [[ -x "$build/fuzz/targets/${target_of[$bug]}" ]] || { echo "planted_benchmark: no ${target_of[$bug]} in $build" >&2; exit 2; }
 done
+
+# The first line of a run's finding, from its log.
+first_line_of() {
+  # What diverged or broke: diff_fuzzer's "first divergence" line, else
+  # the first line after the banner.
+  awk '/^==== /{banner = 1; getline; first = $0; next}
+       banner && /^first divergence/{print; found = 1; exit}
+       END{if (!found && banner) print first}' "$1/log.txt" | cut -c1-200 > "$1/first_line"
+}
 
 # One run: run_one BUG MODE SEED (MODE seeds|empty) -> DIR/result
 # (detected seconds exit_code), DIR/first_line, DIR/log.txt.
@@ -103,8 +116,7 @@ run_one() {
   if [[ $status == 77 ]] && grep -q '^==== ' "$dir/log.txt"; then detected=true; fi
   local seconds; seconds=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
   echo "$detected $seconds $status" > "$dir/result"
-  # The first line after the banner says what diverged or broke.
-  awk '/^==== /{getline; print; exit}' "$dir/log.txt" | cut -c1-200 > "$dir/first_line"
+  first_line_of "$dir"
 }
 
 # The runs, `jobs` at a time, each on a core of its own.
@@ -114,23 +126,32 @@ for bug in "${bugs[@]}"; do
   for seed in $empty_seeds; do runs+=("$bug empty $seed"); done
 done
 cores=$(nproc)
-echo "planted_benchmark: ${#bugs[@]} bugs, ${#runs[@]} runs of at most ${limit} s, $jobs at a time; logs in $out/runs"
-slot_pids=()
-for ((j = 0; j < jobs; ++j)); do slot_pids+=(0); done
-for run in "${runs[@]}"; do
-  # Wait for a free slot.
-  while :; do
-    for ((j = 0; j < jobs; ++j)); do
-      pid=${slot_pids[$j]}
-      if [[ $pid == 0 ]] || ! kill -0 "$pid" 2>/dev/null; then break 2; fi
-    done
-    sleep 0.2
+if ((tabulate)); then
+  # The logs are kept; what is read from them may have changed.
+  for run in "${runs[@]}"; do
+    read -r bug mode seed <<<"$run"
+    dir="$out/runs/$bug/$mode${seed:+-$seed}"
+    [[ -f "$dir/log.txt" ]] && first_line_of "$dir"
   done
-  read -r bug mode seed <<<"$run"
-  run_one "$bug" "$mode" "${seed:-}" $((j % cores)) &
-  slot_pids[$j]=$!
-done
-wait
+else
+  echo "planted_benchmark: ${#bugs[@]} bugs, ${#runs[@]} runs of at most ${limit} s, $jobs at a time; logs in $out/runs"
+  slot_pids=()
+  for ((j = 0; j < jobs; ++j)); do slot_pids+=(0); done
+  for run in "${runs[@]}"; do
+    # Wait for a free slot.
+    while :; do
+      for ((j = 0; j < jobs; ++j)); do
+        pid=${slot_pids[$j]}
+        if [[ $pid == 0 ]] || ! kill -0 "$pid" 2>/dev/null; then break 2; fi
+      done
+      sleep 0.2
+    done
+    read -r bug mode seed <<<"$run"
+    run_one "$bug" "$mode" "${seed:-}" $((j % cores)) &
+    slot_pids[$j]=$!
+  done
+  wait
+fi
 
 json_string() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; s=${s//$'\t'/ }; printf '"%s"' "$s"; }
 result_of() { cat "$out/runs/$1/$2/result" 2>/dev/null || echo "false 0 -1"; }

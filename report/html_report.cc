@@ -150,7 +150,7 @@ void Planted(Out out, const std::vector<PlantedCheck>& planted) {
   fmt::format_to(out, ".</p>\n");
   fmt::format_to(out, "<table id=\"planted\"><thead><tr><th>bug</th><th>area</th><th>fixed upstream by</th>"
                       "<th>fuzzer</th><th>from the seeds</th><th>from empty (median)</th>"
-                      "<th>first divergence</th></tr></thead><tbody>\n");
+                      "<th>what it found</th></tr></thead><tbody>\n");
   for (const auto& p : planted) {
     const bool seeds_ok = p.from_seeds && p.from_seeds->detected;
     const std::string seeds = !p.from_seeds ? "&mdash;" : seeds_ok ? fmt::format("{:.1f} s", p.from_seeds->seconds) : "NO";

@@ -159,7 +159,7 @@ Result<std::vector<PlantedCheck>> LoadPlanted(const std::filesystem::path& path)
 
 std::string PlantedMarkdown(const std::vector<PlantedCheck>& planted) {
   std::string out =
-      "| bug | area | fixed upstream by | target | from the seeds | from empty (median) | first divergence |\n"
+      "| bug | area | fixed upstream by | target | from the seeds | from empty (median) | what it found |\n"
       "|---|---|---|---|---|---|---|\n";
   for (const auto& p : planted) {
     const std::string seeds =
