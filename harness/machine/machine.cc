@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "harness/machine/a64_access.h"
+#include "support/hex.h"
 #include "oracle/guest_layout.h"
 
 namespace bpfdiff {
@@ -52,6 +53,23 @@ std::optional<UnicornCall> ParseUnicornCall(std::string_view name) {
     if (kCallNames[i] == name) return static_cast<UnicornCall>(i);
   }
   return std::nullopt;
+}
+
+Result<UnicornFault> ParseUnicornFault(std::string_view text) {
+  const size_t colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
+  const auto call = ParseUnicornCall(name);
+  if (!call) {
+    return Fail("unknown Unicorn call '{}' in fault '{}': expected open, map or start, optionally followed by :SKIP",
+                name, text);
+  }
+  UnicornFault fault{*call, 0};
+  if (colon != std::string_view::npos) {
+    auto skip = ParseUnsigned(text.substr(colon + 1));
+    if (!skip) return Fail("fault '{}': SKIP: {}", text, skip.message());
+    fault.skip = *skip;
+  }
+  return fault;
 }
 
 Result<std::unique_ptr<Machine>> Machine::Create(GuestMemory& memory, int cpu, MachineMode mode,

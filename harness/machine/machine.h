@@ -109,6 +109,9 @@ struct UnicornFault {
   UnicornCall call = UnicornCall::kNone;
   uint64_t skip = 0;
 };
+// "CALL" or "CALL:SKIP" (the form BPFDIFF_UNICORN_FAULT takes): CALL is
+// open, map or start; SKIP how many such calls succeed first (default 0).
+Result<UnicornFault> ParseUnicornFault(std::string_view text);
 
 class Machine {
  public:

@@ -499,6 +499,22 @@ TEST(harness_machine, ContextSavedBeforeARecycleResumesInTheNewEngine) {
   EXPECT_EQ(machine.ReadX(0), 9u);
 }
 
+TEST(harness_machine, FaultSpecificationsParseOrSayWhatIsWrong) {
+  auto open = ParseUnicornFault("open");
+  ASSERT_TRUE(open) << open.message();
+  EXPECT_EQ(open->call, UnicornCall::kOpen);
+  EXPECT_EQ(open->skip, 0u);
+  auto map = ParseUnicornFault("map:3");
+  ASSERT_TRUE(map) << map.message();
+  EXPECT_EQ(map->call, UnicornCall::kMapMemory);
+  EXPECT_EQ(map->skip, 3u);
+  auto unknown = ParseUnicornFault("close");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.message().find("expected open, map or start"), std::string::npos) << unknown.message();
+  EXPECT_FALSE(ParseUnicornFault("start:x"));
+  EXPECT_FALSE(ParseUnicornFault("start:"));
+}
+
 // Unicorn failures become errors that name the call and carry
 // uc_strerror's text; nothing aborts, and a machine that failed once
 // refuses to run instead of running on a broken engine.
