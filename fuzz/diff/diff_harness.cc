@@ -9,10 +9,11 @@
 
 namespace bpfdiff::fuzz {
 
-Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs) {
+Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs, UnicornFault unicorn_fault) {
   std::unique_ptr<DiffHarness> harness(new DiffHarness());
   SandboxOptions options;
   options.pack_bugs = bugs.pack;
+  options.unicorn_fault = unicorn_fault;
   auto sandbox = Sandbox::Create(options);
   if (!sandbox) return sandbox.error();
   harness->sandbox_ = std::move(sandbox).value();

@@ -18,10 +18,12 @@
 namespace bpfdiff::fuzz {
 
 // The sandbox and the three engines (interpreter, JIT with LSE atomics, JIT
-// with LL/SC atomics), created once per process.
+// with LL/SC atomics), created once per process. `unicorn_fault` makes a
+// Unicorn call fail on purpose (BPFDIFF_UNICORN_FAULT, read by the mains);
+// sandbox().UnicornFailure() tells when one failed.
 class DiffHarness {
  public:
-  static Result<std::unique_ptr<DiffHarness>> Create(const PlantedBugs& bugs);
+  static Result<std::unique_ptr<DiffHarness>> Create(const PlantedBugs& bugs, UnicornFault unicorn_fault = {});
 
   struct InputRun {
     std::optional<CaseSource> source;  // nullopt: not an input of ours

@@ -135,6 +135,7 @@ Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std
 
   SandboxOptions sandbox_options;
   sandbox_options.pack_bugs = options.bugs.pack;
+  sandbox_options.unicorn_fault = options.unicorn_fault;
   auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) return sandbox.error();
   auto engines = MakeEngines(**sandbox, options.engine, options.bugs.jit);
@@ -152,6 +153,9 @@ Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std
       result = Uniform(std::move(result), summary.engines, TestStatus::kSkip, "excluded by pattern");
     } else {
       result = RunOne(runner, summary.engines, std::move(result), path, options);
+    }
+    if (auto failure = (*sandbox)->UnicornFailure()) {
+      return Fail("{}: could not run: {}", path.string(), *failure);
     }
     switch (result.status) {
       case TestStatus::kPass:

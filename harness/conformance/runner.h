@@ -31,13 +31,16 @@ struct ConformanceOptions {
   std::optional<std::string> include;  // regex over file names
   std::optional<std::string> exclude;
   PlantedBugs bugs;  // negative controls only (see harness/planted/planted_bugs.h)
+  UnicornFault unicorn_fault;  // a Unicorn call made to fail on purpose (BPFDIFF_UNICORN_FAULT)
   ConformanceListing listing = ConformanceListing::kEveryTest;
 };
 
 // Runs the suites and prints to `out` as options.listing says, then a line
 // of counts per engine (when there are several) and the closing summary
-// line. Errors only for bad options (a missing directory, a bad regex); a
-// test that fails is a result, not an error.
+// line. Errors for bad options (a missing directory, a bad regex) and for
+// a Unicorn failure, which names the test it stopped at (nothing after it
+// could run, and no counts are printed); a test that fails is a result,
+// not an error.
 Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std::ostream& out);
 
 }  // namespace bpfdiff

@@ -44,6 +44,14 @@ Result<std::unique_ptr<Sandbox>> Sandbox::Create(const SandboxOptions& options) 
   return sandbox;
 }
 
+std::optional<std::string> Sandbox::UnicornFailure() const {
+  for (const auto& machine : machines_) {
+    if (machine->failure()) return machine->failure();
+  }
+  if (fast_ && fast_->failure()) return fast_->failure();
+  return std::nullopt;
+}
+
 StackGeometry Sandbox::Geometry() {
   const jit::FrameGeometry g = jit::Geometry();
   return {g.fp_below_entry_sp, g.call_frame_bytes};

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "harness/machine/machine.h"
@@ -38,6 +40,11 @@ class Sandbox {
   int cpus() const { return static_cast<int>(machines_.size()); }
   jit::ProgPack& pack() { return *pack_; }
   UnicornTextPatcher& patcher() { return *patcher_; }
+
+  // The first Unicorn failure of any of its machines (Machine::failure).
+  // A machine that failed runs nothing more, so a caller that finds one
+  // reports it and stops, rather than comparing runs that did not happen.
+  std::optional<std::string> UnicornFailure() const;
 
   // The interpreter's view of the JIT's frame (r10 of every call depth).
   static StackGeometry Geometry();
