@@ -113,7 +113,63 @@ void Summary(Out out, const ReportModel& model) {
                    E(e.engine), e.passed, e.failed ? " s-fail" : "", e.failed, e.skipped, e.not_comparable);
   }
   fmt::format_to(out, "</tbody></table>\n");
+  const std::vector<SuiteCount> suites = model.Suites();
+  fmt::format_to(out, "<p id=\"suites\">Suites:");
+  for (size_t i = 0; i < suites.size(); ++i) {
+    fmt::format_to(out, "{} <code>{}</code> ({} tests{})", i == 0 ? "" : ",", E(suites[i].suite), suites[i].tests,
+                   suites[i].upstream ? ", upstream bpf_conformance" : "");
+  }
+  fmt::format_to(out, ".</p>\n");
+  if (!model.upstream_suite) {
+    fmt::format_to(out, "<p id=\"no-upstream-suite\" class=\"verdict bad\">Note: {}; {} directory.</p>\n",
+                   E(kNoUpstreamSuite), E(kHowToRunUpstreamSuite));
+  }
   for (const auto& note : model.notes) fmt::format_to(out, "<p class=\"muted\">Note: {}</p>\n", E(note));
+}
+
+std::string Percent(std::optional<double> p) { return p ? fmt::format("{:.1f}%", *p) : "&mdash;"; }
+
+void CoverageCells(Out out, const CoverageCounts& c) {
+  fmt::format_to(out,
+                 "<td class=\"num\">{}/{}</td><td class=\"num\">{}</td><td class=\"num\">{}/{}</td>"
+                 "<td class=\"num\">{}</td><td class=\"num\">{}/{}</td>",
+                 c.lines_covered, c.lines, Percent(c.LinePercent()), c.branches_covered, c.branches,
+                 Percent(c.BranchPercent()), c.functions_covered, c.functions);
+}
+
+// Line and branch coverage of the code under test, per area and per file,
+// least covered first.
+void SourceCoverageSection(Out out, const std::optional<SourceCoverage>& coverage) {
+  fmt::format_to(out, "<h2>Source coverage</h2>\n");
+  if (!coverage) {
+    fmt::format_to(out, "<p class=\"muted\">Not measured.</p>\n");
+    return;
+  }
+  fmt::format_to(out, "<p class=\"muted\">From the seeds and tonight's fuzzing, measured with the coverage build.{}</p>\n",
+                 coverage->html.empty() ? ""
+                                        : fmt::format(" <a href=\"{}\">Line-by-line view (llvm-cov)</a>.",
+                                                      E(coverage->html)));
+  constexpr std::string_view kHead =
+      "<th>lines</th><th>%</th><th>branches</th><th>%</th><th>functions</th></tr></thead><tbody>\n";
+  fmt::format_to(out, "<table id=\"source-coverage-areas\"><thead><tr><th>area</th><th>folders</th>{}", kHead);
+  for (const auto& area : coverage->areas) {
+    std::string rooms;
+    for (const auto& room : area.rooms) rooms += fmt::format("<code>{}</code> ", E(room));
+    fmt::format_to(out, "<tr><td>{}</td><td>{}</td>", E(area.area), rooms);
+    CoverageCells(out, area.counts);
+    fmt::format_to(out, "</tr>\n");
+  }
+  fmt::format_to(out, "<tr><td><b>total</b></td><td></td>");
+  CoverageCells(out, coverage->total);
+  fmt::format_to(out, "</tr>\n</tbody></table>\n");
+  fmt::format_to(out, "<table id=\"source-coverage-files\"><thead><tr><th>file (least covered first)</th><th>area</th>{}",
+                 kHead);
+  for (const auto& file : coverage->files) {
+    fmt::format_to(out, "<tr><td><code>{}</code></td><td>{}</td>", E(file.path), E(file.area));
+    CoverageCells(out, file.counts);
+    fmt::format_to(out, "</tr>\n");
+  }
+  fmt::format_to(out, "</tbody></table>\n");
 }
 
 void Reasons(Out out, const ReportModel& model, ReasonKind kind, std::string_view id, std::string_view title) {
@@ -173,12 +229,12 @@ void Fuzz(Out out, const std::vector<FuzzTarget>& fuzz) {
     return;
   }
   fmt::format_to(out, "<table id=\"fuzz\"><thead><tr><th>target</th><th>result</th><th>seconds</th><th>inputs</th>"
-                      "<th>counters</th></tr></thead><tbody>\n");
+                      "<th>counters</th><th>not comparable</th></tr></thead><tbody>\n");
   for (const auto& t : fuzz) {
     std::string result = t.run ? E(t.run->result) : "&mdash;";
     if (t.failed()) result += fmt::format(" (exit {})<br><span class=\"muted\">{}</span>", t.run->exit_code, E(t.run->artifacts));
     if (!t.stats) {
-      fmt::format_to(out, "<tr><td>{}</td><td class=\"{}\">{}</td><td colspan=\"3\" class=\"muted\">no stats "
+      fmt::format_to(out, "<tr><td>{}</td><td class=\"{}\">{}</td><td colspan=\"4\" class=\"muted\">no stats "
                           "(the target wrote none)</td></tr>\n",
                      E(t.target), t.failed() ? "s-fail" : "s-pass", result);
       continue;
@@ -187,9 +243,21 @@ void Fuzz(Out out, const std::vector<FuzzTarget>& fuzz) {
     for (const auto& [name, count] : t.stats->counters) {
       counters += fmt::format("{}{} {}", counters.empty() ? "" : ", ", E(name), count);
     }
+    // Every target's runs that could not be compared, with why.
+    uint64_t not_comparable = 0;
+    std::string reasons;
+    for (const auto& [reason, count] : t.stats->not_comparable) {
+      not_comparable += count;
+      reasons += fmt::format("<br>{} &times; {}", count, E(OneLine(reason, kCellReasonWidth)));
+    }
+    const std::string not_comparable_cell =
+        not_comparable == 0 ? "0"
+                            : fmt::format("<details><summary>{}</summary><span class=\"reason\">{}</span></details>",
+                                          not_comparable, reasons.substr(4));
     fmt::format_to(out, "<tr><td>{}</td><td class=\"{}\">{}</td><td class=\"num\">{:.1f}</td><td class=\"num\">{}</td>"
-                        "<td>{}</td></tr>\n",
-                   E(t.target), t.failed() ? "s-fail" : "s-pass", result, t.stats->seconds, t.stats->inputs, counters);
+                        "<td>{}</td><td class=\"num\">{}</td></tr>\n",
+                   E(t.target), t.failed() ? "s-fail" : "s-pass", result, t.stats->seconds, t.stats->inputs, counters,
+                   not_comparable_cell);
   }
   fmt::format_to(out, "</tbody></table>\n");
 }
@@ -301,6 +369,7 @@ std::string HtmlReport(const ReportModel& model) {
   Planted(out, model.planted);
   Fuzz(out, model.fuzz);
   Coverage(out, model.fuzz);
+  SourceCoverageSection(out, model.source_coverage);
   Trend(out, model);
   Matrix(out, model.conformance);
   fmt::format_to(out, "<script>{}</script>\n</body>\n</html>\n", kScript);

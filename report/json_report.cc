@@ -36,6 +36,25 @@ Json PlantedToJson(const PlantedCheck& p) {
   return json;
 }
 
+Json CountsToJson(const CoverageCounts& c) {
+  return {{"lines", c.lines},         {"lines_covered", c.lines_covered},
+          {"branches", c.branches},   {"branches_covered", c.branches_covered},
+          {"functions", c.functions}, {"functions_covered", c.functions_covered}};
+}
+
+Json SourceCoverageToJson(const SourceCoverage& coverage) {
+  Json json = {{"total", CountsToJson(coverage.total)}, {"html", coverage.html}};
+  json["areas"] = Json::array();
+  for (const auto& area : coverage.areas) {
+    json["areas"].push_back({{"area", area.area}, {"rooms", area.rooms}, {"counts", CountsToJson(area.counts)}});
+  }
+  json["files"] = Json::array();
+  for (const auto& file : coverage.files) {
+    json["files"].push_back({{"path", file.path}, {"area", file.area}, {"counts", CountsToJson(file.counts)}});
+  }
+  return json;
+}
+
 }  // namespace
 
 std::string JsonReport(const ReportModel& model) {
@@ -45,6 +64,8 @@ std::string JsonReport(const ReportModel& model) {
   json["passed"] = model.Passed();
   json["headline"] = HistoryEntryToJson(model.Headline());
   json["conformance"] = ConformanceToJson(model.conformance);
+  json["upstream_suite"] = model.upstream_suite ? Json(*model.upstream_suite) : Json(nullptr);
+  json["source_coverage"] = model.source_coverage ? SourceCoverageToJson(*model.source_coverage) : Json(nullptr);
   json["fuzz"] = Json::array();
   for (const auto& target : model.fuzz) json["fuzz"].push_back(FuzzToJson(target));
   json["planted"] = Json::array();

@@ -47,7 +47,52 @@ Result<std::vector<T>> LoadArray(const std::filesystem::path& path, std::string_
   return items;
 }
 
+// Adds `more` to `into`, name by name, keeping the first-seen order.
+void AddCounts(NamedCounts& into, const NamedCounts& more) {
+  for (const auto& entry : more) {
+    auto it = std::find_if(into.begin(), into.end(), [&](const auto& known) { return known.first == entry.first; });
+    if (it == into.end()) {
+      into.push_back(entry);
+    } else {
+      it->second += entry.second;
+    }
+  }
+}
+
+// Forms completed by any worker: those no worker left uncompleted.
+FormCoverage MergeForms(const FormCoverage& a, const FormCoverage& b) {
+  FormCoverage merged;
+  merged.total = std::max(a.total, b.total);
+  for (const auto& form : a.not_completed) {
+    if (std::find(b.not_completed.begin(), b.not_completed.end(), form) != b.not_completed.end()) {
+      merged.not_completed.push_back(form);
+    }
+  }
+  merged.completed = merged.total - std::min<uint64_t>(merged.total, merged.not_completed.size());
+  // The files name the forms not completed, not those generated: the
+  // busiest worker's count is what can be said (a lower bound).
+  merged.generated = std::max({a.generated, b.generated, merged.completed});
+  return merged;
+}
+
 }  // namespace
+
+FuzzStats MergeWorkerStats(const FuzzStats& a, const FuzzStats& b) {
+  FuzzStats merged = a;
+  merged.seconds = std::max(a.seconds, b.seconds);  // the workers ran side by side
+  merged.inputs = a.inputs + b.inputs;
+  AddCounts(merged.counters, b.counters);
+  AddCounts(merged.not_comparable, b.not_comparable);
+  merged.not_comparable = fuzz::MostFrequentFirst(std::move(merged.not_comparable));
+  AddCounts(merged.rejected, b.rejected);
+  merged.rejected = fuzz::MostFrequentFirst(std::move(merged.rejected));
+  if (a.forms && b.forms) {
+    merged.forms = MergeForms(*a.forms, *b.forms);
+  } else if (b.forms) {
+    merged.forms = b.forms;
+  }
+  return merged;
+}
 
 Result<ConformanceSummary> LoadConformance(const std::filesystem::path& path) {
   auto json = ReadJsonFile(path);
@@ -60,7 +105,6 @@ Result<FuzzStats> LoadFuzzStats(const std::filesystem::path& path) { return fuzz
 Result<std::vector<FuzzRun>> LoadFuzzRuns(const std::filesystem::path& path) {
   return LoadArray<FuzzRun>(path, "fuzz runs", FuzzRunFromJson);
 }
-
 
 Result<std::vector<FuzzTarget>> MergeFuzz(const std::vector<FuzzRun>& runs, const std::vector<FuzzStats>& stats) {
   std::vector<FuzzTarget> targets;
@@ -76,8 +120,7 @@ Result<std::vector<FuzzTarget>> MergeFuzz(const std::vector<FuzzRun>& runs, cons
   }
   for (const auto& s : stats) {
     auto target = find(s.target);
-    if (target->stats) return Fail("fuzz stats: two files for target '{}'", s.target);
-    target->stats = s;
+    target->stats = target->stats ? MergeWorkerStats(*target->stats, s) : s;
   }
   return targets;
 }
@@ -106,6 +149,13 @@ Result<ReportModel> LoadReportInputs(const ReportInputs& inputs) {
     auto planted = LoadPlanted(*inputs.planted);
     if (!planted) return planted.error();
     model.planted = std::move(planted).value();
+  }
+  model.upstream_suite = inputs.upstream_suite;
+  if (inputs.coverage) {
+    auto coverage = LoadSourceCoverage(*inputs.coverage, inputs.checkout);
+    if (!coverage) return coverage.error();
+    model.source_coverage = std::move(coverage).value();
+    model.source_coverage->html = inputs.coverage_html;
   }
   return model;
 }

@@ -2,13 +2,13 @@
 // names its file in every message; a missing file or malformed JSON is an
 // error, an unknown key is ignored, a missing optional key is absent.
 //
-// Fuzz stats (BPFDIFF_FUZZ_STATS_JSON, written by each fuzz target at exit):
-//   the schema of fuzz/stats/stats_file.h.
+// Fuzz stats (BPFDIFF_FUZZ_STATS_JSON, written by each fuzz target, or each
+//   of its -fork workers, at exit): the schema of fuzz/stats/stats_file.h.
 // Fuzz runs (ci/nightly.sh):
 //   [{"target": "diff_fuzzer", "result": "clean"|"finding"|"error", "exit_code": 0,
 //     "seconds": 60.4, "artifacts": "/tmp/..."}, ...]
-//   [{"bug": "alu32-add-no-zext", "target": "diff_fuzzer", "detected": true,
-//     "seconds": 1.9, "limit_seconds": 60, "artifacts": "/tmp/..."}, ...]
+// Planted bugs (ci/planted_benchmark.sh): report/planted_results.h.
+// Source coverage (llvm-cov export): report/source_coverage.h.
 #pragma once
 
 #include <filesystem>
@@ -27,6 +27,12 @@ struct ReportInputs {
   std::vector<std::filesystem::path> fuzz_stats;
   std::optional<std::filesystem::path> fuzz_runs;
   std::optional<std::filesystem::path> planted;
+  std::optional<std::string> upstream_suite;  // as given to `bpfdiff conformance --suite`
+  // llvm-cov export JSON (source_coverage.h), the checkout its paths are
+  // under, and a link to llvm-cov's HTML view (relative to the report).
+  std::optional<std::filesystem::path> coverage;
+  std::filesystem::path checkout = ".";
+  std::string coverage_html;
 };
 
 // Every input loaded and merged; the timestamp, history and notes are the
@@ -38,7 +44,14 @@ Result<FuzzStats> LoadFuzzStats(const std::filesystem::path& path);
 Result<std::vector<FuzzRun>> LoadFuzzRuns(const std::filesystem::path& path);
 
 // One FuzzTarget per target named by a run or a stats file, in the order
-// first seen (runs first). Two stats files for one target are an error.
+// first seen (runs first). Several stats files for one target are its
+// workers' (libFuzzer's -fork runs each in a process of its own, each
+// writing its file): they are added up (MergeWorkerStats).
 Result<std::vector<FuzzTarget>> MergeFuzz(const std::vector<FuzzRun>& runs, const std::vector<FuzzStats>& stats);
+
+// Two workers of one target: inputs, counters and reasons summed, the
+// longer time (they ran side by side), a form completed if either
+// completed it.
+FuzzStats MergeWorkerStats(const FuzzStats& a, const FuzzStats& b);
 
 }  // namespace bpfdiff::report

@@ -1,6 +1,7 @@
 #include "report/report_model.h"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace bpfdiff::report {
 
@@ -32,6 +33,24 @@ HistoryEntry ReportModel::Headline() const {
   const PlantedSummary summary = Summarize(planted);
   if (summary.measured_from_empty > 0) entry.planted_detected_from_empty = summary.detected_from_empty;
   return entry;
+}
+
+std::vector<SuiteCount> ReportModel::Suites() const {
+  std::vector<SuiteCount> suites;
+  for (const auto& test : conformance.results) {
+    auto it = std::find_if(suites.begin(), suites.end(), [&](const SuiteCount& s) { return s.suite == test.suite; });
+    if (it == suites.end()) it = suites.insert(suites.end(), SuiteCount{test.suite, 0, false});
+    ++it->tests;
+  }
+  if (upstream_suite) {
+    // "dir", "dir/" and "a/../dir" name one suite.
+    auto normal = [](std::string_view path) {
+      auto p = std::filesystem::path(path).lexically_normal();
+      return p.has_filename() ? p : p.parent_path();
+    };
+    for (auto& suite : suites) suite.upstream = normal(suite.suite) == normal(*upstream_suite);
+  }
+  return suites;
 }
 
 }  // namespace bpfdiff::report

@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "fuzz/stats/stats_file.h"
 #include "harness/conformance/results.h"
 #include "report/planted_results.h"
+#include "report/source_coverage.h"
 
 namespace bpfdiff::report {
 
@@ -53,9 +55,21 @@ struct HistoryEntry {
   std::optional<int64_t> planted_detected_from_empty;  // median within the limit
 };
 
+// The conformance suites a night ran, with their test counts.
+struct SuiteCount {
+  std::string suite;  // as given to `bpfdiff conformance --suite`
+  int tests = 0;
+  bool upstream = false;  // the upstream bpf_conformance suite
+};
+
 struct ReportModel {
   std::string timestamp;  // UTC, ISO 8601: when the report was made
   ConformanceSummary conformance;
+  // The upstream bpf_conformance suite the night was given (nightly:
+  // BPFDIFF_UPSTREAM_SUITE); nullopt when none was, and only bpfdiff's own
+  // vectors ran.
+  std::optional<std::string> upstream_suite;
+  std::optional<SourceCoverage> source_coverage;
   std::vector<FuzzTarget> fuzz;
   std::vector<PlantedCheck> planted;
   std::vector<HistoryEntry> history;  // previous nights, oldest first
@@ -66,6 +80,14 @@ struct ReportModel {
   bool Passed() const;
   // This night's headline numbers.
   HistoryEntry Headline() const;
+  // The suites of the conformance results, in the order first seen.
+  std::vector<SuiteCount> Suites() const;
 };
+
+// What the summary and the HTML say when no upstream suite was named.
+inline constexpr std::string_view kNoUpstreamSuite =
+    "only bpfdiff's own vectors ran: the upstream bpf_conformance suite was not named";
+inline constexpr std::string_view kHowToRunUpstreamSuite =
+    "to run it, clone https://github.com/Alan-Jowett/bpf_conformance and set BPFDIFF_UPSTREAM_SUITE to its tests/";
 
 }  // namespace bpfdiff::report

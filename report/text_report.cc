@@ -1,6 +1,8 @@
 // The short text summary: what the nightly prints. Reasons are cut to one
 // line each (a rejected program's listing once made a multi-kilobyte line);
 // the full text is in report.json and report.html.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "report/markup_escape.h"
@@ -13,6 +15,7 @@ namespace {
 constexpr size_t kReasonWidth = 160;
 constexpr size_t kTopReasons = 5;
 constexpr size_t kTrendNights = 14;
+constexpr size_t kLeastCovered = 5;
 
 void AppendConformance(std::string& out, const ConformanceSummary& c) {
   fmt::format_to(std::back_inserter(out), "conformance: {} tests: {} passed, {} failed, {} skipped\n",
@@ -30,6 +33,43 @@ void AppendConformance(std::string& out, const ConformanceSummary& c) {
     fmt::format_to(std::back_inserter(out), "  FAIL {} [{}]: {}\n", test.name, engines,
                    OneLine(test.reason, kReasonWidth));
   }
+}
+
+void AppendSuites(std::string& out, const ReportModel& model) {
+  const std::vector<SuiteCount> counts = model.Suites();
+  std::string suites;
+  for (const auto& s : counts) {
+    suites += fmt::format("{}{} ({} tests{})", suites.empty() ? "" : ", ", s.suite.empty() ? "(unnamed)" : s.suite,
+                          s.tests, s.upstream ? ", upstream bpf_conformance" : "");
+  }
+  fmt::format_to(std::back_inserter(out), "  suites: {}\n", suites.empty() ? "none" : suites);
+  if (!model.upstream_suite) {
+    fmt::format_to(std::back_inserter(out), "  {}\n  ({})\n", kNoUpstreamSuite, kHowToRunUpstreamSuite);
+  } else if (std::none_of(counts.begin(), counts.end(), [](const SuiteCount& s) { return s.upstream; })) {
+    fmt::format_to(std::back_inserter(out), "  the upstream suite {} gave no test\n", *model.upstream_suite);
+  }
+}
+
+// Line and branch coverage per area, and the least-covered files.
+void AppendSourceCoverage(std::string& out, const SourceCoverage& coverage) {
+  auto o = std::back_inserter(out);
+  auto percent = [](std::optional<double> p) { return p ? fmt::format("{:.1f}%", *p) : std::string("-"); };
+  fmt::format_to(o, "source coverage (seeds and tonight's fuzzing), lines / branches:\n");
+  for (const auto& area : coverage.areas) {
+    if (area.counts.lines == 0) continue;
+    fmt::format_to(o, "  {:<10} {:>6} of {:>5} lines {:>6}, {:>5} of {:>5} branches {:>6}\n", area.area,
+                   area.counts.lines_covered, area.counts.lines, percent(area.counts.LinePercent()),
+                   area.counts.branches_covered, area.counts.branches, percent(area.counts.BranchPercent()));
+  }
+  fmt::format_to(o, "  {:<10} {:>6} of {:>5} lines {:>6}, {:>5} of {:>5} branches {:>6}\n", "total",
+                 coverage.total.lines_covered, coverage.total.lines, percent(coverage.total.LinePercent()),
+                 coverage.total.branches_covered, coverage.total.branches, percent(coverage.total.BranchPercent()));
+  std::string least;
+  for (size_t i = 0; i < std::min<size_t>(kLeastCovered, coverage.files.size()); ++i) {
+    const auto& f = coverage.files[i];
+    least += fmt::format("{}{} {}", least.empty() ? "" : ", ", f.path, percent(f.counts.LinePercent()));
+  }
+  fmt::format_to(o, "  least covered: {}\n", least);
 }
 
 void AppendReasons(std::string& out, const ReportModel& model, ReasonKind kind, std::string_view title) {
@@ -54,6 +94,12 @@ std::string FuzzLine(const FuzzTarget& t) {
   const FuzzStats& s = *t.stats;
   line += fmt::format(" {:.0f} s, {} inputs", s.seconds, s.inputs);
   for (const auto& [name, count] : s.counters) line += fmt::format(", {} {}", name, count);
+  if (!s.not_comparable.empty()) {
+    uint64_t cases = 0;
+    for (const auto& reason : s.not_comparable) cases += reason.second;
+    line += fmt::format("; not comparable {} ({} reason{}, top reasons above)", cases, s.not_comparable.size(),
+                        s.not_comparable.size() == 1 ? "" : "s");
+  }
   if (s.forms) line += fmt::format("; forms {}/{} completed", s.forms->completed, s.forms->total);
   return line;
 }
@@ -114,12 +160,14 @@ std::string TextReport(const ReportModel& model) {
   std::string out = fmt::format("bpfdiff nightly report {}: {}\n", model.timestamp,
                                 model.Passed() ? "all parts passed" : "FAILED");
   AppendConformance(out, model.conformance);
+  AppendSuites(out, model);
   AppendReasons(out, model, ReasonKind::kNotComparable, "not comparable");
   AppendReasons(out, model, ReasonKind::kRejected, "rejected");
   if (!model.fuzz.empty()) {
     out += "fuzz:\n";
     for (const auto& target : model.fuzz) out += FuzzLine(target) + "\n";
   }
+  if (model.source_coverage) AppendSourceCoverage(out, *model.source_coverage);
   if (!model.planted.empty()) AppendPlanted(out, model.planted);
   AppendTrend(out, model);
   for (const auto& note : model.notes) out += fmt::format("note: {}\n", OneLine(note, kReasonWidth));

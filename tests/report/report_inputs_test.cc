@@ -93,16 +93,44 @@ TEST(ReportInputs, BadInputsSayWhatIsWrong) {
   EXPECT_NE(planted.message().find("'detected'"), std::string::npos) << planted.message();
 }
 
-TEST(ReportInputs, ARunWithoutStatsIsKeptAndTwoStatsForOneTargetAreAnError) {
+TEST(ReportInputs, ARunWithoutStatsIsKept) {
   const ReportModel model = FixtureModel();
   ASSERT_EQ(model.fuzz.size(), 3u);
   EXPECT_EQ(model.fuzz[2].target, "recursion_fuzzer");
   EXPECT_TRUE(model.fuzz[2].run.has_value());
   EXPECT_FALSE(model.fuzz[2].stats.has_value());
+}
 
-  FuzzStats stats;
-  stats.target = "diff_fuzzer";
-  EXPECT_FALSE(MergeFuzz({}, {stats, stats}).ok());
+TEST(ReportInputs, TheStatsOfForkWorkersAddUp) {
+  FuzzStats a;
+  a.target = "diff_fuzzer";
+  a.seconds = 60;
+  a.inputs = 1000;
+  a.counters = {{"compared", 900}, {"findings", 0}};
+  a.not_comparable = {{"budget", 5}, {"poisoned read", 1}};
+  a.forms = FormCoverage{174, 170, 168, {"ldabsw", "ldindw", "ldabsh", "ldindh", "ldabsb", "ldindb"}};
+  FuzzStats b = a;
+  b.seconds = 61;
+  b.inputs = 500;
+  b.counters = {{"compared", 450}, {"timeouts", 2}};
+  b.not_comparable = {{"poisoned read", 9}};
+  b.forms = FormCoverage{174, 165, 167, {"ldabsw", "ldindw", "ldabsh", "ldindh", "ldabsb", "ldindb", "jmp32 jset"}};
+  FuzzStats other;
+  other.target = "pack_fuzzer";
+  other.inputs = 7;
+
+  auto merged = MergeFuzz({}, {a, other, b});
+  ASSERT_TRUE(merged) << merged.message();
+  ASSERT_EQ(merged->size(), 2u);
+  const FuzzStats& sum = *(*merged)[0].stats;
+  EXPECT_EQ(sum.inputs, 1500u);
+  EXPECT_EQ(sum.seconds, 61);
+  EXPECT_EQ(sum.counters, (NamedCounts{{"compared", 1350}, {"findings", 0}, {"timeouts", 2}}));
+  EXPECT_EQ(sum.not_comparable, (NamedCounts{{"poisoned read", 10}, {"budget", 5}}));
+  ASSERT_TRUE(sum.forms);
+  EXPECT_EQ(sum.forms->completed, 168u) << "jmp32 jset was completed by the first worker";
+  EXPECT_EQ(sum.forms->not_completed.size(), 6u);
+  EXPECT_EQ((*merged)[1].stats->inputs, 7u);
 }
 
 TEST(ReportModel, PassesOnlyWhenEveryPartPassed) {

@@ -53,6 +53,42 @@ TEST(TextReport, ALongReasonStaysOneShortLine) {
   for (std::string line; std::getline(lines, line);) EXPECT_LT(line.size(), 240u) << line.substr(0, 80);
 }
 
+TEST(TextReport, SaysWhenTheUpstreamSuiteWasNotNamed) {
+  ReportModel model = FixtureModel();
+  std::string text = TextReport(model);
+  EXPECT_TRUE(Contains(text, "suites: tests/conformance (3 tests), tests/<conformance> (1 tests)")) << text;
+  EXPECT_TRUE(Contains(text, "only bpfdiff's own vectors ran")) << text;
+  EXPECT_TRUE(Contains(text, "BPFDIFF_UPSTREAM_SUITE")) << text;
+  model.upstream_suite = "tests/conformance/";
+  text = TextReport(model);
+  EXPECT_TRUE(Contains(text, "tests/conformance (3 tests, upstream bpf_conformance)")) << text;
+  EXPECT_FALSE(Contains(text, "only bpfdiff's own vectors ran")) << text;
+  model.upstream_suite = "/nowhere";
+  EXPECT_TRUE(Contains(TextReport(model), "the upstream suite /nowhere gave no test"));
+}
+
+TEST(TextReport, ShowsSourceCoveragePerAreaAndTheLeastCoveredFiles) {
+  ReportModel model = FixtureModel();
+  auto coverage = LoadSourceCoverage(Fixture("coverage.json"), "/checkout");
+  ASSERT_TRUE(coverage) << coverage.message();
+  model.source_coverage = *coverage;
+  const std::string text = TextReport(model);
+  EXPECT_TRUE(Contains(text, "  jit           230 of   300 lines  76.7%,    80 of   140 branches  57.1%")) << text;
+  EXPECT_FALSE(Contains(text, "  recursion ")) << "an area with nothing measured is left out";
+  EXPECT_TRUE(Contains(text, "least covered: jit/jump.cc 50.0%, harness/lifecycle/world.cc 80.0%")) << text;
+}
+
+TEST(Reports, CountEveryTargetsRunsNotComparableWithReasons) {
+  ReportModel model = FixtureModel();
+  ASSERT_TRUE(model.fuzz[1].stats);
+  model.fuzz[1].stats->not_comparable = {{"the prog_array changed during the call", 3}};
+  const std::string text = TextReport(model);
+  EXPECT_TRUE(Contains(text, "not comparable 3 (1 reason")) << text;
+  EXPECT_TRUE(Contains(text, "3  pack_fuzzer: the prog_array changed during the call")) << text;
+  const std::string html = HtmlReport(model);
+  EXPECT_TRUE(Contains(html, "<summary>3</summary><span class=\"reason\">3 &times; the prog_array changed")) << html;
+}
+
 TEST(TextReport, SaysAllPassedWhenEveryPartPassed) {
   ReportModel model;
   model.timestamp = "2024-05-01T03:00:00Z";
@@ -123,6 +159,29 @@ TEST(HtmlReport, HasEveryTable) {
   EXPECT_TRUE(Contains(html, "<table id=\"trend\">"));
   EXPECT_EQ(Count(html, "<svg class=\"spark\""), 6u);
   EXPECT_TRUE(Contains(html, "no stats (the target wrote none)"));
+}
+
+TEST(HtmlReport, ShowsSourceCoverageLeastCoveredFirstWithTheLineByLineLink) {
+  ReportModel model = FixtureModel();
+  EXPECT_TRUE(Contains(HtmlReport(model), "<h2>Source coverage</h2>\n<p class=\"muted\">Not measured.</p>"));
+  EXPECT_TRUE(Contains(HtmlReport(model), "id=\"no-upstream-suite\""));
+  auto coverage = LoadSourceCoverage(Fixture("coverage.json"), "/checkout");
+  ASSERT_TRUE(coverage) << coverage.message();
+  model.source_coverage = *coverage;
+  model.source_coverage->html = "coverage/html/index.html";
+  model.upstream_suite = "tests/conformance";
+  const std::string html = HtmlReport(model);
+  EXPECT_FALSE(Contains(html, "id=\"no-upstream-suite\""));
+  EXPECT_TRUE(Contains(html, "<a href=\"coverage/html/index.html\">"));
+  EXPECT_TRUE(Contains(html, "<table id=\"source-coverage-areas\">"));
+  const size_t jump = html.find("<code>jit/jump.cc</code>"), alu = html.find("<code>jit/alu.cc</code>");
+  ASSERT_NE(jump, std::string::npos);
+  ASSERT_NE(alu, std::string::npos);
+  EXPECT_LT(jump, alu) << "least covered first";
+  EXPECT_TRUE(Contains(html, "<td class=\"num\">50/100</td><td class=\"num\">50.0%</td><td class=\"num\">10/40</td>"));
+  const std::string json = JsonReport(model);
+  EXPECT_TRUE(Contains(json, "\"upstream_suite\": \"tests/conformance\""));
+  EXPECT_TRUE(Contains(json, "\"path\": \"jit/jump.cc\""));
 }
 
 }  // namespace
