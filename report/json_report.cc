@@ -11,7 +11,8 @@ Json FuzzToJson(const FuzzTarget& target) {
   Json json = {{"target", target.target}, {"run", nullptr}, {"stats", nullptr}};
   if (target.run) {
     const FuzzRun& r = *target.run;
-    json["run"] = {{"result", r.result}, {"exit_code", r.exit_code}, {"seconds", r.seconds}, {"artifacts", r.artifacts}};
+    json["run"] = {{"result", r.result},     {"exit_code", r.exit_code}, {"timeouts", r.timeouts},
+                   {"ooms", r.ooms},         {"seconds", r.seconds},     {"artifacts", r.artifacts}};
   }
   if (target.stats) json["stats"] = fuzz::FuzzStatsToJson(*target.stats);
   return json;

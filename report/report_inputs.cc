@@ -16,13 +16,19 @@ Result<FuzzRun> FuzzRunFromJson(const Json& json, std::string_view where) {
   run.target = *target;
   auto result = RequiredString(json, "result", where);
   if (!result) return result.error();
-  if (*result != "clean" && *result != "finding" && *result != "error") {
-    return Fail("{}: result '{}' (clean, finding or error)", where, *result);
+  if (*result != "clean" && *result != "finding" && *result != "error" && *result != "timeout" && *result != "oom") {
+    return Fail("{}: result '{}' (clean, finding, error, timeout or oom)", where, *result);
   }
   run.result = *result;
   auto exit_code = OptionalNumber(json, "exit_code", where);
   if (!exit_code) return exit_code.error();
   run.exit_code = static_cast<int64_t>(exit_code->value_or(0));
+  auto timeouts = OptionalCount(json, "timeouts", where);
+  if (!timeouts) return timeouts.error();
+  run.timeouts = timeouts->value_or(0);
+  auto ooms = OptionalCount(json, "ooms", where);
+  if (!ooms) return ooms.error();
+  run.ooms = ooms->value_or(0);
   auto seconds = OptionalNumber(json, "seconds", where);
   if (!seconds) return seconds.error();
   run.seconds = seconds->value_or(0);

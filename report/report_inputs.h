@@ -5,8 +5,8 @@
 // Fuzz stats (BPFDIFF_FUZZ_STATS_JSON, written by each fuzz target, or each
 //   of its -fork workers, at exit): the schema of fuzz/stats/stats_file.h.
 // Fuzz runs (ci/nightly.sh):
-//   [{"target": "diff_fuzzer", "result": "clean"|"finding"|"error", "exit_code": 0,
-//     "seconds": 60.4, "artifacts": "/tmp/..."}, ...]
+//   [{"target": "diff_fuzzer", "result": "clean"|"finding"|"error"|"timeout"|"oom",
+//     "exit_code": 0, "timeouts": 0, "ooms": 0, "seconds": 60.4, "artifacts": "/tmp/..."}, ...]
 // Planted bugs (ci/planted_benchmark.sh): report/planted_results.h.
 // Source coverage (llvm-cov export): report/source_coverage.h.
 #pragma once

@@ -27,8 +27,11 @@ using FuzzStats = fuzz::FuzzStatsFile;
 // How the nightly's run of a fuzz target ended (written by ci/nightly.sh).
 struct FuzzRun {
   std::string target;
-  std::string result;  // "clean", "finding" or "error"
+  // "clean", "finding", "error" (the target failed to run), "timeout" or
+  // "oom" (libFuzzer's -fork counted inputs that hung or ran out of memory)
+  std::string result;
   int64_t exit_code = 0;
+  int64_t timeouts = 0, ooms = 0;
   double seconds = 0;
   std::string artifacts;  // where the log and any finding are
   bool clean() const { return result == "clean"; }

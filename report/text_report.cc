@@ -2,6 +2,7 @@
 // line each (a rejected program's listing once made a multi-kilobyte line);
 // the full text is in report.json and report.html.
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -85,8 +86,11 @@ void AppendReasons(std::string& out, const ReportModel& model, ReasonKind kind, 
 std::string FuzzLine(const FuzzTarget& t) {
   std::string line = fmt::format("  {:<18}", t.target);
   if (t.run && !t.run->clean()) {
-    line += fmt::format(" {} (exit {}), artifacts in {}", t.run->result == "finding" ? "FINDING" : "ERROR",
-                        t.run->exit_code, t.run->artifacts);
+    std::string result = t.run->result;
+    std::transform(result.begin(), result.end(), result.begin(), [](unsigned char c) { return std::toupper(c); });
+    line += fmt::format(" {} (exit {}{}{}), artifacts in {}", result, t.run->exit_code,
+                        t.run->timeouts ? fmt::format(", {} timeouts", t.run->timeouts) : "",
+                        t.run->ooms ? fmt::format(", {} out of memory", t.run->ooms) : "", t.run->artifacts);
     if (!t.stats) return line;
     line += ";";
   }

@@ -93,6 +93,16 @@ TEST(ReportInputs, BadInputsSayWhatIsWrong) {
   EXPECT_NE(planted.message().find("'detected'"), std::string::npos) << planted.message();
 }
 
+TEST(ReportInputs, FuzzRunsCountTimeoutsAndOutOfMemory) {
+  auto runs = LoadFuzzRuns(TempFile("runs.json", R"([{"target": "t", "result": "oom", "ooms": 2, "timeouts": 1}])"));
+  ASSERT_TRUE(runs) << runs.message();
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].result, "oom");
+  EXPECT_EQ((*runs)[0].ooms, 2);
+  EXPECT_EQ((*runs)[0].timeouts, 1);
+  EXPECT_FALSE(LoadFuzzRuns(TempFile("runs2.json", R"([{"target": "t", "result": "slow"}])")));
+}
+
 TEST(ReportInputs, ARunWithoutStatsIsKept) {
   const ReportModel model = FixtureModel();
   ASSERT_EQ(model.fuzz.size(), 3u);

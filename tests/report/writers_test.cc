@@ -89,6 +89,20 @@ TEST(Reports, CountEveryTargetsRunsNotComparableWithReasons) {
   EXPECT_TRUE(Contains(html, "<summary>3</summary><span class=\"reason\">3 &times; the prog_array changed")) << html;
 }
 
+TEST(TextReport, ATargetThatHungFailsTheNightWithItsCount) {
+  ReportModel model;
+  model.timestamp = "2024-05-01T03:00:00Z";
+  FuzzRun run;
+  run.target = "pack_fuzzer";
+  run.result = "timeout";
+  run.timeouts = 3;
+  run.artifacts = "/tmp/x";
+  model.fuzz.push_back({"pack_fuzzer", run, std::nullopt});
+  EXPECT_FALSE(model.Passed());
+  EXPECT_TRUE(Contains(TextReport(model), "  pack_fuzzer        TIMEOUT (exit 0, 3 timeouts), artifacts in /tmp/x"))
+      << TextReport(model);
+}
+
 TEST(TextReport, SaysAllPassedWhenEveryPartPassed) {
   ReportModel model;
   model.timestamp = "2024-05-01T03:00:00Z";
