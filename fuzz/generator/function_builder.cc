@@ -423,6 +423,18 @@ std::optional<FunctionBuilder::Access> FunctionBuilder::PickAccess(const Record&
   return Access{base, static_cast<int16_t>(offset)};
 }
 
+std::optional<FunctionBuilder::Access> FunctionBuilder::OwnAddressAccess(uint8_t choice, unsigned size) const {
+  for (int i = 0; i < isa::kNumRegs; ++i) {
+    const auto reg = static_cast<uint8_t>((choice + i) % isa::kNumRegs);
+    const RegState& s = state_.regs[reg];
+    if (!s.pointer() || s.area == Area::kStack || s.stack_derived || PickWritable(reg) != reg) continue;
+    const auto width = static_cast<int32_t>(size);
+    if (s.offset < 0 || s.offset + width > s.limit || s.offset % width != 0) continue;
+    return Access{reg, 0};
+  }
+  return std::nullopt;
+}
+
 void FunctionBuilder::Load(const Record& r) {
   const unsigned size = kSizes[r.Pick(0, 4)];
   const bool sign = size != 8 && r.Flag(0, 4);
@@ -454,11 +466,20 @@ void FunctionBuilder::AtomicOp(const Record& r) {
   const bool is64 = r.Flag(0, 0);
   const unsigned size = is64 ? 8 : 4;
   const int32_t op = kAtomicOps[r.Pick(1, std::size(kAtomicOps))];
-  const auto access = PickAccess(r, size, true);
+  // Operand-magnitude mode, p0 bit 6: the address register is the operand
+  // too, at offset 0 (the LL/SC loop must not lose the address to the
+  // value it loads); only into the context or a map value, whose
+  // addresses every engine shares.
+  std::optional<Access> access;
+  if (layout_.magnitudes && r.Flag(0, 6)) access = OwnAddressAccess(r.byte(2), size);
+  const bool src_is_base = access.has_value();
+  if (!access) access = PickAccess(r, size, true);
   if (!access) return;
   const bool fetch = (op & isa::kAtomicFetch) != 0;
   int src;
-  if (fetch && op != isa::kAtomicCmpXchg) {
+  if (src_is_base) {
+    src = access->base;
+  } else if (fetch && op != isa::kAtomicCmpXchg) {
     // The old value comes back in src, so src must be writable (and must
     // not be the base register, which would lose the pointer).
     src = PickWritable(r.byte(5));
@@ -469,9 +490,14 @@ void FunctionBuilder::AtomicOp(const Record& r) {
   }
   if (state_.regs[static_cast<size_t>(src)].stack_derived) return;
   if (op == isa::kAtomicCmpXchg) {
-    // r0 is compared and receives the old value.
+    // r0 is compared and receives the old value (zero-extended by the
+    // 32-bit form: magnitude mode gives r0 a class value, upper half too).
     if (reserved(kR0) || access->base == kR0) return;
-    if (!state_.regs[kR0].readable() || state_.regs[kR0].stack_derived) EmitMovImm(kR0, 0);
+    if (layout_.magnitudes) {
+      EmitMovImm(kR0, Magnitude64(r, r.byte(6), r.byte(4)));
+    } else if (!state_.regs[kR0].readable() || state_.regs[kR0].stack_derived) {
+      EmitMovImm(kR0, 0);
+    }
   }
   Emit(Make(isa::kClassStx | isa::kModeAtomic | (is64 ? isa::kSizeDW : isa::kSizeW), access->base,
             static_cast<uint8_t>(src), access->offset, op));
@@ -759,7 +785,13 @@ void FunctionBuilder::TailCall(const Record& r) {
   if (context != kR1) Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, static_cast<uint8_t>(context)));
   EmitLddw(kR2, isa::kPseudoMapFd, static_cast<uint32_t>(layout_.prog_array->fd));
   uint64_t index = r.Pick(1, layout_.prog_array->entries + 2);
-  if (r.Pick(2, 16) == 0) index |= uint64_t{1} << 32;  // only the low 32 bits count
+  // Version 3, p2 bit 5: a target calls its own slot, a chain that runs to
+  // the tail-call limit.
+  if (layout_.version >= 3 && role_ == Role::kTailTarget && r.Flag(2, 5)) index = function_;
+  // Only the low 32 bits count; version 3 puts any value in the upper half.
+  if (r.Pick(2, 16) == 0) {
+    index |= layout_.version >= 3 ? uint64_t{r.byte(4) | 1u} << (32 + r.Pick(5, 32)) : uint64_t{1} << 32;
+  }
   EmitMovImm(kR3, index);
   Emit(r.Flag(3, 0) ? Make(isa::kOpCall, 0, 0, 0, kHelperTailCall) : Make(isa::kOpTailCall));
   ClobberCallerSaved();

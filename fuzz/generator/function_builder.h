@@ -51,6 +51,8 @@ class FunctionBuilder {
  public:
   enum class Role : uint8_t { kMainEntry, kSubprogram, kTailTarget };
 
+  // `function` is the function's index in the main program; for a
+  // tail-call target, its prog_array slot.
   FunctionBuilder(const CaseLayout& layout, Role role, size_t function, size_t functions);
 
   // Emits constructs until the records say the function ends (or it is
@@ -100,6 +102,9 @@ class FunctionBuilder {
     int16_t offset;
   };
   std::optional<Access> PickAccess(const Record& r, unsigned size, bool aligned);
+  // A register that is not a stack pointer and may be overwritten, whose
+  // own address (offset 0) fits `size` aligned bytes of its area.
+  std::optional<Access> OwnAddressAccess(uint8_t choice, unsigned size) const;
   // dst = r10 + offset (mov, add): an address in the frame.
   void EmitFrameAddress(uint8_t dst, int32_t offset);
   // call local to `callee` (patched when the layout is known); r1..r5 are

@@ -49,7 +49,10 @@
 //  - byte 2 counts up to 7 extra subprograms (value % 8): local calls as
 //    deep as the kernel allows;
 //  - a callx may name an id whose upper half is not zero (an error; a JIT
-//    that truncates the id would call a helper);
+//    that truncates the id would call a helper), and a tail-call index may
+//    hold any upper half (only the low 32 bits count);
+//  - a tail-call target may call its own slot (tail-call record p2 bit 5),
+//    a chain that runs to the limit of 33;
 //  - byte 15 bit 0, the operand-magnitude mode: operands come from the
 //    magnitude classes (magnitudes.h) instead of the tables of interesting
 //    immediates. An ALU operation first loads dst with a class value
@@ -61,7 +64,9 @@
 //    one above, one below, or a class value. Loads, stores and atomics put
 //    their offset where the addressing forms change (0, +-1, +-size, +-256,
 //    +-257, the scaled limit) when the area allows. mov and lddw load class
-//    values. The class "raw" takes the record's bytes p3..p6 as they are,
+//    values. A cmpxchg's r0 holds a class value; an atomic with p0 bit 6
+//    uses its address register as its operand too, at offset 0, on the
+//    context or a map value. The class "raw" takes the record's bytes p3..p6 as they are,
 //    little-endian, so that comparison-guided mutations land on them.
 #pragma once
 

@@ -135,7 +135,7 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
   source.programs.push_back(BuildMainProgram(records, data, layout));
   // Tail-call targets: one function each.
   for (size_t t = 0; t < records.HeaderByte(4) % 4; ++t) {
-    FunctionBuilder target(layout, FunctionBuilder::Role::kTailTarget, 0, 1);
+    FunctionBuilder target(layout, FunctionBuilder::Role::kTailTarget, t, 1);
     target.Build(records);
     source.programs.push_back(std::move(target.code()));
   }
