@@ -1,24 +1,24 @@
 // The bpfdiff subcommands. Each Add*Command registers one subcommand on the
-// app; its callback stores the process exit status in `exit_code`.
-//
-// Exit status convention: 0 success (or: all engines agree), 1 a test
-// failed or engines diverged, 2 bad input or usage.
+// app; its callback stores the process exit status in `exit_code` (the
+// statuses and their order: cli/exit_status.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include "cli/exit_status.h"
+#include "harness/machine/machine.h"
 #include "harness/planted/planted_bugs.h"
 
 namespace bpfdiff::cli {
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;
-inline constexpr int kExitBadInput = 2;
 
 // What main reads from the environment, once, for every subcommand (library
 // code reads none).
 struct Settings {
   PlantedBugs bugs;  // BPFDIFF_PLANTED_BUG: a negative control, never on by default
+  // BPFDIFF_UNICORN_FAULT: a Unicorn call made to fail on purpose, in every
+  // sandbox a command makes, to show that the failure is reported (an
+  // error naming the call, exit 2) rather than taken for a result.
+  UnicornFault unicorn_fault;
 };
 
 void AddRunCommand(CLI::App& app, const Settings& settings, int& exit_code);

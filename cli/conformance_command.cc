@@ -42,9 +42,32 @@ Status WriteResultFiles(const ConformanceArgs& args, const ConformanceSummary& s
   return {};
 }
 
-int Run(const ConformanceArgs& args, const PlantedBugs& bugs) {
+// The suites that hold tests. One that does not (a typo, a directory not
+// checked out) is reported, and the others still run: the command then
+// exits 2 whatever they found.
+std::vector<std::filesystem::path> SuitesWithTests(const std::vector<std::string>& suites, int& status) {
+  std::vector<std::filesystem::path> usable;
+  for (const auto& suite : suites) {
+    auto files = ListFiles(suite, ".data");
+    if (!files) {
+      fmt::print(stderr, "bpfdiff conformance: {}\n", files.message());
+    } else if (files->empty()) {
+      fmt::print(stderr, "bpfdiff conformance: {}: no .data files\n", suite);
+    } else {
+      usable.emplace_back(suite);
+      continue;
+    }
+    status = kExitBadInput;
+  }
+  return usable;
+}
+
+int Run(const ConformanceArgs& args, const Settings& settings) {
+  const PlantedBugs& bugs = settings.bugs;
   ConformanceOptions options;
-  for (const auto& suite : args.suites) options.suites.emplace_back(suite);
+  int status = kExitOk;
+  options.suites = SuitesWithTests(args.suites, status);
+  if (options.suites.empty()) return kExitBadInput;
   options.engine = args.engine;
   auto cpu = isa::ParseCpuVersion(args.cpu);
   if (!cpu) {
@@ -62,6 +85,7 @@ int Run(const ConformanceArgs& args, const PlantedBugs& bugs) {
     options.groups |= *group;
   }
   options.bugs = bugs;
+  options.unicorn_fault = settings.unicorn_fault;
   if (!args.include.empty()) options.include = args.include;
   if (!args.exclude.empty()) options.exclude = args.exclude;
   options.listing = args.quiet ? ConformanceListing::kFailuresOnly : ConformanceListing::kEveryTest;
@@ -74,7 +98,7 @@ int Run(const ConformanceArgs& args, const PlantedBugs& bugs) {
     fmt::print(stderr, "bpfdiff conformance: {}\n", written.message());
     return kExitBadInput;
   }
-  return summary->failed == 0 ? kExitOk : kExitFailed;
+  return WorstStatus(status, summary->failed == 0 ? kExitOk : kExitFailed);
 }
 
 }  // namespace
@@ -83,7 +107,10 @@ void AddConformanceCommand(CLI::App& app, const Settings& settings, int& exit_co
   auto args = std::make_shared<ConformanceArgs>();
   CLI::App* cmd = app.add_subcommand(
       "conformance", "Run directories of bpf_conformance .data files; prints PASS/FAIL/SKIP per test");
-  cmd->add_option("--suite", args->suites, "Directory (or file) of .data tests; repeatable")->required();
+  cmd->add_option("--suite", args->suites,
+                  "Directory (or file) of .data tests; repeatable (one that holds none is reported, the "
+                  "others still run, and the exit status is 2)")
+      ->required();
   cmd->add_option("--engine", args->engine, EngineChoices() + " (all compares outcomes too)")
       ->capture_default_str();
   cmd->add_option("--cpu", args->cpu, "Highest CPU version to test: v1, v2, v3, v4")->capture_default_str();
@@ -94,7 +121,7 @@ void AddConformanceCommand(CLI::App& app, const Settings& settings, int& exit_co
   cmd->add_option("--json", args->json, "Also write the results, per engine, as JSON (for `bpfdiff report`)");
   cmd->add_option("--junit", args->junit, "Also write the results as JUnit XML, a testsuite per engine");
   cmd->add_flag("--quiet", args->quiet, "Print only failures and the counts per engine");
-  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings.bugs); });
+  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings); });
 }
 
 }  // namespace bpfdiff::cli

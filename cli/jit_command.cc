@@ -17,7 +17,8 @@ struct JitArgs {
   bool llsc = false;
 };
 
-int Run(const JitArgs& args, const PlantedBugs& bugs) {
+int Run(const JitArgs& args, const Settings& settings) {
+  const PlantedBugs& bugs = settings.bugs;
   auto file = ReadCaseFile(args.file);
   if (!file) {
     fmt::print(stderr, "bpfdiff jit: {}\n", file.message());
@@ -28,11 +29,11 @@ int Run(const JitArgs& args, const PlantedBugs& bugs) {
     fmt::print(stderr, "bpfdiff jit: {}: {}\n", args.file, loaded.message());
     return kExitBadInput;
   }
-  auto sandbox = Sandbox::Create({.pack_bugs = bugs.pack});
+  auto sandbox = Sandbox::Create({.pack_bugs = bugs.pack, .unicorn_fault = settings.unicorn_fault});
   auto disassembler = A64Disassembler::Create();
   if (!sandbox || !disassembler) {
     fmt::print(stderr, "bpfdiff jit: {}\n", !sandbox ? sandbox.message() : disassembler.message());
-    return kExitFailed;
+    return kExitBadInput;
   }
   (*sandbox)->env().Install(*loaded);
   const EngineSpec& spec = JitEngineFor(args.llsc ? jit::AtomicLowering::kLlSc : jit::AtomicLowering::kLse);
@@ -41,6 +42,11 @@ int Run(const JitArgs& args, const PlantedBugs& bugs) {
   if (auto status = engine.Prepare(*loaded); !status) {
     fmt::print(stderr, "bpfdiff jit: {}: {}\n", args.file, status.message());
     return kExitFailed;
+  }
+  // Finalizing the images asks Unicorn to drop stale translations.
+  if (auto failure = (*sandbox)->UnicornFailure()) {
+    fmt::print(stderr, "bpfdiff jit: {}: {}\n", args.file, *failure);
+    return kExitBadInput;
   }
   for (size_t p = 0; p < engine.compiled().size(); ++p) {
     if (engine.compiled().size() > 1) fmt::print("program {}:\n", p);
@@ -57,7 +63,7 @@ void AddJitCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("jit", "Show the arm64 code the JIT makes for a file");
   cmd->add_option("file", args->file, "A .data file or BPF assembly")->required();
   cmd->add_flag("--llsc", args->llsc, "Lower atomics with load/store-exclusive loops instead of LSE");
-  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings.bugs); });
+  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings); });
 }
 
 }  // namespace bpfdiff::cli

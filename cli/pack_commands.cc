@@ -1,9 +1,10 @@
 // bpfdiff pack: the prog pack lifecycle from the command line.
 //
 //   pack replay SCRIPT...   runs pack_fuzzer inputs (fuzz/pack/pack_script.h),
-//                           optionally printing each operation; exit 0 when
-//                           every invariant held, 1 when one broke, 2 on bad
-//                           input
+//                           optionally printing each operation; each script
+//                           is run and reported, and the exit status is the
+//                           worst of them: 0 every invariant held, 1 one
+//                           broke, 2 a script that could not run
 //   pack itlb               the simulated iTLB report: pages fetched from
 //                           with images packed and with pages of their own
 //
@@ -22,26 +23,32 @@ namespace {
 
 using namespace bpfdiff::fuzz;
 
-int Replay(const std::vector<std::string>& scripts, bool trace, const PlantedBugs& bugs) {
+// Every script, each on its own: one that does not read or is not a pack
+// script is reported and the next one still runs; the worst status wins.
+int Replay(const std::vector<std::string>& scripts, bool trace, const Settings& settings) {
   PackScriptOptions options;
-  options.bugs = bugs;
+  options.bugs = settings.bugs;
+  options.unicorn_fault = settings.unicorn_fault;
   options.trace = trace;
   int status = kExitOk;
+  size_t held = 0, broke = 0, could_not_run = 0;
   for (const auto& path : scripts) {
     auto bytes = ReadBinaryFile(path);
+    auto result = bytes ? RunPackScript(*bytes, options) : Result<PackScriptResult>(bytes.error());
+    std::string why_not;
     if (!bytes) {
-      fmt::print(stderr, "bpfdiff pack replay: {}\n", bytes.message());
-      return kExitBadInput;
+      why_not = bytes.message();
+    } else if (!result) {
+      why_not = fmt::format("{}: {}", path, result.message());
+    } else if (!result->is_script) {
+      why_not = fmt::format("{}: not a pack script (byte 0 must be {})", path, kPackScriptVersion);
     }
-    auto result = RunPackScript(*bytes, options);
-    if (!result) {
-      fmt::print(stderr, "bpfdiff pack replay: {}: {}\n", path, result.message());
-      return kExitBadInput;
-    }
-    if (!result->is_script) {
-      fmt::print(stderr, "bpfdiff pack replay: {}: not a pack script (byte 0 must be {})\n", path,
-                 kPackScriptVersion);
-      return kExitBadInput;
+    if (!why_not.empty()) {
+      std::fflush(stdout);  // in order with the scripts before it
+      fmt::print(stderr, "bpfdiff pack replay: {}\n", why_not);
+      status = WorstStatus(status, kExitBadInput);
+      ++could_not_run;
+      continue;
     }
     fmt::print("== {} ({} CPUs)\n", path, result->cpus);
     for (size_t i = 0; i < result->trace.size(); ++i) fmt::print("{:4}  {}\n", i, result->trace[i]);
@@ -50,8 +57,17 @@ int Replay(const std::vector<std::string>& scripts, bool trace, const PlantedBug
                result->operations, result->loads, result->loads_rejected, result->frees, result->stale_calls,
                result->calls_compared, result->calls_not_comparable);
     for (const auto& violation : result->violations) fmt::print("{}\n", violation.Describe());
-    if (!result->violations.empty()) status = kExitFailed;
-    else fmt::print("every invariant held\n");
+    if (!result->violations.empty()) {
+      status = WorstStatus(status, kExitFailed);
+      ++broke;
+    } else {
+      fmt::print("every invariant held\n");
+      ++held;
+    }
+  }
+  if (scripts.size() > 1) {
+    fmt::print("replayed {} scripts: every invariant held in {}, one broke in {}, {} could not run\n",
+               scripts.size(), held, broke, could_not_run);
   }
   return status;
 }
@@ -77,7 +93,7 @@ void AddPackCommands(CLI::App& app, const Settings& settings, int& exit_code) {
   CLI::App* replay = pack->add_subcommand("replay", "Run pack_fuzzer inputs with every lifecycle invariant checked");
   replay->add_option("scripts", *scripts, "pack_fuzzer inputs (corpus files, crash files)")->required();
   replay->add_flag("--trace", *trace, "Print every operation");
-  replay->callback([scripts, trace, &settings, &exit_code] { exit_code = Replay(*scripts, *trace, settings.bugs); });
+  replay->callback([scripts, trace, &settings, &exit_code] { exit_code = Replay(*scripts, *trace, settings); });
 
   auto itlb_options = std::make_shared<ItlbOptions>();
   CLI::App* itlb = pack->add_subcommand("itlb", "Simulated iTLB report: packed images versus pages of their own");

@@ -30,13 +30,13 @@ void AddPlantedCommand(CLI::App& app, const Settings& /*settings*/, int& exit_co
   CLI::App* table = planted->add_subcommand("table", "The benchmark in a planted.json, as a Markdown table");
   table->add_option("file", *file, "planted.json (ci/planted_benchmark.sh)")->required();
   table->callback([file, &exit_code] {
-    auto planted = report::LoadPlanted(*file);
-    if (!planted) {
-      fmt::print(stderr, "bpfdiff planted table: {}\n", planted.message());
+    auto benchmark = report::LoadPlanted(*file);
+    if (!benchmark) {
+      fmt::print(stderr, "bpfdiff planted table: {}\n", benchmark.message());
       exit_code = kExitBadInput;
       return;
     }
-    fmt::print("{}", report::PlantedMarkdown(*planted));
+    fmt::print("{}", report::PlantedMarkdown(*benchmark));
     exit_code = kExitOk;
   });
 }

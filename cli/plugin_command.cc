@@ -22,7 +22,7 @@ void AddPluginCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   cmd->allow_extras();
   cmd->callback([cmd, &settings, &exit_code] {
     const std::vector<std::string> args = cmd->remaining();
-    exit_code = ServePluginOnStdio(args, "bpfdiff plugin", settings.bugs);
+    exit_code = ServePluginOnStdio(args, "bpfdiff plugin", settings.bugs, settings.unicorn_fault);
   });
 }
 

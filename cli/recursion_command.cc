@@ -53,7 +53,7 @@ struct RecursionArgs {
   uint64_t seed = 1;
 };
 
-int RunOne(const RecursionArgs& args, const jit::TrampolineBugs& bugs) {
+int RunOne(const RecursionArgs& args, const jit::TrampolineBugs& bugs, UnicornFault unicorn_fault) {
   const auto policy = ParsePolicy(args.policy);
   if (!policy) {
     fmt::print(stderr, "bpfdiff recursion: --policy must be atomic, percontext or landed\n");
@@ -74,10 +74,10 @@ int RunOne(const RecursionArgs& args, const jit::TrampolineBugs& bugs) {
                schedule.message());
     return kExitBadInput;
   }
-  auto sandbox = Sandbox::Create({.cpus = schedule->cpus, .fast_machine = false});
+  auto sandbox = Sandbox::Create({.cpus = schedule->cpus, .fast_machine = false, .unicorn_fault = unicorn_fault});
   if (!sandbox) {
     fmt::print(stderr, "bpfdiff recursion: {}\n", sandbox.message());
-    return kExitFailed;
+    return kExitBadInput;
   }
   RunConfig config;
   config.policy = *policy;
@@ -85,6 +85,11 @@ int RunOne(const RecursionArgs& args, const jit::TrampolineBugs& bugs) {
   config.bugs = bugs;
   config.count_atomics = true;
   auto result = RunSchedule(**sandbox, *schedule, config);
+  // A machine that failed ran nothing of the schedule: no timeline.
+  if (auto failure = (*sandbox)->UnicornFailure()) {
+    fmt::print(stderr, "bpfdiff recursion: could not run: {}\n", *failure);
+    return kExitBadInput;
+  }
   if (!result) {
     fmt::print(stderr, "bpfdiff recursion: {}\n", result.message());
     return kExitFailed;
@@ -139,7 +144,7 @@ int Listing(const RecursionArgs& args, Policy policy, const jit::TrampolineBugs&
   return kExitOk;
 }
 
-int Run(const RecursionArgs& args, const jit::TrampolineBugs& bugs) {
+int Run(const RecursionArgs& args, const jit::TrampolineBugs& bugs, UnicornFault unicorn_fault) {
   if (args.listing) {
     const auto policy = ParsePolicy(args.policy);
     if (!policy) {
@@ -148,7 +153,7 @@ int Run(const RecursionArgs& args, const jit::TrampolineBugs& bugs) {
     }
     return Listing(args, *policy, bugs);
   }
-  if (!args.compare) return RunOne(args, bugs);
+  if (!args.compare) return RunOne(args, bugs, unicorn_fault);
   CompareOptions options;
   options.schedules = args.schedules;
   options.seed = args.seed;
@@ -175,7 +180,7 @@ void AddRecursionCommand(CLI::App& app, const Settings& settings, int& exit_code
   cmd->add_flag("--listing", args->listing, "Print the emitted trampoline of --policy, with its boundary labels");
   cmd->add_option("--schedules", args->schedules, "Random schedules for --compare")->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed of the random schedules for --compare")->capture_default_str();
-  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings.bugs.trampoline); });
+  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings.bugs.trampoline, settings.unicorn_fault); });
 }
 
 }  // namespace bpfdiff::cli

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "report/history.h"
+#include "report/planted_results.h"
 #include "report/report_files.h"
 #include "report/report_inputs.h"
 #include "report/report_writers.h"
@@ -26,16 +27,55 @@ struct ReportArgs {
   std::string fuzz_runs, planted, history, out, timestamp;
 };
 
+// The parts' files on their own, each as the report reads it: one that
+// does not load (a fuzz target killed before it wrote its stats, a file
+// edited by hand) is left out and named, and the report is made from the
+// others, so that one bad part does not lose the whole night.
+std::vector<std::string> LeaveOutUnreadableParts(report::ReportInputs& inputs) {
+  std::vector<std::string> problems;
+  std::erase_if(inputs.fuzz_stats, [&](const std::filesystem::path& path) {
+    auto loaded = report::LoadFuzzStats(path);
+    if (!loaded) problems.push_back(loaded.message());
+    return !loaded;
+  });
+  if (inputs.fuzz_runs) {
+    if (auto loaded = report::LoadFuzzRuns(*inputs.fuzz_runs); !loaded) {
+      problems.push_back(loaded.message());
+      inputs.fuzz_runs.reset();
+    }
+  }
+  if (inputs.planted) {
+    if (auto loaded = report::LoadPlanted(*inputs.planted); !loaded) {
+      problems.push_back(loaded.message());
+      inputs.planted.reset();
+    }
+  }
+  return problems;
+}
+
 int Run(const ReportArgs& args) {
   report::ReportInputs inputs;
   inputs.conformance = args.conformance;
   for (const auto& path : args.fuzz_stats) inputs.fuzz_stats.emplace_back(path);
   if (!args.fuzz_runs.empty()) inputs.fuzz_runs = args.fuzz_runs;
   if (!args.planted.empty()) inputs.planted = args.planted;
+  // The conformance results are the report's spine: without them there is
+  // nothing to report (exit 2, nothing written).
+  if (auto conformance = report::LoadConformance(inputs.conformance); !conformance) {
+    fmt::print(stderr, "bpfdiff report: {}\n", conformance.message());
+    return kExitBadInput;
+  }
+  const std::vector<std::string> left_out = LeaveOutUnreadableParts(inputs);
   auto model = report::LoadReportInputs(inputs);
   if (!model) {
     fmt::print(stderr, "bpfdiff report: {}\n", model.message());
     return kExitBadInput;
+  }
+  int status = kExitOk;
+  for (const auto& problem : left_out) {
+    fmt::print(stderr, "bpfdiff report: {}; left out of the report\n", problem);
+    model->notes.push_back(fmt::format("input left out: {}", problem));
+    status = kExitBadInput;
   }
   if (args.timestamp.empty()) {
     model->timestamp = report::UtcTimestampNow();
@@ -48,17 +88,21 @@ int Run(const ReportArgs& args) {
 
   const std::filesystem::path history_dir =
       args.history.empty() ? std::filesystem::path(args.out) / "history" : std::filesystem::path(args.history);
+  // A night that does not read is skipped, and named once: in the notes,
+  // which the printed summary and every file of the report show. A history
+  // that cannot be read at all (not a directory) leaves the report without
+  // a trend, and tonight's entry then fails to be written (exit 2).
   auto history = report::ReadHistory(history_dir, kNightsInTrend);
   if (!history) {
-    fmt::print(stderr, "bpfdiff report: {}\n", history.message());
-    return kExitBadInput;
-  }
-  for (auto& entry : history->entries) {
-    // A report made again for the same night replaces that night's entry.
-    if (entry.timestamp != model->timestamp) model->history.push_back(std::move(entry));
-  }
-  for (const auto& unreadable : history->unreadable) {
-    model->notes.push_back(fmt::format("history entry skipped: {}", unreadable));
+    model->notes.push_back(fmt::format("no trend: {}", history.message()));
+  } else {
+    for (auto& entry : history->entries) {
+      // A report made again for the same night replaces that night's entry.
+      if (entry.timestamp != model->timestamp) model->history.push_back(std::move(entry));
+    }
+    for (const auto& unreadable : history->unreadable) {
+      model->notes.push_back(fmt::format("history entry skipped: {}", unreadable));
+    }
   }
 
   auto files = report::WriteReportFiles(*model, args.out);
@@ -66,14 +110,16 @@ int Run(const ReportArgs& args) {
     fmt::print(stderr, "bpfdiff report: {}\n", files.message());
     return kExitBadInput;
   }
+  fmt::print("{}\nreport: {}\njunit:  {}\njson:   {}\n", report::TextReport(*model), files->html.string(),
+             files->junit.string(), files->json.string());
+  std::fflush(stdout);
   auto entry = report::WriteHistoryEntry(history_dir, model->Headline());
   if (!entry) {
     fmt::print(stderr, "bpfdiff report: {}\n", entry.message());
     return kExitBadInput;
   }
-  fmt::print("{}\nreport: {}\njunit:  {}\njson:   {}\nhistory: {}\n", report::TextReport(*model), files->html.string(),
-             files->junit.string(), files->json.string(), entry->string());
-  return model->Passed() ? kExitOk : kExitFailed;
+  fmt::print("history: {}\n", entry->string());
+  return WorstStatus(status, model->Passed() ? kExitOk : kExitFailed);
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ struct RunArgs {
   bool quiet = false;
 };
 
-int Run(const RunArgs& args, const PlantedBugs& bugs) {
+int Run(const RunArgs& args, const Settings& settings) {
+  const PlantedBugs& bugs = settings.bugs;
   auto file = ReadCaseFile(args.file);
   if (!file) {
     fmt::print(stderr, "bpfdiff run: {}\n", file.message());
@@ -27,10 +28,11 @@ int Run(const RunArgs& args, const PlantedBugs& bugs) {
   for (const auto& warning : file->warnings) fmt::print(stderr, "warning: {}\n", warning);
   SandboxOptions sandbox_options;
   sandbox_options.pack_bugs = bugs.pack;
+  sandbox_options.unicorn_fault = settings.unicorn_fault;
   auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) {
     fmt::print(stderr, "bpfdiff run: {}\n", sandbox.message());
-    return kExitFailed;
+    return kExitBadInput;
   }
   auto engines = MakeEngines(**sandbox, args.engine, bugs.jit);
   if (!engines) {
@@ -39,6 +41,12 @@ int Run(const RunArgs& args, const PlantedBugs& bugs) {
   }
   DifferentialRunner runner(**sandbox, std::move(engines).value());
   const CaseRun run = runner.Run(file->source);
+  // Outcomes of a machine that failed are not the program's: say what
+  // failed, and print nothing that reads as a verdict.
+  if (auto failure = (*sandbox)->UnicornFailure()) {
+    fmt::print(stderr, "bpfdiff run: {}: could not run: {}\n", args.file, *failure);
+    return kExitBadInput;
+  }
   if (run.load_error) {
     fmt::print(stderr, "bpfdiff run: {}: {}\n", args.file, *run.load_error);
     return kExitBadInput;
@@ -82,7 +90,7 @@ void AddRunCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("run", "Run a .data or assembly file and print the outcome");
   cmd->add_option("file", args->file, "A .data file or BPF assembly")->required();
   cmd->add_option("--engine", args->engine, EngineChoices())->capture_default_str();
-  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings.bugs); });
+  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings); });
 }
 
 }  // namespace bpfdiff::cli

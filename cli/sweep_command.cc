@@ -15,13 +15,18 @@ void AddSweepCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("sweep", "Every form against operands of every magnitude class, on every engine");
   cmd->add_option("--keep", *keep, "Divergent cases to show")->capture_default_str();
   cmd->callback([keep, &settings, &exit_code] {
-    auto harness = fuzz::DiffHarness::Create(settings.bugs);
+    auto harness = fuzz::DiffHarness::Create(settings.bugs, settings.unicorn_fault);
     if (!harness) {
       fmt::print(stderr, "bpfdiff sweep: {}\n", harness.message());
-      exit_code = kExitFailed;
+      exit_code = kExitBadInput;
       return;
     }
     const fuzz::SweepResult result = fuzz::RunSweep(**harness, fuzz::OperandSweep(), *keep);
+    if (auto failure = (*harness)->sandbox().UnicornFailure()) {
+      fmt::print(stderr, "bpfdiff sweep: could not run: {}\n", *failure);
+      exit_code = kExitBadInput;
+      return;
+    }
     for (const auto& d : result.divergences) {
       fmt::print("DIVERGENCE {}{}: {}\n", d.case_name, d.combo.empty() ? "" : fmt::format(" [{}]", d.combo), d.detail);
     }

@@ -1,24 +1,25 @@
 // bpfdiff replay / minimize / export: from a finding to a regression test.
 //
 //   replay ARTIFACT...    the program, every engine's outcome, the first
-//                         divergence and the arm64 code around it;
-//                         exit 0 when all agree, 1 on divergence, 2 on bad input
+//                         divergence and the arm64 code around it, for
+//                         every artifact (cli/replay_artifact.h); exit 0
+//                         when all agree, 1 on a divergence, 2 when one
+//                         could not run: the worst over the artifacts
 //   minimize ARTIFACT -o OUT.data   shrinks while the same divergence persists
 //   export ARTIFACT -o OUT.data     a .data test whose expectations are the
 //                                   interpreter's
 //
 // A planted bug (BPFDIFF_PLANTED_BUG) applies as in the fuzz targets, so a
-// planted bug's findings replay.
+// planted bug's findings replay. A Unicorn failure (BPFDIFF_UNICORN_FAULT
+// injects one) is an error naming the call, exit 2, and no verdict.
 #include "cli/commands.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "cli/listing/jit_listing.h"
+#include "cli/replay_artifact.h"
 #include "fuzz/diff/triage.h"
 #include "harness/conformance/export.h"
-#include "harness/diff/jit_engine.h"
-#include "harness/diff/engines.h"
 #include "isa/disassembler.h"
 #include "jit/a64/disasm/a64_disassembler.h"
 #include "support/files.h"
@@ -28,91 +29,81 @@ namespace {
 
 using namespace bpfdiff::fuzz;
 
-// The arm64 code of the diverging engine around `slot` (the whole program
-// when no instruction is known), compiled again in the same sandbox.
-std::string CodeAround(DiffHarness& harness, const PlantedBugs& bugs, const CaseRun& run,
-                       const EngineRun& diverged) {
-  auto disassembler = A64Disassembler::Create();
-  if (!disassembler || !run.loaded) return "";
-  jit::JitOptions options;
-  const EngineSpec* spec = FindEngine(diverged.engine);
-  if (spec == nullptr || spec->kind != EngineKind::kJit) return "";
-  options.atomics = spec->atomics;
-  options.bugs = bugs.jit;
-  JitEngine engine(harness.sandbox(), options, diverged.engine);
-  harness.sandbox().env().Install(*run.loaded);
-  if (!engine.Prepare(*run.loaded)) return "";
-  ListingOptions listing;
-  size_t program = 0;
-  const Outcome& reference = *run.runs.front().outcome;
-  const Outcome& candidate = *diverged.outcome;
-  const std::optional<FaultInfo> fault = reference.fault ? reference.fault : candidate.fault;
-  if (fault) {
-    program = fault->program;
-    listing.first_slot = fault->insn >= 3 ? fault->insn - 3 : 0;
-    listing.last_slot = fault->insn + 3;
-    listing.mark_slot = fault->insn;
+struct ReplayTally {
+  size_t agree = 0, rejected = 0, diverged = 0, could_not_run = 0;
+  void Add(ReplayEnd end) {
+    switch (end) {
+      case ReplayEnd::kAgree: ++agree; break;
+      case ReplayEnd::kRejectedAtLoad: ++rejected; break;
+      case ReplayEnd::kDivergence: ++diverged; break;
+      case ReplayEnd::kCouldNotRun: ++could_not_run; break;
+    }
   }
-  if (program >= engine.compiled().size()) return "";
-  return JitListing(*disassembler, run.loaded->programs[program].program, engine.compiled()[program],
-                    harness.sandbox().env().memory(), listing);
-}
+};
 
-int Replay(const std::vector<std::string>& artifacts, const PlantedBugs& bugs) {
-  auto harness = DiffHarness::Create(bugs);
-  if (!harness) {
-    fmt::print(stderr, "bpfdiff replay: {}\n", harness.message());
+// Every artifact, each on its own: one that does not load, or whose run
+// Unicorn failed, is reported and the next one still runs (on a new
+// harness after a Unicorn failure: the old one can run nothing more).
+int Replay(const std::vector<std::string>& artifacts, const Settings& settings) {
+  auto disassembler = A64Disassembler::Create();
+  if (!disassembler) {
+    fmt::print(stderr, "bpfdiff replay: {}\n", disassembler.message());
     return kExitBadInput;
   }
+  std::unique_ptr<DiffHarness> harness;
+  std::optional<std::string> cannot_create;  // the harness cannot be made: nothing can run
+  ReplayTally tally;
   int status = kExitOk;
   for (const auto& path : artifacts) {
-    auto source = LoadArtifact(path);
-    if (!source) {
-      fmt::print(stderr, "bpfdiff replay: {}\n", source.message());
-      return kExitBadInput;
+    if (!harness && !cannot_create) {
+      auto created = DiffHarness::Create(settings.bugs, settings.unicorn_fault);
+      if (created) harness = std::move(created).value();
+      else cannot_create = created.message();
     }
-    fmt::print("== {}\n", path);
-    for (size_t p = 0; p < source->programs.size(); ++p) {
-      fmt::print("program {} ({} slots):\n{}", p, source->programs[p].size(),
-                 isa::DisassembleForDisplay(source->programs[p]));
-    }
-    const CaseRun run = (*harness)->RunCase(*source);
-    if (run.load_error) {
-      fmt::print(stderr, "bpfdiff replay: {}: rejected at load: {}\n", path, *run.load_error);
-      return kExitBadInput;
-    }
-    for (const auto& engine_run : run.runs) {
-      if (engine_run.outcome) {
-        fmt::print("{}: {}", engine_run.engine, engine_run.outcome->Describe());
-      } else {
-        fmt::print("{}: {}\n", engine_run.engine, engine_run.WhyNotRun());
-      }
-    }
-    for (const auto& reason : run.NotComparableReasons()) fmt::print("not comparable: {}\n", reason);
-    if (const EngineRun* diverged = run.FirstDivergence()) {
-      fmt::print("DIVERGENCE {}: {}\n", diverged->engine, diverged->verdict.Describe());
-      fmt::print("arm64 code ({}):\n{}", diverged->engine, CodeAround(**harness, bugs, run, *diverged));
-      status = kExitFailed;
+    ReplayReport report;
+    if (cannot_create) {
+      report.end = ReplayEnd::kCouldNotRun;
+      report.status = kExitBadInput;
+      report.err = fmt::format("bpfdiff replay: {}: not replayed: {}\n", path, *cannot_create);
     } else {
-      fmt::print("{}\n", run.NotComparableReasons().empty() ? "all engines agree" : "no divergence among the runs that can be compared");
+      report = ReplayArtifact(*harness, *disassembler, settings.bugs, path);
+      if (report.unicorn_failed) harness.reset();
     }
+    fmt::print("{}", report.out);
+    std::fflush(stdout);  // keep each artifact's stdout and stderr lines in order
+    fmt::print(stderr, "{}", report.err);
+    tally.Add(report.end);
+    status = WorstStatus(status, report.status);
+  }
+  if (artifacts.size() > 1) {
+    fmt::print("replayed {} files: {} agree, {} rejected at load, {} diverge, {} could not run\n",
+               artifacts.size(), tally.agree, tally.rejected, tally.diverged, tally.could_not_run);
   }
   return status;
 }
 
-int Minimize(const std::string& artifact, const std::string& output, const PlantedBugs& bugs) {
-  auto harness = DiffHarness::Create(bugs);
+// What ran on a harness whose machine failed is not the program's outcome.
+bool ReportUnicornFailure(DiffHarness& harness, std::string_view command, std::string_view artifact) {
+  const auto failure = harness.sandbox().UnicornFailure();
+  if (failure) fmt::print(stderr, "bpfdiff {}: {}: could not run: {}\n", command, artifact, *failure);
+  return failure.has_value();
+}
+
+int Minimize(const std::string& artifact, const std::string& output, const Settings& settings) {
+  auto harness = DiffHarness::Create(settings.bugs, settings.unicorn_fault);
   auto source = harness ? LoadArtifact(artifact) : Result<CaseSource>(harness.error());
   if (!source) {
     fmt::print(stderr, "bpfdiff minimize: {}\n", source.message());
     return kExitBadInput;
   }
   auto result = Minimize(**harness, *source);
+  if (ReportUnicornFailure(**harness, "minimize", artifact)) return kExitBadInput;
   if (!result) {
     fmt::print(stderr, "bpfdiff minimize: {}: {}\n", artifact, result.message());
     return kExitFailed;
   }
   const CaseRun run = (*harness)->RunCase(result->source);
+  if (ReportUnicornFailure(**harness, "minimize", artifact)) return kExitBadInput;
   const EngineRun* diverged = run.FirstDivergence();
   const std::string comment = fmt::format(
       "Minimized by bpfdiff from {} ({} -> {} slots).\n{}: {}", artifact, result->slots_before,
@@ -127,14 +118,15 @@ int Minimize(const std::string& artifact, const std::string& output, const Plant
   return kExitOk;
 }
 
-int Export(const std::string& artifact, const std::string& output, const PlantedBugs& bugs) {
-  auto harness = DiffHarness::Create(bugs);
+int Export(const std::string& artifact, const std::string& output, const Settings& settings) {
+  auto harness = DiffHarness::Create(settings.bugs, settings.unicorn_fault);
   auto source = harness ? LoadArtifact(artifact) : Result<CaseSource>(harness.error());
   if (!source) {
     fmt::print(stderr, "bpfdiff export: {}\n", source.message());
     return kExitBadInput;
   }
   const CaseRun run = (*harness)->RunCase(*source);
+  if (ReportUnicornFailure(**harness, "export", artifact)) return kExitBadInput;
   if (run.load_error || run.runs.empty() || !run.runs.front().outcome) {
     fmt::print(stderr, "bpfdiff export: {}: {}\n", artifact, run.load_error.value_or("the interpreter did not run"));
     return kExitBadInput;
@@ -153,21 +145,24 @@ int Export(const std::string& artifact, const std::string& output, const Planted
 
 void AddTriageCommands(CLI::App& app, const Settings& settings, int& exit_code) {
   auto artifacts = std::make_shared<std::vector<std::string>>();
-  CLI::App* replay = app.add_subcommand("replay", "Run fuzz artifacts (or .data/assembly files) on every engine");
+  CLI::App* replay = app.add_subcommand(
+      "replay",
+      "Run fuzz artifacts (or .data/assembly files) on every engine; each file is replayed and reported, "
+      "and the exit status is the worst of them");
   replay->add_option("artifacts", *artifacts, "Crash files, corpus files, .data or assembly files")->required();
-  replay->callback([artifacts, &settings, &exit_code] { exit_code = Replay(*artifacts, settings.bugs); });
+  replay->callback([artifacts, &settings, &exit_code] { exit_code = Replay(*artifacts, settings); });
 
   auto min_in = std::make_shared<std::string>(), min_out = std::make_shared<std::string>();
   CLI::App* minimize = app.add_subcommand("minimize", "Shrink an artifact while the same divergence persists");
   minimize->add_option("artifact", *min_in)->required();
   minimize->add_option("-o,--output", *min_out, "The minimized case as a .data file")->required();
-  minimize->callback([min_in, min_out, &settings, &exit_code] { exit_code = Minimize(*min_in, *min_out, settings.bugs); });
+  minimize->callback([min_in, min_out, &settings, &exit_code] { exit_code = Minimize(*min_in, *min_out, settings); });
 
   auto exp_in = std::make_shared<std::string>(), exp_out = std::make_shared<std::string>();
   CLI::App* exporter = app.add_subcommand("export", "Write an artifact as a .data regression test");
   exporter->add_option("artifact", *exp_in)->required();
   exporter->add_option("-o,--output", *exp_out, "The .data file")->required();
-  exporter->callback([exp_in, exp_out, &settings, &exit_code] { exit_code = Export(*exp_in, *exp_out, settings.bugs); });
+  exporter->callback([exp_in, exp_out, &settings, &exit_code] { exit_code = Export(*exp_in, *exp_out, settings); });
 }
 
 }  // namespace bpfdiff::cli

@@ -7,6 +7,16 @@
 namespace bpfdiff::report {
 namespace {
 
+// A Markdown table cell: a '|' would end it and a line break the row.
+std::string Cell(std::string_view text) {
+  std::string cell(text);
+  for (char& c : cell) {
+    if (c == '|') c = '/';
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return cell;
+}
+
 Result<PlantedRun> RunFromJson(const Json& json, std::string_view where) {
   PlantedRun run;
   if (!json.is_object()) return Fail("{}: a run must be an object", where);
@@ -16,9 +26,9 @@ Result<PlantedRun> RunFromJson(const Json& json, std::string_view where) {
   auto seconds = OptionalNumber(json, "seconds", where);
   if (!seconds) return seconds.error();
   run.seconds = seconds->value_or(0);
-  auto exit_code = OptionalNumber(json, "exit_code", where);
+  auto exit_code = OptionalExitStatus(json, "exit_code", where);
   if (!exit_code) return exit_code.error();
-  run.exit_code = static_cast<int64_t>(exit_code->value_or(0));
+  run.exit_code = exit_code->value_or(0);
   auto seed = OptionalCount(json, "seed", where);
   if (!seed) return seed.error();
   if (*seed) run.seed = static_cast<uint64_t>(**seed);
@@ -165,10 +175,9 @@ std::string PlantedMarkdown(const std::vector<PlantedCheck>& planted) {
     const std::string seeds =
         !p.from_seeds ? "-" : p.from_seeds->detected ? fmt::format("{:.1f} s", p.from_seeds->seconds) : "not detected";
     const std::string empty = p.from_empty.empty() ? "-" : Seconds(p.EmptyMedianSeconds(), "not detected");
-    std::string line = p.first_line;
-    for (char& c : line) c = c == '|' ? '/' : c;
-    fmt::format_to(std::back_inserter(out), "| `{}`{} | {} | {} | {} | {} | {} | {} |\n", p.bug,
-                   p.value_dependent ? " (v)" : "", p.area, p.fixed_by, p.target, seeds, empty, line);
+    fmt::format_to(std::back_inserter(out), "| `{}`{} | {} | {} | {} | {} | {} | {} |\n", Cell(p.bug),
+                   p.value_dependent ? " (v)" : "", Cell(p.area), Cell(p.fixed_by), Cell(p.target), seeds, empty,
+                   Cell(p.first_line));
   }
   const PlantedSummary s = Summarize(planted);
   fmt::format_to(std::back_inserter(out),

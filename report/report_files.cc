@@ -12,15 +12,15 @@ Result<ReportFiles> WriteReportFiles(const ReportModel& model, const std::filesy
   std::filesystem::create_directories(dir, ec);
   if (ec) return Fail("{}: {}", dir.string(), ec.message());
   const ReportFiles files{dir / "summary.txt", dir / "junit.xml", dir / "report.json", dir / "report.html"};
-  const std::pair<const std::filesystem::path&, std::string> contents[] = {
+  // One set: a write that fails (a full disk) leaves last night's four
+  // files as they were, never tonight's summary beside last night's page.
+  const FileContents contents[] = {
       {files.summary, TextReport(model)},
       {files.junit, JunitReport(model)},
       {files.json, JsonReport(model)},
       {files.html, HtmlReport(model)},
   };
-  for (const auto& [path, text] : contents) {
-    if (auto written = WriteFile(path, text); !written) return written.error();
-  }
+  if (auto written = WriteFiles(contents); !written) return written.error();
   return files;
 }
 

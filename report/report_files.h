@@ -12,7 +12,8 @@ struct ReportFiles {
 };
 
 // DIR/summary.txt, DIR/junit.xml, DIR/report.json and DIR/report.html,
-// creating DIR.
+// creating DIR. All four are replaced, or (on an error, which names the
+// file) none of them: see WriteFiles in support/files.h.
 Result<ReportFiles> WriteReportFiles(const ReportModel& model, const std::filesystem::path& dir);
 
 }  // namespace bpfdiff::report

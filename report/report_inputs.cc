@@ -20,9 +20,9 @@ Result<FuzzRun> FuzzRunFromJson(const Json& json, std::string_view where) {
     return Fail("{}: result '{}' (clean, finding, error, timeout or oom)", where, *result);
   }
   run.result = *result;
-  auto exit_code = OptionalNumber(json, "exit_code", where);
+  auto exit_code = OptionalExitStatus(json, "exit_code", where);
   if (!exit_code) return exit_code.error();
-  run.exit_code = static_cast<int64_t>(exit_code->value_or(0));
+  run.exit_code = exit_code->value_or(0);
   auto timeouts = OptionalCount(json, "timeouts", where);
   if (!timeouts) return timeouts.error();
   run.timeouts = timeouts->value_or(0);

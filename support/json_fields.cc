@@ -1,5 +1,8 @@
 #include "support/json_fields.h"
 
+#include <cmath>
+#include <cstdint>
+
 #include "support/files.h"
 
 namespace bpfdiff {
@@ -52,6 +55,17 @@ Result<std::optional<int64_t>> OptionalCount(const Json& object, std::string_vie
     return WrongType(key, "a non-negative integer", where);
   }
   return std::optional<int64_t>(value->get<int64_t>());
+}
+
+Result<std::optional<int64_t>> OptionalExitStatus(const Json& object, std::string_view key, std::string_view where) {
+  auto number = OptionalNumber(object, key, where);
+  if (!number) return number.error();
+  if (!*number) return std::optional<int64_t>();
+  const double value = **number;
+  if (!(value >= INT32_MIN && value <= INT32_MAX) || value != std::trunc(value)) {
+    return WrongType(key, "an integer exit status", where);
+  }
+  return std::optional<int64_t>(static_cast<int64_t>(value));
 }
 
 Result<std::string> RequiredString(const Json& object, std::string_view key, std::string_view where) {

@@ -36,6 +36,9 @@ Result<std::optional<std::string>> OptionalString(const Json& object, std::strin
                                                   std::string_view where);
 Result<std::optional<double>> OptionalNumber(const Json& object, std::string_view key, std::string_view where);
 Result<std::optional<int64_t>> OptionalCount(const Json& object, std::string_view key, std::string_view where);
+// An exit status as a shell writes it: an integer that fits an int (a
+// number such as 1e19 is refused by name rather than cast out of range).
+Result<std::optional<int64_t>> OptionalExitStatus(const Json& object, std::string_view key, std::string_view where);
 
 // Text for JSON output: invalid UTF-8 in a reason is replaced, not thrown.
 std::string DumpJson(const Json& json, int indent = 2);

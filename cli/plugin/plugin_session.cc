@@ -67,15 +67,22 @@ Result<CaseSource> DecodeRequest(const PluginArgs& args, std::string_view progra
   return source;
 }
 
-PluginReply RunCase(const CaseSource& source, std::string_view engine, const PlantedBugs& bugs) {
+PluginReply RunCase(const CaseSource& source, std::string_view engine, const PlantedBugs& bugs,
+                    std::string_view program, UnicornFault unicorn_fault) {
   SandboxOptions sandbox_options;
   sandbox_options.pack_bugs = bugs.pack;
+  sandbox_options.unicorn_fault = unicorn_fault;
+  // The harness failing is not the program failing: exit 2, so that the
+  // runner never takes the message for the test's error text.
   auto sandbox = Sandbox::Create(sandbox_options);
-  if (!sandbox) return Reply(kPluginExitFailed, sandbox.message());
+  if (!sandbox) return Reply(kPluginExitBadInput, fmt::format("{}: could not run: {}", program, sandbox.message()));
   auto engines = MakeEngines(**sandbox, engine, bugs.jit);
   if (!engines) return Reply(kPluginExitBadInput, engines.message());
   DifferentialRunner runner(**sandbox, std::move(engines).value());
   const CaseRun run = runner.Run(source);
+  if (auto failure = (*sandbox)->UnicornFailure()) {
+    return Reply(kPluginExitBadInput, fmt::format("{}: could not run: {}", program, *failure));
+  }
 
   // The load step's message is what `-- error` lines of rejected programs say.
   if (run.load_error) return Reply(kPluginExitFailed, *run.load_error);
@@ -101,13 +108,14 @@ PluginReply RunCase(const CaseSource& source, std::string_view engine, const Pla
 }  // namespace
 
 PluginReply ServePlugin(const PluginArgs& args, std::string_view program_hex, const PlantedBugs& bugs,
-                        std::string_view program) {
+                        std::string_view program, UnicornFault unicorn_fault) {
   auto source = DecodeRequest(args, program_hex);
   if (!source) return Reply(kPluginExitBadInput, fmt::format("{}: {}", program, source.message()));
-  return RunCase(*source, args.engine, bugs);
+  return RunCase(*source, args.engine, bugs, program, unicorn_fault);
 }
 
-int ServePluginOnStdio(std::span<const std::string> args, std::string_view program, const PlantedBugs& bugs) {
+int ServePluginOnStdio(std::span<const std::string> args, std::string_view program, const PlantedBugs& bugs,
+                       UnicornFault unicorn_fault) {
   // Arguments first: --help and a bad option must not wait for stdin.
   auto parsed = ParsePluginArgs(args);
   if (!parsed) {
@@ -119,7 +127,7 @@ int ServePluginOnStdio(std::span<const std::string> args, std::string_view progr
     return kPluginExitOk;
   }
   const std::string input(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>{});
-  const PluginReply reply = ServePlugin(*parsed, input, bugs, program);
+  const PluginReply reply = ServePlugin(*parsed, input, bugs, program, unicorn_fault);
   fmt::print(stdout, "{}", reply.out);
   fmt::print(stderr, "{}", reply.err);
   return reply.exit_status;

@@ -15,14 +15,15 @@
 #include <string_view>
 
 #include "cli/plugin/plugin_args.h"
+#include "harness/machine/machine.h"
 #include "harness/planted/planted_bugs.h"
 
 namespace bpfdiff {
 
-// Exit statuses, as every bpfdiff command uses them.
+// Exit statuses, as every bpfdiff command uses them (cli/exit_status.h).
 inline constexpr int kPluginExitOk = 0;
 inline constexpr int kPluginExitFailed = 1;    // the program erred, or engines diverged
-inline constexpr int kPluginExitBadInput = 2;  // bad arguments or malformed hex
+inline constexpr int kPluginExitBadInput = 2;  // could not run: bad arguments, malformed hex, Unicorn failed
 
 struct PluginReply {
   int exit_status = kPluginExitOk;
@@ -32,14 +33,18 @@ struct PluginReply {
 
 // Runs the program in `program_hex` (what came on stdin) as `args` say;
 // `program` names the command in messages about malformed input.
+// `unicorn_fault` makes a Unicorn call fail on purpose (the mains read
+// BPFDIFF_UNICORN_FAULT): a Unicorn failure is exit 2 with the message on
+// stderr and nothing on stdout, never a result or a test's error text.
 PluginReply ServePlugin(const PluginArgs& args, std::string_view program_hex, const PlantedBugs& bugs,
-                        std::string_view program = "bpfdiff_plugin");
+                        std::string_view program = "bpfdiff_plugin", UnicornFault unicorn_fault = {});
 
 // The protocol on this process: parses `args` (the arguments after the
 // program name, see plugin_args.h), then reads stdin to its end, writes the
 // reply to stdout and stderr and returns the exit status. --help and bad
 // arguments answer without reading stdin. `bugs` come from the caller's
-// main (BPFDIFF_PLANTED_BUG).
-int ServePluginOnStdio(std::span<const std::string> args, std::string_view program, const PlantedBugs& bugs);
+// main (BPFDIFF_PLANTED_BUG), as does `unicorn_fault`.
+int ServePluginOnStdio(std::span<const std::string> args, std::string_view program, const PlantedBugs& bugs,
+                       UnicornFault unicorn_fault = {});
 
 }  // namespace bpfdiff

@@ -24,11 +24,18 @@ grep -q "missing.json" "$work/stderr" || fail "missing file not named: $(cat "$w
 echo '{"format": ' > "$work/malformed.json"
 expect_status 2 "$bpfdiff" report --conformance "$work/malformed.json" --out "$work/out"
 grep -q "not valid JSON" "$work/stderr" || fail "malformed JSON not reported: $(cat "$work/stderr")"
-expect_status 2 "$bpfdiff" report --conformance "$fixtures/conformance.json" \
-  --fuzz-stats "$work/malformed.json" --out "$work/out"
 expect_status 2 "$bpfdiff" report --conformance "$fixtures/conformance.json" --timestamp yesterday --out "$work/out"
 expect_status 2 "$bpfdiff" report --conformance "$fixtures/conformance.json"   # no --out
 [[ ! -e "$work/out" ]] || fail "bad input still wrote $work/out"
+
+# A part that does not read (a fuzz target killed before it wrote its
+# stats) is left out and named, and the night's other parts are still
+# reported: exit 2, every file written, the note in the summary.
+expect_status 2 "$bpfdiff" report --conformance "$fixtures/conformance.json" \
+  --fuzz-stats "$work/malformed.json" --timestamp 2024-04-30T03:00:00Z --out "$work/partial"
+grep -q "malformed.json: not valid JSON; left out of the report" "$work/stderr" || fail "left-out part not named on stderr"
+grep -q "input left out: .*malformed.json" "$work/partial/summary.txt" || fail "left-out part not noted in the summary"
+[[ -s "$work/partial/report.html" ]] || fail "a bad part lost the whole report"
 
 # The fixtures hold a failure and an undetected planted bug: exit 1, every file.
 expect_status 1 "$bpfdiff" report --conformance "$fixtures/conformance.json" \

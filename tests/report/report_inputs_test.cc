@@ -1,5 +1,6 @@
 #include "report/report_inputs.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -181,6 +182,35 @@ TEST(PlantedResults, ReadsTheBenchmarkAndSummarizesIt) {
   EXPECT_NE(table.find("| `sub-imm-intmin` (v) | ALU and encodings | 5855c4c1f415"), std::string::npos) << table;
   EXPECT_NE(table.find("| not detected | not detected |"), std::string::npos) << table;
   EXPECT_NE(table.find("from an empty corpus 2 of 3 detected within the limit"), std::string::npos) << table;
+}
+
+// Found by report_json_fuzzer: an exit code of 1e19 was cast to int64_t
+// (undefined; UBSan stops there), in the fuzz runs and the planted runs.
+TEST(ReportInputs, AnExitCodeBeyondAnIntIsAnErrorNamingTheField) {
+  auto runs = LoadFuzzRuns(TempFile("runs3.json", R"([{"target": "t", "result": "clean", "exit_code": 1e19}])"));
+  ASSERT_FALSE(runs);
+  EXPECT_NE(runs.message().find("'exit_code'"), std::string::npos) << runs.message();
+  EXPECT_FALSE(LoadFuzzRuns(TempFile("runs4.json", R"([{"target": "t", "result": "clean", "exit_code": 1.5}])")));
+  auto negative = LoadFuzzRuns(TempFile("runs5.json", R"([{"target": "t", "result": "error", "exit_code": -6}])"));
+  ASSERT_TRUE(negative) << negative.message();
+  EXPECT_EQ((*negative)[0].exit_code, -6);
+
+  auto planted = LoadPlanted(TempFile("planted3.json", R"([{"bug": "b", "target": "t", "detected": true,
+                                                            "exit_code": -1e300}])"));
+  ASSERT_FALSE(planted);
+  EXPECT_NE(planted.message().find("'exit_code'"), std::string::npos) << planted.message();
+}
+
+// Found by report_json_fuzzer: a '|' in a bug's area split its row of the
+// Markdown table (only the first line was escaped).
+TEST(PlantedResults, TheTableHasOneRowOfSevenCellsPerBugWhateverItsStrings) {
+  auto planted = LoadPlanted(TempFile("planted4.json", R"({"format": "bpfdiff-planted-2", "bugs": [
+      {"bug": "a|b", "target": "t|", "area": "|the pack", "fixed_by": "x\ny", "first_line": "one|two\r\nthree"}]})"));
+  ASSERT_TRUE(planted) << planted.message();
+  const std::string table = PlantedMarkdown(*planted);
+  const std::string row = table.substr(table.find("| `"), table.find('\n', table.find("| `")) - table.find("| `"));
+  EXPECT_EQ(std::count(row.begin(), row.end(), '|'), 8) << row;
+  EXPECT_NE(row.find("/the pack | x y |"), std::string::npos) << row;
 }
 
 TEST(PlantedResults, AnUnknownFormatIsAnErrorNamingTheFile) {
