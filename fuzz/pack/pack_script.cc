@@ -31,19 +31,7 @@ class ByteStream {
   size_t next_ = 0;
 };
 
-enum class Op : uint8_t {
-  kLoad,
-  kFree,
-  kStep,
-  kFinish,
-  kCallStale,
-  kTailTarget,
-  kSynchronize,
-  kTailCall,
-  kReload,
-};
-constexpr uint8_t kOpCount = 9;
-constexpr uint64_t kMaxRecords = 48;
+using Op = PackOpKind;
 
 uint64_t PadSlots(uint8_t pad) {
   if (pad < 128) return 0;
@@ -68,11 +56,12 @@ class ScriptRunner {
   ScriptRunner(World& world, const PackScriptOptions& options, PackScriptResult& result)
       : world_(world), options_(options), result_(result) {}
 
-  void Run(ByteStream& ops, uint64_t seed) {
-    while (!ops.done()) {
-      const auto op = static_cast<Op>(ops.Next() % kOpCount);
-      Apply(op, ops, seed + result_.operations);
+  void Run(const PackScript& script) {
+    for (const PackOp& op : script.ops) {
+      Apply(op, script.seed + result_.operations);
       ++result_.operations;
+      // After a failed Unicorn call nothing the world reports is the JIT's.
+      if (world_.UnicornFailure()) return;
       if (options_.stop_at_violation && !world_.violations().empty()) return;
     }
     Trace("free everything");
@@ -113,27 +102,22 @@ class ScriptRunner {
           StepCount(n), world_.busy(cpu) ? "" : " and returns");
   }
 
-  void Apply(Op op, ByteStream& ops, uint64_t seed) {
-    switch (op) {
-      case Op::kLoad: {
-        const uint8_t subprograms = ops.Next();
-        const uint8_t pad = ops.Next();
-        const uint64_t records = ops.Next() % kMaxRecords;
-        const auto bytes = ops.Take(records * kRecordSize);
-        Load(GenerateSelfContainedProgram(kPackScriptRecordsVersion, subprograms, bytes, seed), PadSlots(pad),
+  void Apply(const PackOp& op, uint64_t seed) {
+    const auto& a = op.args;
+    switch (op.kind) {
+      case Op::kLoad:
+        Load(GenerateSelfContainedProgram(kPackScriptRecordsVersion, a[0], op.records, seed), PadSlots(a[1]),
              "load");
         return;
-      }
       case Op::kReload: {
-        const int id = Pick(Freeable(world_), ops.Next());
-        const uint8_t pad = ops.Next();
+        const int id = Pick(Freeable(world_), a[0]);
         if (id < 0) return;
         const std::vector<isa::Insn> insns = *world_.Source(id);
-        Load(insns, PadSlots(pad), "reload");
+        Load(insns, PadSlots(a[1]), "reload");
         return;
       }
       case Op::kFree: {
-        const int id = Pick(Freeable(world_), ops.Next());
+        const int id = Pick(Freeable(world_), a[0]);
         if (id < 0) return;
         // The slot's name must be read before the free.
         const std::string name = options_.trace ? world_.SlotName(id) : std::string();
@@ -148,27 +132,21 @@ class ScriptRunner {
         }
         return;
       }
-      case Op::kStep: {
-        const uint8_t cpu = ops.Next();
-        const int id = Pick(world_.LivePrograms(), ops.Next());
-        StepCpu(cpu, id, ops.Next());
+      case Op::kStep:
+        StepCpu(a[0], Pick(world_.LivePrograms(), a[1]), a[2]);
         return;
-      }
-      case Op::kTailCall: {
-        const uint8_t cpu = ops.Next();
-        const int entry = ops.Next() % World::kTailEntries;
-        StepCpu(cpu, entry, ops.Next());
+      case Op::kTailCall:
+        StepCpu(a[0], a[1] % World::kTailEntries, a[2]);
         return;
-      }
       case Op::kFinish: {
-        const int cpu = ops.Next() % world_.cpus();
+        const int cpu = a[0] % world_.cpus();
         if (!world_.busy(cpu)) return;
         Trace("cpu {} runs to the end of its call", cpu);
         world_.RunToCompletion(cpu);
         return;
       }
       case Op::kCallStale: {
-        const int cpu = ops.Next() % world_.cpus();
+        const int cpu = a[0] % world_.cpus();
         if (world_.CallStale(cpu)) {
           ++result_.stale_calls;
           Trace("cpu {} calls a freed entry point", cpu);
@@ -176,9 +154,8 @@ class ScriptRunner {
         return;
       }
       case Op::kTailTarget: {
-        const int entry = ops.Next() % World::kTailEntries;
-        const uint8_t which = ops.Next();
-        const int id = which == 255 ? -1 : Pick(Freeable(world_), which);
+        const int entry = a[0] % World::kTailEntries;
+        const int id = a[1] == 255 ? -1 : Pick(Freeable(world_), a[1]);
         world_.SetTailTarget(entry, id);
         if (options_.trace) Trace("prog_array[{}] = {}", entry, id < 0 ? "empty" : world_.SlotName(id));
         return;
@@ -197,28 +174,88 @@ class ScriptRunner {
 
 }  // namespace
 
-Result<PackScriptResult> RunPackScript(std::span<const uint8_t> input, const PackScriptOptions& options) {
-  PackScriptResult result;
-  if (input.empty() || input[0] != kPackScriptVersion) return result;
-  result.is_script = true;
+size_t PackOpArgumentCount(PackOpKind kind) {
+  switch (kind) {
+    case Op::kLoad: return 3;        // subprograms, pad, n
+    case Op::kFree: return 1;        // which
+    case Op::kStep: return 3;        // cpu, which, n
+    case Op::kFinish: return 1;      // cpu
+    case Op::kCallStale: return 1;   // cpu
+    case Op::kTailTarget: return 2;  // entry, which
+    case Op::kSynchronize: return 0;
+    case Op::kTailCall: return 3;    // cpu, entry, n
+    case Op::kReload: return 2;      // which, pad
+  }
+  return 0;
+}
+
+std::optional<PackScript> DecodePackScript(std::span<const uint8_t> input) {
+  if (input.empty() || input[0] != kPackScriptVersion) return std::nullopt;
+  PackScript script;
   ByteStream header(input.first(std::min(input.size(), kPackScriptHeaderSize)));
   header.Next();  // version
-  result.cpus = 1 + header.Next() % 4;
-  uint64_t seed = 0;
-  for (int i = 0; i < 8; ++i) seed |= uint64_t{header.Next()} << (8 * i);
-
-  lifecycle::WorldOptions world_options;
-  world_options.cpus = result.cpus;
-  world_options.pack_seed = seed;
-  world_options.bugs = options.bugs;
-  auto world = World::Create(world_options);
-  if (!world) return world.error();
+  script.cpus = 1 + header.Next() % 4;
+  for (int i = 0; i < 8; ++i) script.seed |= uint64_t{header.Next()} << (8 * i);
   ByteStream ops(input.size() > kPackScriptHeaderSize ? input.subspan(kPackScriptHeaderSize)
                                                       : std::span<const uint8_t>{});
-  ScriptRunner(**world, options, result).Run(ops, seed);
+  while (!ops.done()) {
+    PackOp op;
+    op.kind = static_cast<PackOpKind>(ops.Next() % kPackOpKinds);
+    for (size_t i = 0; i < PackOpArgumentCount(op.kind); ++i) op.args[i] = ops.Next();
+    if (op.kind == Op::kLoad) {
+      const auto bytes = ops.Take(size_t{op.args[2]} % kPackScriptMaxRecords * kRecordSize);
+      op.records.assign(bytes.begin(), bytes.end());
+    }
+    script.ops.push_back(std::move(op));
+  }
+  return script;
+}
+
+Result<std::vector<uint8_t>> EncodePackScript(const PackScript& script) {
+  if (script.cpus < 1 || script.cpus > 4) return Fail("pack script: {} CPUs, not 1..4", script.cpus);
+  std::vector<uint8_t> bytes = {kPackScriptVersion, static_cast<uint8_t>(script.cpus - 1)};
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<uint8_t>(script.seed >> (8 * i)));
+  for (size_t i = 0; i < script.ops.size(); ++i) {
+    const PackOp& op = script.ops[i];
+    if (static_cast<uint8_t>(op.kind) >= kPackOpKinds) return Fail("pack script: operation {}: no such kind", i);
+    const size_t arguments = PackOpArgumentCount(op.kind);
+    for (size_t a = arguments; a < op.args.size(); ++a) {
+      if (op.args[a] != 0) return Fail("pack script: operation {} takes {} argument bytes", i, arguments);
+    }
+    const size_t record_bytes = op.kind == Op::kLoad ? size_t{op.args[2]} % kPackScriptMaxRecords * kRecordSize : 0;
+    const bool last = i + 1 == script.ops.size();
+    if (op.records.size() > record_bytes || (!last && op.records.size() != record_bytes)) {
+      return Fail("pack script: operation {} holds {} record bytes where its count says {}{}", i, op.records.size(),
+                  record_bytes, last ? "" : " (fewer only on the last operation)");
+    }
+    bytes.push_back(static_cast<uint8_t>(op.kind));
+    bytes.insert(bytes.end(), op.args.begin(), op.args.begin() + static_cast<std::ptrdiff_t>(arguments));
+    bytes.insert(bytes.end(), op.records.begin(), op.records.end());
+  }
+  return bytes;
+}
+
+Result<PackScriptResult> RunPackScript(std::span<const uint8_t> input, const PackScriptOptions& options) {
+  PackScriptResult result;
+  const std::optional<PackScript> script = DecodePackScript(input);
+  if (!script) return result;
+  result.is_script = true;
+  result.cpus = script->cpus;
+
+  lifecycle::WorldOptions world_options;
+  world_options.cpus = script->cpus;
+  world_options.pack_seed = script->seed;
+  world_options.bugs = options.bugs;
+  world_options.unicorn_fault = options.unicorn_fault;
+  auto world = World::Create(world_options);
+  if (!world) return world.error();
+  ScriptRunner(**world, options, result).Run(*script);
+  if (auto failure = (*world)->UnicornFailure()) return Error{*failure};
   result.violations = (*world)->violations();
   result.calls_compared = (*world)->calls_compared();
   result.calls_not_comparable = (*world)->calls_not_comparable();
+  result.not_comparable_reasons = (*world)->not_comparable_reasons();
+  result.calls_replayed = (*world)->calls_replayed();
   return result;
 }
 

@@ -27,9 +27,16 @@
 //
 // "which live program" picks among the live programs in id order, modulo
 // their number; tail callers (ids 0..3) are never freed.
+//
+// What a byte means never depends on the world (a "which" byte is resolved
+// when its operation runs), so a script decodes without running it:
+// DecodePackScript, and EncodePackScript its inverse.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,11 +54,60 @@ inline constexpr uint8_t kPackScriptVersion = 1;
 inline constexpr uint8_t kPackScriptRecordsVersion = 1;
 inline constexpr size_t kPackScriptHeaderSize = 10;
 
+enum class PackOpKind : uint8_t {
+  kLoad,
+  kFree,
+  kStep,
+  kFinish,
+  kCallStale,
+  kTailTarget,
+  kSynchronize,
+  kTailCall,
+  kReload,
+};
+inline constexpr uint8_t kPackOpKinds = 9;
+inline constexpr uint8_t kPackScriptMaxRecords = 48;  // a load's records: n % 48
+
+// How many argument bytes follow an operation's kind byte (a load's records
+// not counted).
+size_t PackOpArgumentCount(PackOpKind kind);
+
+struct PackOp {
+  PackOpKind kind = PackOpKind::kSynchronize;
+  // The argument bytes in the format's order, PackOpArgumentCount(kind) of
+  // them (missing ones read as zero); the others are zero.
+  std::array<uint8_t, 3> args{};
+  // kLoad: the generator records' bytes, args[2] % 48 records of them, or
+  // fewer where the input ended (the generator sees where records end, so
+  // a short tail is kept short, not padded).
+  std::vector<uint8_t> records;
+  friend bool operator==(const PackOp&, const PackOp&) = default;
+};
+
+struct PackScript {
+  int cpus = 1;       // 1..4
+  uint64_t seed = 0;  // the pack seed
+  std::vector<PackOp> ops;
+  friend bool operator==(const PackScript&, const PackScript&) = default;
+};
+
+// The script in `input`, or nullopt when the input is not of this format
+// version. Linear in the input; every byte of it is consumed.
+std::optional<PackScript> DecodePackScript(std::span<const uint8_t> input);
+
+// The canonical bytes of `script` (kinds as 0..8, every argument written),
+// which decode to `script`. Error when they cannot: a CPU count outside
+// 1..4, argument bytes an operation does not take, or records other than
+// the count says (fewer are allowed on the last operation only, where the
+// input ended).
+Result<std::vector<uint8_t>> EncodePackScript(const PackScript& script);
+
 struct PackScriptOptions {
   PlantedBugs bugs;
   bool trace = false;  // record a line per operation
   // Stop at the first operation that breaks an invariant.
   bool stop_at_violation = true;
+  UnicornFault unicorn_fault;  // a Unicorn call made to fail (tests of the failure path)
 };
 
 struct PackScriptResult {
@@ -60,6 +116,12 @@ struct PackScriptResult {
   uint64_t operations = 0;
   uint64_t loads = 0, loads_rejected = 0, frees = 0, stale_calls = 0;
   uint64_t calls_compared = 0, calls_not_comparable = 0;
+  // Why calls were not comparable: reason (harness/lifecycle/
+  // not_comparable.h) -> calls; the counts add up to calls_not_comparable.
+  std::map<std::string, uint64_t> not_comparable_reasons;
+  // Calls compared with an interpreter run that followed prog_array
+  // entries updated while they ran, as their tail calls read them.
+  uint64_t calls_replayed = 0;
   std::vector<lifecycle::Violation> violations;
   std::vector<std::string> trace;
 };

@@ -5,8 +5,10 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "harness/diff/compare.h"
+#include "harness/lifecycle/not_comparable.h"
 #include "jit/registers.h"
 #include "oracle/guest_layout.h"
 #include "oracle/interpreter.h"
@@ -38,6 +40,10 @@ void Subtract(std::vector<std::pair<uint64_t, uint64_t>>& ranges, uint64_t begin
   ranges = std::move(out);
 }
 
+uint64_t SlotAddress(uint32_t slot) {
+  return guest::MapObjectAddress(0) + guest::kMapPtrsOffset + 8 * uint64_t{slot};
+}
+
 bool IsProbeLoad(const isa::Insn& insn) {
   const uint8_t mode = isa::ModeOf(insn.opcode);
   return isa::ClassOf(insn.opcode) == isa::kClassLdx && (mode == isa::kModeProbeMem || mode == isa::kModeProbeMemSx);
@@ -63,6 +69,7 @@ Status World::Initialize() {
   sandbox_options.pack_bugs = options_.bugs.pack;
   sandbox_options.resident_program = false;  // packs come and go with the programs
   sandbox_options.fast_machine = false;      // every CPU steps precisely
+  sandbox_options.unicorn_fault = options_.unicorn_fault;
   auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) return sandbox.error();
   sandbox_ = std::move(sandbox).value();
@@ -160,6 +167,7 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) 
   // The program object's index is there since Initialize installed all
   // kMaxPrograms objects; only the entry changes.
   sandbox_->env().SetProgramEntry(static_cast<size_t>(id), p.entry);
+  for (Cpu& cpu : cpus_) cpu.images_changed |= cpu.call != nullptr && !cpu.stale;
 
   // Finalize: one copy, then one flush, per image; nothing left dirty.
   const auto images = static_cast<uint64_t>(p.compiled.subprograms.size());
@@ -391,10 +399,14 @@ void World::Start(int cpu, int id) {
   Outcome expected = Interpreter(env, world_case_, options).RunProgram(static_cast<size_t>(id), args);
   expected.memory = env.Capture(cpu, Sandbox::Geometry());
   env.ResetCpu(cpu);
+  c.args = args;
   c.expected = std::move(expected);
   c.program = id;
   c.stale = false;
-  c.generation = generation_;
+  for (uint32_t slot = 0; slot < kTailEntries; ++slot) c.array_at_start[slot] = ArraySlot(slot);
+  c.tail_calls = TailCallReads();
+  c.array_changed = false;
+  c.images_changed = false;
   c.call = std::make_unique<JitCall>(env, sandbox_->machine(cpu), cpu, Callable());
   c.call->set_observer(this);
   c.call->Start(static_cast<size_t>(id), args, options_.call_budget * 64 + 100'000);
@@ -409,13 +421,26 @@ void World::Step(int cpu, int id, uint64_t steps) {
     if (p == nullptr || p->state != Program::State::kLive) return;
     Start(cpu, id);
   }
-  if (auto outcome = c.call->Step(steps)) Complete(cpu, std::move(*outcome));
+  if (auto outcome = c.call->Step(steps)) {
+    Complete(cpu, std::move(*outcome));
+  } else {
+    Stopped(cpu);
+  }
 }
 
 void World::RunToCompletion(int cpu) {
   if (cpu < 0 || cpu >= cpus() || cpus_[static_cast<size_t>(cpu)].call == nullptr) return;
   operation_ = fmt::format("cpu {} running to the end", cpu);
-  if (auto outcome = cpus_[static_cast<size_t>(cpu)].call->Step()) Complete(cpu, std::move(*outcome));
+  if (auto outcome = cpus_[static_cast<size_t>(cpu)].call->Step()) {
+    Complete(cpu, std::move(*outcome));
+  } else {
+    Stopped(cpu);
+  }
+}
+
+void World::Stopped(int cpu) {
+  Cpu& c = cpus_[static_cast<size_t>(cpu)];
+  if (!c.stale) c.tail_calls.Stopped(sandbox_->machine(cpu).ReadPc());
 }
 
 void World::Complete(int cpu, Outcome outcome) {
@@ -430,22 +455,131 @@ void World::Complete(int cpu, Outcome outcome) {
              fmt::format("calling the freed entry 0x{:x} ended with {} at pc 0x{:x}", c.stale_entry,
                          outcome.Summary(), pc));
     }
-  } else if (c.generation != generation_) {
-    ++calls_not_comparable_;  // the prog_array changed while the call ran
   } else {
-    const Verdict verdict = Compare(*c.expected, outcome);
-    if (verdict.kind == Verdict::Kind::kDivergence) {
-      Report(Invariant::kOutcome, cpu, 0, c.program, operation, verdict.Describe());
-    } else if (verdict.kind == Verdict::Kind::kMatch) {
-      ++calls_compared_;
-    } else {
-      ++calls_not_comparable_;
-    }
+    c.tail_calls.Ended();
+    CompareCall(cpu, outcome, operation);
   }
   c.call.reset();
   c.program = -1;
   c.stale = false;
   Quiescent(cpu);
+}
+
+void World::CountNotComparable(std::string_view reason) {
+  ++calls_not_comparable_;
+  ++not_comparable_reasons_[std::string(reason)];
+}
+
+void World::CompareCall(int cpu, const Outcome& outcome, const std::string& operation) {
+  Cpu& c = cpus_[static_cast<size_t>(cpu)];
+  auto slots = ReplaySlots(c.tail_calls.reads());
+  if (!slots) {
+    CountNotComparable(kSlotReadTwice);
+    return;
+  }
+  // The interpreter's first run read the prog_array as the call started;
+  // where a tail call read another value, run it again with that value.
+  std::vector<std::string> followed;
+  for (auto [slot, value] : *slots) {
+    if (value == c.array_at_start[slot]) continue;
+    followed.push_back(fmt::format("prog_array[{}] = {}", slot, SlotValueName(value)));
+  }
+  std::optional<Outcome> replayed;
+  if (!followed.empty()) {
+    replayed = Replay(cpu, *slots);
+    ++calls_replayed_;
+  }
+  const Outcome& expected = replayed ? *replayed : *c.expected;
+  const Verdict verdict = Compare(expected, outcome);
+  // What a load of memory that changed during the call saw depends on
+  // when it ran; only tail calls' reads are followed.
+  if (verdict.kind == Verdict::Kind::kDivergence && c.array_changed && MayHaveLoadedTheArray(cpu, *slots)) {
+    CountNotComparable(kArrayLoadedWhileUpdated);
+  } else if (verdict.kind == Verdict::Kind::kDivergence && c.images_changed &&
+             ReplayReads(cpu, *slots, {"packs", "oversize", "program objects"}) && !ReplayReads(cpu, *slots, {})) {
+    CountNotComparable(kImagesLoadedWhileUpdated);
+  } else if (verdict.kind == Verdict::Kind::kDivergence) {
+    std::string detail = verdict.Describe();
+    if (!followed.empty()) {
+      detail += fmt::format(" (the interpreter read {}, as the call's tail calls did)", fmt::join(followed, ", "));
+    }
+    Report(Invariant::kOutcome, cpu, 0, c.program, operation, std::move(detail));
+  } else if (verdict.kind == Verdict::Kind::kMatch) {
+    ++calls_compared_;
+  } else {
+    CountNotComparable(NotComparableReason(expected, outcome, verdict));
+  }
+}
+
+std::string World::SlotValueName(uint64_t value) const {
+  if (value == 0) return "empty";
+  for (uint64_t id = 0; id < kMaxPrograms; ++id) {
+    if (guest::ProgObjectAddress(id) == value) return fmt::format("program {}", id);
+  }
+  return fmt::format("0x{:x}", value);
+}
+
+uint64_t World::ArraySlot(uint32_t slot) const {
+  uint64_t value = 0;
+  if (const uint8_t* p = sandbox_->env().memory().HostPointer(SlotAddress(slot), 8)) std::memcpy(&value, p, 8);
+  return value;
+}
+
+Outcome World::Replay(int cpu, const std::map<uint32_t, uint64_t>& slots) {
+  const Cpu& c = cpus_[static_cast<size_t>(cpu)];
+  GuestEnvironment& env = sandbox_->env();
+  std::array<uint64_t, kTailEntries> now{};
+  for (uint32_t slot = 0; slot < kTailEntries; ++slot) now[slot] = ArraySlot(slot);
+  for (auto [slot, value] : slots) env.memory().Store<uint64_t>(SlotAddress(slot), value);
+  // The JIT'd call's memory is captured; its stack is this run's now.
+  env.ResetCpu(cpu);
+  InterpreterOptions options{options_.call_budget, cpu, Sandbox::Geometry(), nullptr};
+  Outcome expected = Interpreter(env, world_case_, options).RunProgram(static_cast<size_t>(c.program), c.args);
+  expected.memory = env.Capture(cpu, Sandbox::Geometry());
+  for (uint32_t slot = 0; slot < kTailEntries; ++slot) env.memory().Store<uint64_t>(SlotAddress(slot), now[slot]);
+  return expected;
+}
+
+bool World::ReplayReads(int cpu, const std::map<uint32_t, uint64_t>& slots,
+                        std::initializer_list<std::string_view> names) {
+  GuestMemory& memory = sandbox_->env().memory();
+  std::vector<std::pair<Region*, bool>> saved;
+  for (const auto& region : memory.regions()) {
+    saved.emplace_back(region.get(), region->engine_private);
+    region->engine_private = std::find(names.begin(), names.end(), region->name) != names.end();
+  }
+  const bool read = Replay(cpu, slots).read_engine_private;
+  for (auto [region, engine_private] : saved) region->engine_private = engine_private;
+  return read;
+}
+
+bool World::MayHaveLoadedTheArray(int cpu, const std::map<uint32_t, uint64_t>& slots) {
+  const Cpu& c = cpus_[static_cast<size_t>(cpu)];
+  if (c.tail_calls.reads().empty()) {
+    // Exactly: the replay's loads and helpers touched the map objects
+    // (read_engine_private also counts stack bytes outside the frames,
+    // hence the run with no region marked).
+    return ReplayReads(cpu, slots, {"map objects"}) && !ReplayReads(cpu, slots, {});
+  }
+  // A tail call's own reads touch the map objects too; so: may any program
+  // the call ran load from memory at all (a load not from the stack, or a
+  // helper)?
+  std::vector<int> ran = {c.program};
+  for (const TailCallRead& read : c.tail_calls.reads()) {
+    for (int id = 0; read.reached && id < kMaxPrograms; ++id) {
+      if (guest::ProgObjectAddress(static_cast<uint64_t>(id)) == *read.reached) ran.push_back(id);
+    }
+  }
+  for (int id : ran) {
+    const Program* p = programs_[static_cast<size_t>(id)].get();
+    if (p == nullptr) return true;
+    for (const isa::Insn& insn : p->loaded.program.insns) {
+      const bool load = isa::ClassOf(insn.opcode) == isa::kClassLdx && insn.src != isa::kFramePointer;
+      const bool helper = (insn.opcode == isa::kOpCall && insn.src == 0) || insn.opcode == isa::kOpCallX;
+      if (load || helper) return true;
+    }
+  }
+  return false;
 }
 
 void World::Quiescent(int cpu) {
@@ -487,11 +621,12 @@ void World::SetTailTarget(int entry, int id) {
     if (p == nullptr || p->state != Program::State::kLive || id < kTailEntries) return;
   }
   tail_targets_[static_cast<size_t>(entry)] = id;
-  ++generation_;
+  const uint64_t value = id < 0 ? 0 : guest::ProgObjectAddress(static_cast<uint64_t>(id));
+  if (value != ArraySlot(static_cast<uint32_t>(entry))) {
+    for (Cpu& cpu : cpus_) cpu.array_changed |= cpu.call != nullptr && !cpu.stale;
+  }
   world_case_.maps.front().programs.assign(tail_targets_.begin(), tail_targets_.end());
-  sandbox_->env().memory().Store<uint64_t>(
-      guest::MapObjectAddress(0) + guest::kMapPtrsOffset + 8 * static_cast<uint64_t>(entry),
-      id < 0 ? 0 : guest::ProgObjectAddress(static_cast<uint64_t>(id)));
+  sandbox_->env().memory().Store<uint64_t>(SlotAddress(static_cast<uint32_t>(entry)), value);
 }
 
 void World::Synchronize() {
@@ -549,7 +684,10 @@ void World::OnWrite(uint64_t begin, uint64_t end, jit::TextOrigin origin) {
     }
     // Every CPU may now hold stale instructions for the range.
   }
-  for (auto& cpu : cpus_) cpu.dirty.emplace_back(begin, end);
+  for (auto& cpu : cpus_) {
+    cpu.dirty.emplace_back(begin, end);
+    cpu.images_changed |= cpu.call != nullptr && !cpu.stale;
+  }
 }
 
 void World::OnFlush(uint64_t begin, uint64_t end, jit::TextOrigin origin) {
@@ -580,6 +718,42 @@ void World::OnBlock(int cpu, uint64_t address, uint32_t size) {
     Report(Invariant::kOwnership, cpu, address, owner, operation_,
            fmt::format("fetches from program {} while running program {}", owner, running));
   }
+  TrackTailCall(cpu, address, owner);
+}
+
+void World::TrackTailCall(int cpu, uint64_t address, int owner) {
+  TailCallReads& reads = cpus_[static_cast<size_t>(cpu)].tail_calls;
+  const Program* p = owner >= 0 ? programs_[static_cast<size_t>(owner)].get() : nullptr;
+  if (p != nullptr && address == p->entry + jit::TailCallEntryOffset()) {
+    reads.BlockOutside(guest::ProgObjectAddress(static_cast<uint64_t>(owner)));  // a tail call landed here
+    return;
+  }
+  const std::optional<uint64_t> site = p != nullptr ? TailCallSiteAt(*p, address) : std::nullopt;
+  if (!site) {
+    reads.BlockOutside(std::nullopt);
+    return;
+  }
+  // The slot it reads: r2 the world's prog_array, r3 (as a u32) below its
+  // max_entries; the tail call keeps both as they are until its load.
+  const Machine& machine = sandbox_->machine(cpu);
+  const uint64_t array = machine.ReadX(static_cast<int>(jit::Map(2)));
+  const auto index = static_cast<uint32_t>(machine.ReadX(static_cast<int>(jit::Map(3))));
+  if (array == guest::MapObjectAddress(0) && index < kTailEntries) {
+    reads.BlockInside(*site, address, index, ArraySlot(index));
+  } else {
+    reads.BlockInside(*site, address, std::nullopt, 0);
+  }
+}
+
+std::optional<uint64_t> World::TailCallSiteAt(const Program& p, uint64_t address) {
+  const jit::CompiledSubprogram* sub = p.compiled.SubprogramAt(address);
+  if (sub == nullptr) return std::nullopt;
+  const uint32_t slot = sub->SlotAt(address);
+  if (p.loaded.program.insns[slot].opcode != isa::kOpTailCall) return std::nullopt;
+  const uint64_t begin = sub->rx_image + 4ull * sub->offsets[slot - sub->first_slot];
+  const uint64_t end = sub->rx_image + 4ull * sub->offsets[slot + 1 - sub->first_slot];
+  if (address < begin || address >= end) return std::nullopt;  // the prologue or the epilogue
+  return begin;
 }
 
 }  // namespace bpfdiff::lifecycle

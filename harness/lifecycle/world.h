@@ -8,10 +8,16 @@
 // interpreter's. Programs run without input memory or value maps, so that
 // calls on different CPUs cannot race on shared data; the world's own
 // prog_array (fd 4, four entries) carries tail calls, started by four
-// resident "tail caller" programs (ids 0..3, one per entry).
+// resident "tail caller" programs (ids 0..3, one per entry). When an entry
+// changes while a call runs, the interpreter follows the values the call's
+// tail calls read (tail_call_reads.h); what cannot be compared (among it a
+// program's own loads of memory another operation changed while it ran)
+// is counted by reason (not_comparable.h).
 #pragma once
 
 #include <array>
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -19,6 +25,7 @@
 #include <vector>
 
 #include "harness/lifecycle/invariants.h"
+#include "harness/lifecycle/tail_call_reads.h"
 #include "harness/machine/jit_call.h"
 #include "harness/machine/sandbox.h"
 #include "harness/machine/text_patcher.h"
@@ -33,6 +40,7 @@ struct WorldOptions {
   uint64_t pack_seed = 1;
   PlantedBugs bugs;  // its pack, JIT and lifecycle parts apply
   uint64_t call_budget = 200'000;
+  UnicornFault unicorn_fault;  // a Unicorn call made to fail (tests of the failure path)
 };
 
 class World final : private TextListener, private ExecutionObserver {
@@ -71,8 +79,17 @@ class World final : private TextListener, private ExecutionObserver {
   bool busy(int cpu) const { return cpus_[static_cast<size_t>(cpu)].call != nullptr; }
   int cpus() const { return static_cast<int>(cpus_.size()); }
   const std::vector<Violation>& violations() const { return violations_; }
+  // A Unicorn call that failed on one of the world's CPUs (see
+  // Sandbox::UnicornFailure): from then on, no outcome is the JIT's.
+  std::optional<std::string> UnicornFailure() const { return sandbox_->UnicornFailure(); }
   uint64_t calls_compared() const { return calls_compared_; }
   uint64_t calls_not_comparable() const { return calls_not_comparable_; }
+  // The calls not comparable, by reason (not_comparable.h); the counts add
+  // up to calls_not_comparable().
+  const std::map<std::string, uint64_t>& not_comparable_reasons() const { return not_comparable_reasons_; }
+  // The calls compared with an interpreter run that followed prog_array
+  // entries changed while they ran (a second run, with the slots as read).
+  uint64_t calls_replayed() const { return calls_replayed_; }
   Sandbox& sandbox() { return *sandbox_; }
   // "program 5 at 0x10000840 (+0x200)"
   std::string SlotName(int id) const;
@@ -98,8 +115,12 @@ class World final : private TextListener, private ExecutionObserver {
     int program = -1;
     bool stale = false;  // a call of a freed entry: must trap
     uint64_t stale_entry = 0;
-    std::optional<Outcome> expected;
-    uint64_t generation = 0;  // of the prog_array when the call started
+    std::array<uint64_t, 5> args{};
+    std::optional<Outcome> expected;  // the interpreter's run, over the prog_array as the call started
+    std::array<uint64_t, kTailEntries> array_at_start{};
+    bool array_changed = false;  // an entry changed while the call ran
+    bool images_changed = false;  // pack text or a program object was written while it ran
+    TailCallReads tail_calls;  // what the JIT'd call's tail calls read
     std::vector<std::pair<uint64_t, uint64_t>> dirty;  // written since the last flush
   };
 
@@ -108,6 +129,30 @@ class World final : private TextListener, private ExecutionObserver {
   Result<int> Install(std::vector<isa::Insn> insns, std::string_view operation);
   void DoFree(int id, std::string operation);
   void Complete(int cpu, Outcome outcome);
+  // The outcome of a call against the interpreter's, along the prog_array
+  // slots its tail calls read.
+  void CompareCall(int cpu, const Outcome& outcome, const std::string& operation);
+  // The interpreter's run of the call on `cpu` with the prog_array slots
+  // set to `slots` (the others as they are now), which stay as they were.
+  Outcome Replay(int cpu, const std::map<uint32_t, uint64_t>& slots);
+  // Whether a program of the call on `cpu` may itself have loaded bytes of
+  // the prog_array (not through a tail call), replayed with `slots`.
+  bool MayHaveLoadedTheArray(int cpu, const std::map<uint32_t, uint64_t>& slots);
+  // Replay()'s read_engine_private with only the regions `names` marked
+  // engine-private: whether the run's loads (and helpers) touched them,
+  // or stack bytes outside the BPF frames (which every such run counts).
+  bool ReplayReads(int cpu, const std::map<uint32_t, uint64_t>& slots, std::initializer_list<std::string_view> names);
+  void CountNotComparable(std::string_view reason);
+  // Tail-call tracking for the block starting at `address` on `cpu`, in
+  // program `owner`'s slot (-1: none).
+  void TrackTailCall(int cpu, uint64_t address, int owner);
+  // The first address of the tail call whose arm64 code holds `address`
+  // in program `p`, if it is one's.
+  static std::optional<uint64_t> TailCallSiteAt(const Program& p, uint64_t address);
+  // The call on `cpu` stopped (Step's limit) and is still running.
+  void Stopped(int cpu);
+  uint64_t ArraySlot(uint32_t slot) const;  // prog_array->ptrs[slot] in guest memory
+  std::string SlotValueName(uint64_t value) const;  // "empty", "program 5"
   void Quiescent(int cpu);
   void Start(int cpu, int id);
   CallPrograms Callable() const;
@@ -136,12 +181,12 @@ class World final : private TextListener, private ExecutionObserver {
   std::vector<std::unique_ptr<Program>> retired_;   // freed programs whose id was reused
   std::vector<Cpu> cpus_;
   std::vector<int> tail_targets_ = std::vector<int>(kTailEntries, -1);
-  uint64_t generation_ = 0;
   std::vector<Violation> violations_;
   std::string operation_;  // the operation in progress, for reports
   // Text operations of the operation in progress, by origin.
   std::array<uint64_t, 4> copies_{}, fills_{}, flushes_{};
-  uint64_t calls_compared_ = 0, calls_not_comparable_ = 0;
+  uint64_t calls_compared_ = 0, calls_not_comparable_ = 0, calls_replayed_ = 0;
+  std::map<std::string, uint64_t> not_comparable_reasons_;
 };
 
 }  // namespace bpfdiff::lifecycle

@@ -69,6 +69,58 @@ TEST(PackScript, SameBytesSameRun) {
   EXPECT_TRUE(first.violations.empty());
 }
 
+TEST(PackScript, DecodesWithoutAWorld) {
+  EXPECT_FALSE(DecodePackScript(std::vector<uint8_t>{}));
+  EXPECT_FALSE(DecodePackScript(std::vector<uint8_t>{2, 0, 0}));
+  std::vector<uint8_t> script = Header(3);
+  AppendLoad(script, 2, 140);
+  // Kinds are read modulo 9; a step (2 + 9) and a free whose argument is
+  // missing (read as zero).
+  script.insert(script.end(), {11, 1, 2, 3, kFree});
+  const auto decoded = DecodePackScript(script);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->cpus, 3);
+  EXPECT_EQ(decoded->seed, 7u);
+  ASSERT_EQ(decoded->ops.size(), 3u);
+  EXPECT_EQ(decoded->ops[0].kind, PackOpKind::kLoad);
+  EXPECT_EQ(decoded->ops[0].args, (std::array<uint8_t, 3>{0, 140, 2}));
+  EXPECT_EQ(decoded->ops[0].records.size(), 16u);
+  EXPECT_EQ(decoded->ops[1].kind, PackOpKind::kStep);
+  EXPECT_EQ(decoded->ops[1].args, (std::array<uint8_t, 3>{1, 2, 3}));
+  EXPECT_EQ(decoded->ops[2].kind, PackOpKind::kFree);
+  EXPECT_EQ(decoded->ops[2].args, (std::array<uint8_t, 3>{0, 0, 0}));
+}
+
+TEST(PackScript, TheEncodingDecodesToTheSameScriptAndRunsTheSame) {
+  std::vector<uint8_t> script = Header(2);
+  AppendLoad(script, 3);
+  script.insert(script.end(), {9 + kStep, 0, 0, 20, kStale, 1});
+  script.insert(script.end(), {kLoad, 0, 0, 5, 1, 2, 3});  // records cut short by the end of the input
+  const auto decoded = DecodePackScript(script);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->ops.back().records.size(), 3u);
+  auto encoded = EncodePackScript(*decoded);
+  ASSERT_TRUE(encoded) << encoded.message();
+  EXPECT_NE(*encoded, script);
+  EXPECT_EQ(DecodePackScript(*encoded), decoded);
+  EXPECT_EQ(RunScript(*encoded).trace, RunScript(script).trace);
+}
+
+TEST(PackScript, EncodingRefusesWhatNoInputDecodesTo) {
+  PackScript script;
+  script.cpus = 5;
+  EXPECT_FALSE(EncodePackScript(script));
+  script.cpus = 1;
+  script.ops.push_back({PackOpKind::kSynchronize, {1, 0, 0}, {}});
+  EXPECT_FALSE(EncodePackScript(script));
+  script.ops[0] = {PackOpKind::kLoad, {0, 0, 1}, std::vector<uint8_t>(4)};  // short records...
+  EXPECT_TRUE(EncodePackScript(script));
+  script.ops.push_back({PackOpKind::kSynchronize, {}, {}});  // ...on an operation that is not the last
+  auto refused = EncodePackScript(script);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.message().find("operation 0"), std::string::npos) << refused.message();
+}
+
 // The seed that frees a program while two CPUs are inside it: clean as it
 // is, caught when the free does not wait for the grace period.
 TEST(PackScript, FreeDuringCallSeedCatchesAFreeWithoutGracePeriod) {
@@ -80,6 +132,40 @@ TEST(PackScript, FreeDuringCallSeedCatchesAFreeWithoutGracePeriod) {
   EXPECT_EQ(buggy.violations.front().invariant, lifecycle::Invariant::kNoOverwriteInUse);
   EXPECT_GE(buggy.violations.front().cpu, 0);
   EXPECT_NE(buggy.violations.front().pc, 0u);
+}
+
+// A tail caller stopped before its tail call while its prog_array entry is
+// emptied: the call falls through, and the interpreter, following the entry
+// the call read, agrees. Every call is compared; none is left by reason.
+TEST(PackScript, CallsWhoseEntryChangesAreComparedAlongWhatTheyRead) {
+  constexpr uint8_t kFinish = 3, kTailTarget = 5, kTailCall = 7;
+  std::vector<uint8_t> script = Header(2);
+  AppendLoad(script, 6);
+  script.insert(script.end(), {kTailTarget, 0, 0,     // prog_array[0] = the loaded program
+                               kTailCall, 0, 0, 1,    // cpu 0: tail caller 0, 2 instructions
+                               kTailCall, 1, 0, 1,    // cpu 1: the same
+                               kTailTarget, 0, 255,   // prog_array[0] emptied
+                               kFinish, 0, kFinish, 1});
+  const auto result = RunScript(script);
+  EXPECT_TRUE(result.violations.empty());
+  EXPECT_EQ(result.calls_compared, 2u);
+  EXPECT_EQ(result.calls_replayed, 2u);
+  EXPECT_EQ(result.calls_not_comparable, 0u);
+  EXPECT_TRUE(result.not_comparable_reasons.empty());
+}
+
+// Found by pack_fuzzer: a program loads prog_array[1] through an
+// untrusted pointer while the free of a program empties that entry; the
+// call saw the new value, the interpreter (run as the call started) the
+// old. Named, not a divergence.
+TEST(PackScript, ALoadOfAnEntryUpdatedDuringTheCallIsNotADivergence) {
+  auto script =
+      ReadBinaryFile(std::string(BPFDIFF_SOURCE_DIR) + "/tests/fuzz/pack/prog-array-loaded-while-updated.pack");
+  ASSERT_TRUE(script) << script.message();
+  const auto result = RunScript(*script, "", false);
+  EXPECT_TRUE(result.violations.empty()) << result.violations.front().Describe();
+  EXPECT_EQ(result.not_comparable_reasons, (std::map<std::string, uint64_t>{{"prog-array-loaded-while-updated", 1}}));
+  EXPECT_EQ(result.calls_not_comparable, 1u);
 }
 
 }  // namespace
