@@ -12,7 +12,6 @@
 namespace bpfdiff::recursion {
 namespace {
 
-constexpr size_t kMaxEvents = 512;
 constexpr size_t kMaxFired = 4;
 constexpr size_t kMaxTriggers = 4;
 constexpr uint32_t kMaxProgramOffset = 10'000;
@@ -262,7 +261,7 @@ Status ValidateSchedule(const Schedule& s) {
       if (t.at < 0 || t.at > spec.loop) return Fail("program {}: trigger at {} is outside 0..{}", p, t.at, spec.loop);
     }
   }
-  if (s.events.size() > kMaxEvents) return Fail("at most {} events", kMaxEvents);
+  if (s.events.size() > kMaxScheduleEvents) return Fail("at most {} events", kMaxScheduleEvents);
   std::map<std::string, int> task_cpu;
   std::vector<int> tasks_per_cpu(static_cast<size_t>(s.cpus), 0);
   for (size_t i = 0; i < s.events.size(); ++i) {

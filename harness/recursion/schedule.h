@@ -45,6 +45,7 @@ namespace bpfdiff::recursion {
 inline constexpr int kMaxScheduleCpus = 4;
 inline constexpr int kMaxLoop = 64;
 inline constexpr uint64_t kMaxRunSteps = 100'000;
+inline constexpr size_t kMaxScheduleEvents = 512;
 
 struct ProgramSpec {
   struct Trigger {

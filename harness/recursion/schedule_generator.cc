@@ -48,10 +48,12 @@ Event Position(ChoiceSource& source, int cpu) {
 Schedule GenerateSchedule(ChoiceSource& source, const GeneratorOptions& options) {
   Schedule s;
   s.cpus = 1 + static_cast<int>(source.Below(static_cast<uint32_t>(std::clamp(options.max_cpus, 1, kMaxScheduleCpus))));
-  const int programs = 1 + static_cast<int>(source.Below(static_cast<uint32_t>(std::max(options.max_programs, 1))));
+  const int max_programs = std::clamp(options.max_programs, 1, kMaxPrograms);
+  const int programs = 1 + static_cast<int>(source.Below(static_cast<uint32_t>(max_programs)));
+  const int max_loop = std::clamp(options.max_loop, 0, kMaxLoop);
   for (int p = 0; p < programs; ++p) {
     ProgramSpec spec;
-    spec.loop = static_cast<int>(source.Below(static_cast<uint32_t>(options.max_loop + 1)));
+    spec.loop = static_cast<int>(source.Below(static_cast<uint32_t>(max_loop + 1)));
     const uint32_t triggers = source.Below(4) == 0 ? 2 : source.Below(2);
     for (uint32_t t = 0; t < triggers; ++t) {
       spec.triggers.push_back({static_cast<int>(source.Below(static_cast<uint32_t>(programs))),
@@ -96,7 +98,8 @@ Schedule GenerateSchedule(ChoiceSource& source, const GeneratorOptions& options)
   auto can_start_task = [&](int cpu) {
     return options.preemption && tasks_on[static_cast<size_t>(cpu)] < kMaxTasksPerCpu && next_task < 26;
   };
-  for (size_t i = 0; i < events && !source.exhausted(); ++i) {
+  // A step adds up to three events (a preemption that comes back).
+  for (size_t i = 0; i < events && !source.exhausted() && s.events.size() + 3 <= kMaxScheduleEvents; ++i) {
     const int cpu = static_cast<int>(source.Below(static_cast<uint32_t>(s.cpus)));
     const uint32_t kind = source.Below(16);
     if (kind < 5) {

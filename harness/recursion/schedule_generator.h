@@ -42,6 +42,8 @@ class SeededSource final : public ChoiceSource {
   uint64_t state_;
 };
 
+// Limits beyond what the format holds (schedule.h) are taken as the
+// format's: whatever the options, the schedule is valid.
 struct GeneratorOptions {
   int max_cpus = 2;
   int max_programs = 3;

@@ -1,7 +1,10 @@
 // The equivalence claims on the report's schedules and on random ones.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "harness/recursion/compare_report.h"
+#include "harness/recursion/percpu_layout.h"
 #include "harness/recursion/schedule_generator.h"
 #include "tests/harness/recursion/recursion_test_support.h"
 
@@ -92,6 +95,26 @@ TEST(recursionEquivalence, GeneratorIsDeterministicAndValid) {
     ASSERT_TRUE(reparsed) << reparsed.message();
     EXPECT_EQ(*reparsed, x);
   }
+}
+
+// Found by schedule_fuzzer: options beyond the format (9 programs, loops
+// of 65, hundreds of events) made schedules ValidateSchedule refuses.
+TEST(recursionEquivalence, GeneratorKeepsOptionsBeyondTheFormatToIt) {
+  GeneratorOptions options;
+  options.max_cpus = 255;
+  options.max_programs = 255;
+  options.max_loop = 255;
+  options.max_events = 100'000;
+  size_t most_programs = 0, most_events = 0;
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    SeededSource source(seed);
+    const Schedule s = GenerateSchedule(source, options);
+    EXPECT_TRUE(ValidateSchedule(s)) << ValidateSchedule(s).message();
+    most_programs = std::max(most_programs, s.programs.size());
+    most_events = std::max(most_events, s.events.size());
+  }
+  EXPECT_EQ(most_programs, size_t{kMaxPrograms});
+  EXPECT_GT(most_events, kMaxScheduleEvents - 3);
 }
 
 // The compare report is data first: without a bug every claim holds and
