@@ -115,6 +115,13 @@ class ProgPack {
 
   PackAccounting Accounting() const;
 
+  // The holes' generator. The harness saves its state once and restores it
+  // before every case, so that where a case's images land (the addresses
+  // its listing and its outcome show) depends on the case alone, not on
+  // how many allocations the process made before it.
+  uint64_t hole_state() const { return random_state_; }
+  void set_hole_state(uint64_t state) { random_state_ = state != 0 ? state : 1; }  // xorshift: never 0
+
   // The chunk bitmap of pack `pack` (for checks): bit i = chunk i in use.
   const std::vector<uint64_t>* Bitmap(int pack) const;
 

@@ -53,6 +53,7 @@ std::vector<std::string> CaseRun::NotComparableReasons() const {
 }
 
 CaseRun DifferentialRunner::Run(const CaseSource& source, const RunOptions& options) {
+  sandbox_.pack().set_hole_state(hole_state_);
   CaseRun result;
   auto loaded = LoadCase(source);
   if (!loaded) {

@@ -70,8 +70,11 @@ struct RunOptions {
 class DifferentialRunner {
  public:
   DifferentialRunner(Sandbox& sandbox, std::vector<std::unique_ptr<Engine>> engines)
-      : sandbox_(sandbox), engines_(std::move(engines)) {}
+      : sandbox_(sandbox), engines_(std::move(engines)), hole_state_(sandbox.pack().hole_state()) {}
 
+  // Every case starts from the same pack layout state (see
+  // jit::ProgPack::hole_state), so that its outcome and verdict are the same
+  // whatever ran before it in the process.
   CaseRun Run(const CaseSource& source, const RunOptions& options = {});
 
  private:
@@ -91,6 +94,7 @@ class DifferentialRunner {
  private:
   Sandbox& sandbox_;
   std::vector<std::unique_ptr<Engine>> engines_;
+  uint64_t hole_state_;  // the pack's, when the runner was made
 };
 
 }  // namespace bpfdiff
