@@ -2,7 +2,11 @@
 // with LL/SC atomics, on generated programs. Each run starts from a fresh,
 // identically initialised guest state; the whole outcome is compared. A
 // divergence aborts with the first differing field and a `.data`
-// reproducer; a case that cannot be compared is counted with its reason.
+// reproducer, from the stack frames of its kind (the field, the class of
+// the instruction at fault, the lowering: fuzz/findings/divergence_frames.h),
+// so that ClusterFuzz files one bug per kind; a case that cannot be
+// compared is counted with its reason. When Unicorn fails, the target says
+// so once and exits with status 2 (fuzz/targets/target_settings.h).
 //
 // Thin glue: the generator, the engines and the comparison live elsewhere.
 #include "fuzz/targets/libfuzzer_entry_points.h"
@@ -13,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "fuzz/diff/diff_harness.h"
+#include "fuzz/findings/divergence_frames.h"
 #include "fuzz/generator/mutator.h"
 #include "fuzz/targets/target_settings.h"
 
@@ -37,13 +42,13 @@ void ReportStats() {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   settings = new bpfdiff::fuzz::TargetSettings(bpfdiff::fuzz::ReadTargetSettings("diff_fuzzer"));
-  auto created = bpfdiff::fuzz::DiffHarness::Create(settings->bugs);
+  stats = new bpfdiff::fuzz::FuzzStats("diff_fuzzer");
+  auto created = bpfdiff::fuzz::DiffHarness::Create(settings->bugs, settings->unicorn_fault);
   if (!created) {
-    fmt::print(stderr, "diff_fuzzer: {}\n", created.message());
-    std::exit(2);
+    ReportStats();
+    bpfdiff::fuzz::ExitOnHarnessFailure("diff_fuzzer", created.message());
   }
   harness = created->release();
-  stats = new bpfdiff::fuzz::FuzzStats("diff_fuzzer");
   std::atexit(ReportStats);
   return 0;
 }
@@ -54,12 +59,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     stats->NotOurs();
     return 0;
   }
+  if (auto failure = harness->sandbox().UnicornFailure()) {
+    ReportStats();
+    bpfdiff::fuzz::ExitOnHarnessFailure("diff_fuzzer", *failure);
+  }
   stats->Record(*result.source, result.run, harness->executed());
   stats->ExtraRuns(result.run.variants.size());
-  if (result.run.FirstDivergence() != nullptr) {
-    fmt::print(stderr, "==== bpfdiff: DIVERGENCE ====\n{}", bpfdiff::fuzz::DescribeDivergence(*result.source, result.run));
+  if (auto kind = bpfdiff::fuzz::KindOfFirstDivergence(*result.source, result.run)) {
+    fmt::print(stderr, "==== bpfdiff: DIVERGENCE ====\n{}finding kind: {}\n",
+               bpfdiff::fuzz::DescribeDivergence(*result.source, result.run), bpfdiff::fuzz::DescribeKind(*kind));
     ReportStats();
-    std::abort();
+    bpfdiff::fuzz::EndInDivergenceFrames(*kind, std::abort);
   }
   stats->MaybePrint();
   return 0;

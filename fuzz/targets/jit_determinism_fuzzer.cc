@@ -3,7 +3,10 @@
 // different pack offsets it gives the same code except the words that
 // encode the addresses of other slots (calls to subprograms, which the JIT
 // lists in address_words), and its exception table decodes to the same
-// targets relative to the image.
+// targets relative to the image. A finding aborts from the stack frames of
+// what broke (fuzz/findings/determinism_frames.h), so that ClusterFuzz
+// files one bug per kind; when Unicorn fails, the target says so once and
+// exits with status 2 (fuzz/targets/target_settings.h).
 #include "fuzz/targets/libfuzzer_entry_points.h"
 
 #include <cstdio>
@@ -12,8 +15,10 @@
 
 #include <fmt/format.h>
 
+#include "fuzz/findings/determinism_frames.h"
 #include "fuzz/generator/generator.h"
 #include "fuzz/generator/mutator.h"
+#include "fuzz/targets/target_settings.h"
 #include "harness/machine/sandbox.h"
 #include "jit/jit.h"
 #include "oracle/load.h"
@@ -21,6 +26,7 @@
 namespace {
 
 std::unique_ptr<bpfdiff::Sandbox> sandbox;
+bpfdiff::fuzz::TargetSettings* settings = nullptr;
 
 struct Image {
   std::vector<uint32_t> words;        // address words zeroed
@@ -46,21 +52,24 @@ std::vector<Image> Snapshot(const bpfdiff::jit::CompiledProgram& program) {
   return images;
 }
 
-void Fail(const std::string& what) {
-  std::fprintf(stderr, "jit_determinism_fuzzer: %s\n", what.c_str());
-  std::abort();
+// The report's first line names what broke, as it always has. Never
+// inlined: it is a frame of the crash state, whatever the optimiser does.
+[[noreturn, gnu::noinline]] void ReportFinding(bpfdiff::fuzz::DeterminismBreak what, const std::string& message) {
+  std::fprintf(stderr, "jit_determinism_fuzzer: %s\n", message.c_str());
+  bpfdiff::fuzz::EndInDeterminismFrames(what, std::abort);
+  std::abort();  // not reached: the frames end in std::abort
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  settings = new bpfdiff::fuzz::TargetSettings(bpfdiff::fuzz::ReadTargetSettings("jit_determinism_fuzzer"));
   bpfdiff::SandboxOptions options;
   options.fast_machine = false;
+  options.pack_bugs = settings->bugs.pack;
+  options.unicorn_fault = settings->unicorn_fault;
   auto created = bpfdiff::Sandbox::Create(options);
-  if (!created) {
-    std::fprintf(stderr, "%s\n", created.message().c_str());
-    std::exit(2);
-  }
+  if (!created) bpfdiff::fuzz::ExitOnHarnessFailure("jit_determinism_fuzzer", created.message());
   sandbox = std::move(created).value();
   return 0;
 }
@@ -71,6 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto loaded = bpfdiff::LoadCase(*source);
   if (!loaded) return 0;
   bpfdiff::jit::JitOptions options;
+  options.bugs = settings->bugs.jit;
   options.atomics = size > 2 && (data[2] & 0x80) ? bpfdiff::jit::AtomicLowering::kLlSc
                                                   : bpfdiff::jit::AtomicLowering::kLse;
   bpfdiff::jit::Jit jit(sandbox->pack(), bpfdiff::Sandbox::JitEnvironment(), options);
@@ -82,24 +92,35 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!first) return 0;  // e.g. legacy packet loads: nothing to compare
     const auto a = Snapshot(*first);
     auto again = jit.Compile(program.program);
-    if (!again) Fail(fmt::format("a second compile failed: {}", again.message()));
+    if (!again) {
+      ReportFinding(bpfdiff::fuzz::DeterminismBreak::kSecondCompileFails,
+           fmt::format("a second compile failed: {}", again.message()));
+    }
     auto filler = sandbox->pack().Alloc(filler_bytes);
     auto moved = jit.Compile(program.program);
-    if (!moved) Fail(fmt::format("a compile at another offset failed: {}", moved.message()));
+    if (!moved) {
+      ReportFinding(bpfdiff::fuzz::DeterminismBreak::kCompileAtOtherOffsetFails,
+           fmt::format("a compile at another offset failed: {}", moved.message()));
+    }
     const auto b = Snapshot(*again);
     const auto c = Snapshot(*moved);
     for (size_t s = 0; s < a.size(); ++s) {
       if (a[s].words != b[s].words || a[s].words != c[s].words) {
-        Fail(fmt::format("subprogram {}: the code differs between compiles ({} words)", s, a[s].words.size()));
+        ReportFinding(bpfdiff::fuzz::DeterminismBreak::kCodeDiffers,
+             fmt::format("subprogram {}: the code differs between compiles ({} words)", s, a[s].words.size()));
       }
       if (a[s].extable != b[s].extable || a[s].extable != c[s].extable) {
-        Fail(fmt::format("subprogram {}: the exception table's targets differ between compiles", s));
+        ReportFinding(bpfdiff::fuzz::DeterminismBreak::kExtableDiffers,
+             fmt::format("subprogram {}: the exception table's targets differ between compiles", s));
       }
     }
     jit.Release(*first);
     jit.Release(*again);
     jit.Release(*moved);
     if (filler) sandbox->pack().Free(std::move(filler).value());
+  }
+  if (auto failure = sandbox->UnicornFailure()) {
+    bpfdiff::fuzz::ExitOnHarnessFailure("jit_determinism_fuzzer", *failure);
   }
   return 0;
 }

@@ -2,7 +2,11 @@
 // stale calls and prog_array updates over one set of prog packs (see
 // fuzz/pack/pack_script.h), with every lifecycle invariant checked after each
 // operation and every call's outcome compared with the interpreter's. A
-// broken invariant aborts with the CPU, pc, slot and operation.
+// broken invariant aborts with the CPU, pc, slot and operation, from the
+// stack frame of the invariant (fuzz/findings/pack_frames.h), so that
+// ClusterFuzz files one bug per invariant. When the harness fails (Unicorn
+// would not start), the target says so once and exits with status 2
+// (fuzz/targets/target_settings.h).
 //
 // Thin glue: the script format, the world and its checks live elsewhere.
 #include "fuzz/targets/libfuzzer_entry_points.h"
@@ -10,9 +14,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <string>
 
 #include <fmt/format.h>
 
+#include "fuzz/findings/pack_frames.h"
 #include "fuzz/pack/pack_script.h"
 #include "fuzz/targets/target_settings.h"
 
@@ -24,7 +31,9 @@ bpfdiff::fuzz::TargetSettings* settings = nullptr;
 struct Totals {
   uint64_t scripts = 0, operations = 0, loads = 0, loads_rejected = 0, frees = 0, stale_calls = 0;
   uint64_t calls_compared = 0, calls_not_comparable = 0;
+  uint64_t calls_replayed = 0;
   uint64_t by_cpus[5] = {};
+  std::map<std::string, uint64_t> not_comparable;  // reason -> calls
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_print = start;
 
@@ -38,6 +47,8 @@ struct Totals {
     stale_calls += r.stale_calls;
     calls_compared += r.calls_compared;
     calls_not_comparable += r.calls_not_comparable;
+    calls_replayed += r.calls_replayed;
+    for (const auto& [reason, calls] : r.not_comparable_reasons) not_comparable[reason] += calls;
   }
   double Seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
   void Print() const {
@@ -47,6 +58,7 @@ struct Totals {
                "({} rejected), {} frees, {} stale calls, {} calls compared, {} not comparable\n",
                scripts, scripts / std::max(seconds, 1e-9), by_cpus[1], by_cpus[2], by_cpus[3], by_cpus[4],
                operations, loads, loads_rejected, frees, stale_calls, calls_compared, calls_not_comparable);
+    for (const auto& [reason, calls] : not_comparable) fmt::print(stderr, "pack_fuzzer:   not comparable: {} {}\n", reason, calls);
   }
   bpfdiff::fuzz::FuzzStatsFile ToFile() const {
     bpfdiff::fuzz::FuzzStatsFile file;
@@ -56,8 +68,10 @@ struct Totals {
     file.counters = {{"operations", operations},         {"loads", loads},
                      {"loads_rejected", loads_rejected}, {"frees", frees},
                      {"stale_calls", stale_calls},       {"calls_compared", calls_compared},
-                     {"calls_not_comparable", calls_not_comparable}};
+                     {"calls_not_comparable", calls_not_comparable},
+                     {"calls_replayed", calls_replayed}};
     for (int cpus = 1; cpus <= 4; ++cpus) file.counters.emplace_back(fmt::format("scripts_on_{}_cpus", cpus), by_cpus[cpus]);
+    file.not_comparable = bpfdiff::fuzz::MostFrequentFirst({not_comparable.begin(), not_comparable.end()});
     return file;
   }
 };
@@ -77,6 +91,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   settings = new bpfdiff::fuzz::TargetSettings(bpfdiff::fuzz::ReadTargetSettings("pack_fuzzer"));
   options = new bpfdiff::fuzz::PackScriptOptions;
   options->bugs = settings->bugs;
+  options->unicorn_fault = settings->unicorn_fault;
   totals = new Totals;
   std::atexit(ReportTotals);
   return 0;
@@ -85,8 +100,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto result = bpfdiff::fuzz::RunPackScript({data, size}, *options);
   if (!result) {
-    fmt::print(stderr, "pack_fuzzer: harness error: {}\n", result.message());
-    std::abort();
+    ReportTotals();
+    bpfdiff::fuzz::ExitOnHarnessFailure("pack_fuzzer", result.message());
   }
   if (!result->is_script) return 0;
   totals->Add(*result);
@@ -96,7 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& violation : result->violations) fmt::print(stderr, "{}\n", violation.Describe());
     fmt::print(stderr, "replay with: bpfdiff pack replay <this input> --trace\n");
     ReportTotals();
-    std::abort();
+    bpfdiff::fuzz::EndInPackInvariantFrames(result->violations.front().invariant, std::abort);
   }
   const auto now = std::chrono::steady_clock::now();
   if (now - totals->last_print > std::chrono::seconds(30)) {

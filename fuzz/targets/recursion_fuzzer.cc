@@ -6,7 +6,10 @@
 // invariants and every program run against the interpreter; schedules without
 // task preemption also check the equivalence claims. Any finding prints the
 // schedule in the text format (`bpfdiff recursion --schedule FILE` replays
-// it) and aborts.
+// it) and aborts, from the stack frames of what broke and under which
+// policy (fuzz/findings/recursion_frames.h), so that ClusterFuzz files one
+// bug per kind. When Unicorn fails, the target says so once and exits with
+// status 2 (fuzz/targets/target_settings.h).
 //
 // An input that parses as a schedule text (docs/recursion.md) is run as
 // written; the seed corpus holds a few such files.
@@ -25,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include "fuzz/findings/recursion_frames.h"
 #include "fuzz/targets/target_settings.h"
 #include "harness/recursion/equivalence.h"
 #include "harness/recursion/runner.h"
@@ -82,13 +86,26 @@ void ReportStats() {
   fuzz::WriteStats(target->settings, file);
 }
 
-[[noreturn]] void Found(const Schedule& schedule, const std::string& what) {
+// Never inlined: it is a frame of the crash state, whatever the optimiser
+// does.
+[[noreturn, gnu::noinline]] void Found(const Schedule& schedule, const fuzz::RecursionFindingKind& kind,
+                                       const std::string& what) {
   fmt::print(stderr, "\n==== recursion_fuzzer finding ====\n{}\n---- schedule (save as a file; "
-                     "`bpfdiff recursion --policy P --schedule FILE` replays it) ----\n{}----\n",
-             what, FormatSchedule(schedule));
+                     "`bpfdiff recursion --policy P --schedule FILE` replays it) ----\n{}----\n"
+                     "finding kind: {}\n",
+             what, FormatSchedule(schedule), fuzz::DescribeKind(kind));
   std::fflush(stderr);
   ReportStats();
-  std::abort();
+  fuzz::EndInRecursionFrames(kind, std::abort);
+  std::abort();  // not reached: the frames end in std::abort
+}
+
+// What failed was Unicorn, not the schedule: not a finding.
+void ExitIfUnicornFailed() {
+  if (auto failure = target->sandbox->UnicornFailure()) {
+    ReportStats();
+    fuzz::ExitOnHarnessFailure("recursion_fuzzer", *failure);
+  }
 }
 
 Schedule Decode(const uint8_t* data, size_t size, jit::AtomicLowering& lowering) {
@@ -112,10 +129,11 @@ Schedule Decode(const uint8_t* data, size_t size, jit::AtomicLowering& lowering)
 void NewSandbox() {
   target->cache.reset();  // frees its code in the old sandbox's pack
   target->sandbox.reset();
-  auto sandbox = Sandbox::Create({.cpus = kCpus, .fast_machine = false});
+  auto sandbox =
+      Sandbox::Create({.cpus = kCpus, .fast_machine = false, .unicorn_fault = target->settings.unicorn_fault});
   if (!sandbox) {
-    fmt::print(stderr, "recursion_fuzzer: {}\n", sandbox.message());
-    std::exit(2);
+    ReportStats();
+    fuzz::ExitOnHarnessFailure("recursion_fuzzer", sandbox.message());
   }
   target->sandbox = std::move(sandbox).value();
   target->cache = std::make_unique<ProgramCache>(*target->sandbox, kCachedPrograms);
@@ -139,7 +157,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   target->events += schedule.events.size();
   Sandbox& sandbox = *target->sandbox;
   auto attachment = Attachment::Create(sandbox, schedule.programs, target->cache.get());
-  if (!attachment) Found(schedule, "the attached programs do not load: " + attachment.message());
+  if (!attachment) {
+    ExitIfUnicornFailed();
+    Found(schedule, {fuzz::RecursionBreak::kAttachedProgramsDoNotLoad, std::nullopt},
+          "the attached programs do not load: " + attachment.message());
+  }
 
   RunConfig configs[4];
   const Policy policies[4] = {Policy::kAtomic, Policy::kAtomic, Policy::kPerContext, Policy::kLanded};
@@ -151,9 +173,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     configs[i].lowering = lowerings[i];
     configs[i].bugs = target->settings.bugs.trampoline;
     auto run = RunSchedule(sandbox, **attachment, schedule, configs[i]);
-    if (!run) Found(schedule, fmt::format("{}: {}", ConfigName(configs[i]), run.message()));
+    ExitIfUnicornFailed();
+    if (!run) {
+      Found(schedule, {fuzz::RecursionBreak::kScheduleDoesNotRun, configs[i].policy},
+            fmt::format("{}: {}", ConfigName(configs[i]), run.message()));
+    }
     if (!run->ok()) {
-      Found(schedule, fmt::format("{}\n{}", FormatSummary(*run), FormatTimeline(*run)));
+      Found(schedule, fuzz::KindOfRunFindings(*run),
+            fmt::format("{}\n{}", FormatSummary(*run), FormatTimeline(*run)));
     }
     runs.push_back(std::move(run).value());
     ++target->runs;
@@ -162,7 +189,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!problems.empty()) {
     std::string what = "equivalence:";
     for (const auto& p : problems) what += "\n  " + p;
-    Found(schedule, what);
+    Found(schedule, {fuzz::RecursionBreak::kPoliciesNotEquivalent, std::nullopt}, what);
   }
   return 0;
 }

@@ -1,5 +1,7 @@
 #include "fuzz/targets/target_settings.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -17,15 +19,47 @@ TargetSettings ReadTargetSettings(std::string_view target) {
   }
   settings.bugs = std::move(bugs).value();
   fmt::print(stderr, "{}", PlantedBugBanner(settings.bugs));
-  const char* stats = std::getenv("BPFDIFF_FUZZ_STATS_JSON");
-  if (stats != nullptr) settings.stats_path = stats;
+  if (const char* stats = std::getenv("BPFDIFF_FUZZ_STATS_JSON"); stats != nullptr) {
+    settings.stats_path = ExpandStatsPath(stats, static_cast<long>(getpid()));
+  }
+  if (const char* fault = std::getenv("BPFDIFF_UNICORN_FAULT"); fault != nullptr && *fault != '\0') {
+    auto parsed = ParseUnicornFault(fault);
+    if (!parsed) {
+      fmt::print(stderr, "{}: BPFDIFF_UNICORN_FAULT: {}\n", target, parsed.message());
+      std::exit(2);
+    }
+    settings.unicorn_fault = *parsed;
+    fmt::print(stderr, "{}: BPFDIFF_UNICORN_FAULT={}: a Unicorn call will fail on purpose\n", target, fault);
+  }
   return settings;
+}
+
+std::string ExpandStatsPath(std::string_view pattern, long pid) {
+  std::string path;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern.substr(i, 2) == "%p") {
+      path += std::to_string(pid);
+      ++i;
+    } else {
+      path += pattern[i];
+    }
+  }
+  return path;
 }
 
 void WriteStats(const TargetSettings& settings, const FuzzStatsFile& stats) {
   if (auto written = WriteFuzzStatsFile(settings.stats_path, stats); !written) {
     fmt::print(stderr, "{}: BPFDIFF_FUZZ_STATS_JSON: {}\n", stats.target, written.message());
   }
+}
+
+void ExitOnHarnessFailure(std::string_view target, std::string_view failure) {
+  fmt::print(stderr,
+             "{0}: harness failure, not a finding: {1}\n"
+             "{0}: nothing can run after it; exiting with status {2}\n",
+             target, failure, kHarnessFailureExit);
+  std::fflush(stderr);
+  std::_Exit(kHarnessFailureExit);
 }
 
 }  // namespace bpfdiff::fuzz

@@ -4,29 +4,60 @@
 //   BPFDIFF_PLANTED_BUG=<name>        a planted bug to switch on (a negative
 //                                     control; the banner says so on stderr)
 //   BPFDIFF_FUZZ_STATS_JSON=<path>    where to write the target's counters
-//                                     for the nightly report
+//                                     for the nightly report; every `%p` in
+//                                     it becomes the process id, so that
+//                                     the workers of libFuzzer's -fork=N,
+//                                     each a process of its own, write a
+//                                     file each (DIR/diff_fuzzer.%p.json)
+//                                     instead of overwriting one
+//   BPFDIFF_UNICORN_FAULT=CALL[:SKIP] a Unicorn call made to fail on purpose
+//                                     (open, map or start; after SKIP such
+//                                     calls succeeded), to show what the
+//                                     target does when Unicorn fails
 //
-// An unknown bug name ends the process with status 2 and the list of known
-// names: a control that silently ran without its bug would prove nothing.
+// An unknown bug name or a malformed fault ends the process with status 2
+// and says why: a control that silently ran without its bug would prove
+// nothing.
+//
+// When Unicorn fails, the target has no finding to report: the input is
+// not at fault, and nothing after the failure can be trusted. It says so
+// once, on stderr, naming the call and uc_strerror's text, writes its
+// stats file, and exits with status 2 (kHarnessFailureExit), as every
+// bpfdiff command does when it cannot do its job: not libFuzzer's crash
+// status (77) or ASan's (1), no crash artifact, nothing for ClusterFuzz to
+// file, and not again for every later input. It exits with _Exit, past
+// libFuzzer's exit hook, which would otherwise file the exit as a crash of
+// the input ("fuzz target exited").
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "fuzz/stats/stats_file.h"
+#include "harness/machine/machine.h"
 #include "harness/planted/planted_bugs.h"
 
 namespace bpfdiff::fuzz {
 
+inline constexpr int kHarnessFailureExit = 2;
+
 struct TargetSettings {
   PlantedBugs bugs;
-  std::string stats_path;  // empty: no stats file
+  std::string stats_path;     // empty: no stats file; `%p` already replaced
+  UnicornFault unicorn_fault;  // none by default
 };
 
 TargetSettings ReadTargetSettings(std::string_view target);
 
+// `pattern` with every `%p` replaced by `pid`.
+std::string ExpandStatsPath(std::string_view pattern, long pid);
+
 // Writes the stats file the settings name (if any); says on stderr why when
 // it cannot, and goes on.
 void WriteStats(const TargetSettings& settings, const FuzzStatsFile& stats);
+
+// Reports a harness failure (see above) and ends the process with
+// kHarnessFailureExit. The caller writes its stats first.
+[[noreturn]] void ExitOnHarnessFailure(std::string_view target, std::string_view failure);
 
 }  // namespace bpfdiff::fuzz

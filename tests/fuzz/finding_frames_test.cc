@@ -1,0 +1,134 @@
+// The frames a fuzz target ends in (fuzz/findings/*_frames.h): every kind
+// goes through frames of its own, named as the headers say, and calls the
+// end it is given. `end` here returns, so the frames return too; the trail
+// each frame notes is what is checked. tests/fuzz/crash_states_check.py
+// checks the real stacks of the targets' aborts.
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "fuzz/findings/determinism_frames.h"
+#include "fuzz/findings/divergence_frames.h"
+#include "fuzz/findings/pack_frames.h"
+#include "fuzz/findings/recursion_frames.h"
+
+namespace bpfdiff::fuzz {
+namespace {
+
+using recursion::Policy;
+using Trail = std::vector<std::string>;
+
+int ends = 0;
+Trail trail_at_end;
+void RecordEnd() {
+  ++ends;
+  trail_at_end.clear();
+  for (auto name : FindingFrameTrail()) trail_at_end.emplace_back(name);
+}
+
+template <typename Kind, typename Frames>
+Trail TrailOf(const Kind& kind, Frames frames) {
+  ends = 0;
+  frames(kind, &RecordEnd);
+  EXPECT_EQ(ends, 1) << "the innermost frame calls the end once";
+  return trail_at_end;
+}
+
+TEST(FuzzFindingFrames, ADivergenceGoesThroughItsFieldClassAndLowering) {
+  EXPECT_EQ(TrailOf(DivergenceKind{DivergentField::kR0, InsnClass::kUnknown, jit::AtomicLowering::kLse},
+                    EndInDivergenceFrames),
+            (Trail{"EndInDivergenceFrames", "InJitWithLseAtomics", "DivergenceInR0"}));
+  EXPECT_EQ(TrailOf(DivergenceKind{DivergentField::kEnd, InsnClass::kLdx, jit::AtomicLowering::kLlSc},
+                    EndInDivergenceFrames),
+            (Trail{"EndInDivergenceFrames", "InJitWithLlscAtomics", "AtLdxInstruction", "DivergenceInEnd"}));
+}
+
+TEST(FuzzFindingFrames, EveryDivergenceKindHasFramesOfItsOwn) {
+  const DivergentField fields[] = {
+      DivergentField::kCompilation, DivergentField::kEnd,       DivergentField::kFault,
+      DivergentField::kMessage,     DivergentField::kR0,        DivergentField::kHelperCalls,
+      DivergentField::kTailCalls,   DivergentField::kStack,     DivergentField::kInputMemory,
+      DivergentField::kMapValues,   DivergentField::kOther};
+  const InsnClass classes[] = {InsnClass::kUnknown, InsnClass::kAlu,  InsnClass::kAlu64, InsnClass::kJmp,
+                               InsnClass::kJmp32,   InsnClass::kLd,   InsnClass::kLdx,   InsnClass::kSt,
+                               InsnClass::kStx,     InsnClass::kAtomic, InsnClass::kCall, InsnClass::kExit};
+  std::set<Trail> trails;
+  std::set<std::string> innermost;
+  size_t kinds = 0;
+  for (auto lowering : {jit::AtomicLowering::kLse, jit::AtomicLowering::kLlSc}) {
+    for (auto field : fields) {
+      for (auto insn_class : classes) {
+        const Trail trail = TrailOf(DivergenceKind{field, insn_class, lowering}, EndInDivergenceFrames);
+        trails.insert(trail);
+        innermost.insert(trail.back());
+        ++kinds;
+        // What ClusterFuzz cuts a frame's name at, and what it ignores.
+        for (const auto& name : trail) {
+          EXPECT_EQ(name.find_first_of("([ <"), std::string::npos) << name;
+          EXPECT_EQ(name.find("assert"), std::string::npos) << name;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(trails.size(), kinds);
+  EXPECT_EQ(innermost.size(), std::size(fields)) << "each field has an innermost frame of its own";
+}
+
+TEST(FuzzFindingFrames, EveryPackInvariantHasAFrameOfItsOwn) {
+  using lifecycle::Invariant;
+  const Invariant invariants[] = {Invariant::kFreedSlotInvalid,   Invariant::kOwnership,
+                                  Invariant::kNoOverwriteInUse,   Invariant::kIcacheDiscipline,
+                                  Invariant::kOneCacheOpPerRange, Invariant::kExtableStructure,
+                                  Invariant::kAccounting,         Invariant::kStaleEntryTraps,
+                                  Invariant::kOutcome,            Invariant::kPackHolesInvalid};
+  std::set<Trail> trails;
+  for (auto invariant : invariants) trails.insert(TrailOf(invariant, EndInPackInvariantFrames));
+  EXPECT_EQ(trails.size(), std::size(invariants));
+  EXPECT_EQ(TrailOf(Invariant::kIcacheDiscipline, EndInPackInvariantFrames),
+            (Trail{"EndInPackInvariantFrames", "PackInvariantIcacheDiscipline"}));
+}
+
+TEST(FuzzFindingFrames, RecursionFindingsByWhatBrokeAndPolicy) {
+  const RecursionBreak breaks[] = {
+      RecursionBreak::kAttachedProgramsDoNotLoad, RecursionBreak::kScheduleDoesNotRun,
+      RecursionBreak::kCodeDisagreesWithModel,    RecursionBreak::kPolicyInvariantBroken,
+      RecursionBreak::kRunDiffersFromInterpreter, RecursionBreak::kRunCannotGoOn,
+      RecursionBreak::kPoliciesNotEquivalent};
+  std::set<Trail> trails;
+  size_t kinds = 0;
+  for (auto what : breaks) {
+    for (std::optional<Policy> policy : {std::optional<Policy>{}, std::optional<Policy>{Policy::kAtomic},
+                                         std::optional<Policy>{Policy::kPerContext},
+                                         std::optional<Policy>{Policy::kLanded}}) {
+      trails.insert(TrailOf(RecursionFindingKind{what, policy}, EndInRecursionFrames));
+      ++kinds;
+    }
+  }
+  EXPECT_EQ(trails.size(), kinds);
+  EXPECT_EQ(TrailOf(RecursionFindingKind{RecursionBreak::kCodeDisagreesWithModel, Policy::kPerContext},
+                    EndInRecursionFrames),
+            (Trail{"EndInRecursionFrames", "UnderPerContextPolicy", "RecursionCodeDisagreesWithModel"}));
+}
+
+TEST(FuzzFindingFrames, RecursionKindOfARunIsItsFirstFindings) {
+  recursion::RunResult run;
+  run.config.policy = Policy::kLanded;
+  run.findings = {{recursion::Finding::Kind::kInvariant, 1, "A.1", "x"},
+                  {recursion::Finding::Kind::kModel, 2, "A.1", "y"}};
+  EXPECT_EQ(KindOfRunFindings(run), (RecursionFindingKind{RecursionBreak::kPolicyInvariantBroken, Policy::kLanded}));
+  EXPECT_EQ(DescribeKind(KindOfRunFindings(run)), "invariant under landed");
+}
+
+TEST(FuzzFindingFrames, DeterminismFindingsByWhatBroke) {
+  std::set<Trail> trails;
+  for (auto what : {DeterminismBreak::kSecondCompileFails, DeterminismBreak::kCompileAtOtherOffsetFails,
+                    DeterminismBreak::kCodeDiffers, DeterminismBreak::kExtableDiffers}) {
+    trails.insert(TrailOf(what, EndInDeterminismFrames));
+  }
+  EXPECT_EQ(trails.size(), 4u);
+}
+
+}  // namespace
+}  // namespace bpfdiff::fuzz
