@@ -11,6 +11,7 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   chromium fonts-dejavu-core  # the HTML report's headless check (tests/report)
+  libc++-14-dev libc++abi-14-dev python3 python3-yaml  # the OSS-Fuzz check (ci/oss-fuzz/check.sh, tests/oss_fuzz)
 )
 
 missing=()

@@ -1,12 +1,54 @@
 # Every dependency comes from Debian 12 packages (ci/setup.sh installs them).
+#
+# Two switches change how they are found (see the top-level CMakeLists.txt):
+#  - BPFDIFF_FUZZ_TARGETS_ONLY: only what the fuzz targets link is looked
+#    for; LLVM, GoogleTest, Google Benchmark and CLI11 are not needed.
+#  - BPFDIFF_STATIC_DEPS: the fuzz targets must run where none of the
+#    distribution's shared libraries exist (OSS-Fuzz's base-runner), and are
+#    compiled against a C++ library (libc++) that the distribution's C++
+#    libraries were not built for. So fmt is used header-only and Unicorn
+#    (plain C) comes from its static archive.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(UNICORN REQUIRED IMPORTED_TARGET unicorn>=2.0)
+find_package(nlohmann_json REQUIRED)  # header-only in every build
+
+if(BPFDIFF_STATIC_DEPS)
+  # Unicorn's static archive, next to the shared library pkg-config names
+  # (Debian's libunicorn-dev ships both; a from-source build installs only
+  # the archive). The link line replaces -lunicorn, which would pick the
+  # shared library wherever both exist.
+  find_library(BPFDIFF_UNICORN_ARCHIVE NAMES libunicorn.a
+               HINTS ${UNICORN_LIBRARY_DIRS} NO_CACHE REQUIRED)
+  find_package(Threads REQUIRED)
+  set_target_properties(PkgConfig::UNICORN PROPERTIES
+    INTERFACE_LINK_LIBRARIES "${BPFDIFF_UNICORN_ARCHIVE};Threads::Threads;m"
+    INTERFACE_LINK_OPTIONS "")
+  message(STATUS "Unicorn ${UNICORN_VERSION}, linked statically from ${BPFDIFF_UNICORN_ARCHIVE}")
+
+  # fmt without its compiled library: the headers alone (FMT_HEADER_ONLY)
+  # compile with whatever C++ library and flags this build uses.
+  find_path(BPFDIFF_FMT_INCLUDE_DIR fmt/format.h REQUIRED)
+  add_library(fmt::fmt INTERFACE IMPORTED)
+  set_target_properties(fmt::fmt PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${BPFDIFF_FMT_INCLUDE_DIR}"
+    INTERFACE_COMPILE_DEFINITIONS "FMT_HEADER_ONLY=1")
+else()
+  find_package(fmt REQUIRED)
+endif()
+
+if(BPFDIFF_FUZZ_TARGETS_ONLY)
+  # No LLVM: jit/a64/disasm still names bpfdiff_llvm_mc, but nothing a fuzz
+  # target links uses that library, so it is never built. Should a fuzz
+  # target ever pull it in, its link fails on the missing
+  # -lbpfdiff_llvm_mc: fuzz targets carry no LLVM (tests/link checks the
+  # same in the full build).
+  return()
+endif()
+
 find_package(LLVM 14 REQUIRED CONFIG HINTS /usr/lib/llvm-14/lib/cmake/llvm)
 find_package(GTest REQUIRED)
 find_package(benchmark REQUIRED)
 find_package(CLI11 REQUIRED)
-find_package(fmt REQUIRED)
-find_package(nlohmann_json REQUIRED)
 
 # LLVM's MC layer, through its C API, for disassembling arm64 words.
 add_library(bpfdiff_llvm_mc INTERFACE)

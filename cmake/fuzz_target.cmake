@@ -6,6 +6,10 @@
 # the target builds and runs as a regression test in every build.
 # Every target is added to `all_fuzzers`, and ctest replays its corpus in
 # fuzz/corpus/<name>/.
+#
+# The build tree's fuzz_targets.tsv lists every target declared so (its
+# name, a tab, its executable): ci/oss-fuzz/build.sh copies what it lists
+# into $OUT, so a new target needs no other list kept by hand.
 add_custom_target(all_fuzzers)
 function(bpfdiff_fuzz_target name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
@@ -18,9 +22,35 @@ function(bpfdiff_fuzz_target name)
     target_sources(${name} PRIVATE ${CMAKE_SOURCE_DIR}/fuzz/targets/replay_main.cc)
     target_link_libraries(${name} PRIVATE bpfdiff_support)
   endif()
+  _bpfdiff_plant_link(${name})
   add_dependencies(all_fuzzers ${name})
+  set_property(GLOBAL APPEND PROPERTY BPFDIFF_FUZZ_TARGETS ${name})
   set(corpus ${CMAKE_SOURCE_DIR}/fuzz/corpus/${name})
   if(NOT BPFDIFF_LIBFUZZER)
     add_test(NAME fuzz_replay.${name} COMMAND ${name} ${corpus})
   endif()
 endfunction()
+
+# BPFDIFF_PLANT_LINK = "<target>:<link flags>" adds the flags to that one
+# target's link. It exists for one test: ci/oss-fuzz/check.sh plants a shared
+# library in a target with it and must then fail. Empty in every real build.
+set(BPFDIFF_PLANT_LINK "" CACHE STRING
+    "<fuzz target>:<link flags> added to that target's link (the OSS-Fuzz check's planted-library test)")
+function(_bpfdiff_plant_link name)
+  if(BPFDIFF_PLANT_LINK MATCHES "^${name}:(.*)$")
+    separate_arguments(flags UNIX_COMMAND "${CMAKE_MATCH_1}")
+    target_link_options(${name} PRIVATE ${flags})
+    message(STATUS "${name}: planted in its link: ${flags}")
+  endif()
+endfunction()
+
+# Written once every directory has declared its targets.
+function(_bpfdiff_write_fuzz_manifest)
+  get_property(names GLOBAL PROPERTY BPFDIFF_FUZZ_TARGETS)
+  set(lines "")
+  foreach(name IN LISTS names)
+    string(APPEND lines "${name}\t$<TARGET_FILE:${name}>\n")
+  endforeach()
+  file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/fuzz_targets.tsv CONTENT "${lines}")
+endfunction()
+cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL _bpfdiff_write_fuzz_manifest)

@@ -5,14 +5,33 @@ if(BPFDIFF_SANITIZE)
                       -fno-omit-frame-pointer)
   add_link_options(-fsanitize=${BPFDIFF_SANITIZE})
 endif()
-if(BPFDIFF_LIBFUZZER)
-  # Coverage instrumentation for every library; only fuzz targets link the
-  # libFuzzer driver (see fuzz_target.cmake).
-  add_compile_options(-fsanitize=fuzzer-no-link)
-  # The targets mutate with their own structure-aware mutators, which use
-  # no comparison operands: tracing every comparison only costs time.
-  add_compile_options(-fno-sanitize-coverage=trace-cmp)
-  # Every other executable (the CLI, tests, benchmarks) links the coverage
-  # runtime without libFuzzer's main.
-  add_link_options(-fsanitize=fuzzer-no-link)
+
+# Instrumentation of the fuzz builds (BPFDIFF_INSTRUMENT):
+#   libfuzzer        SanitizerCoverage, the feedback libFuzzer fuzzes with
+#   source-coverage  clang's source-based coverage (llvm-profdata, llvm-cov),
+#                    as OSS-Fuzz's SANITIZER=coverage builds: the targets
+#                    still link libFuzzer, to replay corpora, but carry no
+#                    SanitizerCoverage
+#   none             nothing added: the compiler flags bring their own
+#                    (OSS-Fuzz's $CFLAGS and $CXXFLAGS, ci/oss-fuzz/build.sh)
+if(BPFDIFF_INSTRUMENT STREQUAL "libfuzzer")
+  if(BPFDIFF_LIBFUZZER)
+    # Coverage instrumentation for every library; only fuzz targets link the
+    # libFuzzer driver (see fuzz_target.cmake).
+    add_compile_options(-fsanitize=fuzzer-no-link)
+    # The targets mutate with their own structure-aware mutators, which use
+    # no comparison operands: tracing every comparison only costs time.
+    add_compile_options(-fno-sanitize-coverage=trace-cmp)
+    # Every other executable (the CLI, tests, benchmarks) links the coverage
+    # runtime without libFuzzer's main.
+    add_link_options(-fsanitize=fuzzer-no-link)
+  endif()
+elseif(BPFDIFF_INSTRUMENT STREQUAL "source-coverage")
+  # The flags of OSS-Fuzz's COVERAGE_FLAGS_coverage that instrument
+  # (google/oss-fuzz infra/base-images/base-builder/Dockerfile).
+  add_compile_options(-fprofile-instr-generate -fcoverage-mapping)
+  add_link_options(-fprofile-instr-generate)
+elseif(NOT BPFDIFF_INSTRUMENT STREQUAL "none")
+  message(FATAL_ERROR "BPFDIFF_INSTRUMENT is '${BPFDIFF_INSTRUMENT}'; "
+                      "use libfuzzer, source-coverage or none")
 endif()
