@@ -2,128 +2,195 @@
 # The main job on embedded defaults: builds the release preset, runs every
 # part, and writes the nightly report.
 #
-#  1. Conformance: our vectors and the shared upstream suite (when present) on
-#     the interpreter and both JIT lowerings, whole outcomes compared; results
-#     per engine as JSON and JUnit. Extra arguments go to `bpfdiff conformance`.
-#  2. Fuzzing: diff_fuzzer, pack_fuzzer and recursion_fuzzer, each for
-#     BPFDIFF_NIGHTLY_FUZZ_SECONDS (default 60; 0 skips this part) from the
-#     shipped seeds; each writes its counters to BPFDIFF_FUZZ_STATS_JSON.
-#  3. Planted-bug self-check: each planted bug (`bpfdiff planted list`) against the
-#     fuzz target that must catch it, from the shipped seeds, for at most
-#     BPFDIFF_NIGHTLY_PLANTED_SECONDS (default 60; 0 skips this part). A bug
-#     not caught in time fails the night: the harness has gone blind.
-#  4. `bpfdiff report`: summary.txt (printed), junit.xml, report.json and
+#  1. Conformance: our vectors (tests/conformance), and the upstream
+#     bpf_conformance suite when BPFDIFF_UPSTREAM_SUITE names a checkout's
+#     tests/ directory, on the interpreter and both JIT lowerings, whole
+#     outcomes compared. Without it the report says plainly that only our
+#     own vectors ran. Extra arguments go to `bpfdiff conformance`.
+#  2. Fuzzing: each of BPFDIFF_NIGHTLY_FUZZ_TARGETS for
+#     BPFDIFF_NIGHTLY_FUZZ_SECONDS (default 60; 0 skips fuzzing and
+#     coverage) with libFuzzer's -fork over BPFDIFF_NIGHTLY_CORES workers
+#     (default: every core), from the shipped seeds and the corpus kept
+#     between nights in BPFDIFF_NIGHTLY_CORPUS (default
+#     ~/.cache/bpfdiff/corpus/<target>, outside the checkout). Each worker
+#     writes its counters (BPFDIFF_FUZZ_STATS_JSON with %p); the report adds
+#     them up. New inputs that add coverage are merged (-merge=1) into the
+#     kept corpus; README says how to fold it into fuzz/corpus.
+#  3. Source coverage (BPFDIFF_NIGHTLY_COVERAGE, default 1; 0 skips): the
+#     `coverage` preset's targets replay the seeds and tonight's corpus;
+#     llvm-cov gives line and branch coverage of jit/, oracle/ and the pack
+#     and recursion code per file, and a line-by-line HTML view.
+#  4. The bug-finding benchmark (ci/planted_benchmark.sh): each planted bug
+#     against the fuzz target that must catch it, from the seeds and from an
+#     empty corpus (libFuzzer -seed values BPFDIFF_NIGHTLY_PLANTED_EMPTY_SEEDS,
+#     default "1 2 3"; "" runs from the seeds only), each run at most
+#     BPFDIFF_NIGHTLY_PLANTED_SECONDS (default 60; 0 skips). A bug not
+#     caught from the seeds fails the night: the harness has gone blind.
+#  5. A soak of BPFDIFF_NIGHTLY_SOAK_HOURS (default 0: skipped; ci/soak.sh).
+#  6. `bpfdiff report`: summary.txt (printed), junit.xml, report.json and
 #     report.html in BPFDIFF_NIGHTLY_OUT (default a new /tmp/bpfdiff-nightly.*),
 #     and tonight's entry in BPFDIFF_NIGHTLY_HISTORY (default
 #     ~/.cache/bpfdiff/nightly-history), from which the trend is drawn.
 #
-# Fuzzers run in scratch directories under the output directory (new corpus
-# entries and crash artifacts land there): the checkout is left untouched.
-# Exits 0 only when every part passed; otherwise 1, naming where the
-# artifacts are.
+# BPFDIFF_NIGHTLY_BUILD names a build to use as it is (its cli/bpfdiff and
+# fuzz/targets/*) instead of building the release preset.
+#
+# A night killed half-way leaves its output directory incomplete and no
+# history entry: the next night runs as usual and its trend skips the lost
+# one (tonight's entry is the last thing written). Fuzzers run in scratch
+# directories under the output directory; the checkout is left untouched.
+# Exits 0 only when every part passed; 1 otherwise, naming where the
+# artifacts are; 2 when a setting is wrong.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 checkout="$PWD"
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/bpfdiff"
 
-fuzz_targets=(diff_fuzzer pack_fuzzer recursion_fuzzer)
-
+read -r -a fuzz_targets <<<"${BPFDIFF_NIGHTLY_FUZZ_TARGETS:-diff_fuzzer jit_determinism_fuzzer pack_fuzzer recursion_fuzzer}"
 fuzz_seconds="${BPFDIFF_NIGHTLY_FUZZ_SECONDS:-60}"
+cores="${BPFDIFF_NIGHTLY_CORES:-$(nproc)}"
+kept_corpus="${BPFDIFF_NIGHTLY_CORPUS:-$cache/corpus}"
+coverage="${BPFDIFF_NIGHTLY_COVERAGE:-1}"
 planted_seconds="${BPFDIFF_NIGHTLY_PLANTED_SECONDS:-60}"
+planted_empty_seeds="${BPFDIFF_NIGHTLY_PLANTED_EMPTY_SEEDS-1 2 3}"
+soak_hours="${BPFDIFF_NIGHTLY_SOAK_HOURS:-0}"
+upstream_suite="${BPFDIFF_UPSTREAM_SUITE:-}"
+build="${BPFDIFF_NIGHTLY_BUILD:-}"
 out="${BPFDIFF_NIGHTLY_OUT:-$(mktemp -d /tmp/bpfdiff-nightly.XXXXXX)}"
-history="${BPFDIFF_NIGHTLY_HISTORY:-${XDG_CACHE_HOME:-$HOME/.cache}/bpfdiff/nightly-history}"
+history="${BPFDIFF_NIGHTLY_HISTORY:-$cache/nightly-history}"
+
+bad_setting() { echo "nightly: $*" >&2; exit 2; }
+[[ "$fuzz_seconds" =~ ^[0-9]+$ ]] || bad_setting "BPFDIFF_NIGHTLY_FUZZ_SECONDS must be a whole number of seconds"
+[[ "$planted_seconds" =~ ^[0-9]+$ ]] || bad_setting "BPFDIFF_NIGHTLY_PLANTED_SECONDS must be a whole number of seconds"
+[[ "$cores" =~ ^[1-9][0-9]*$ ]] || bad_setting "BPFDIFF_NIGHTLY_CORES must be a positive number"
+[[ "$coverage" == 0 || "$coverage" == 1 ]] || bad_setting "BPFDIFF_NIGHTLY_COVERAGE must be 0 or 1"
+[[ "$soak_hours" =~ ^[0-9]*\.?[0-9]+$ ]] || bad_setting "BPFDIFF_NIGHTLY_SOAK_HOURS must be a number of hours"
+if [[ -n "$upstream_suite" && ! -d "$upstream_suite" ]]; then
+  bad_setting "BPFDIFF_UPSTREAM_SUITE=$upstream_suite is not a directory (a checkout of bpf_conformance's tests/)"
+fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
-targets=(bpfdiff)
-if ((fuzz_seconds > 0 || planted_seconds > 0)); then targets+=("${fuzz_targets[@]}"); fi
-cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)" --target "${targets[@]}" > "$out/build.log" 2>&1 ||
-  { tail -40 "$out/build.log"; echo "nightly: FAILED to build; log in $out/build.log"; exit 1; }
-bpfdiff="$checkout/build/release/cli/bpfdiff"
-
-# Planted bug -> the fuzz target that must catch it, from the one registry
-# (harness/planted/planted_bugs.cc).
-planted_bugs=()
-while IFS=$'\t' read -r bug target _; do planted_bugs+=("$bug:$target"); done < <("$bpfdiff" planted list)
-((${#planted_bugs[@]} > 0)) || { echo "nightly: FAILED: \`bpfdiff planted list\` named no bug"; exit 1; }
+# The release build, or the one given.
+fuzzing=$((fuzz_seconds > 0))
+if [[ -z "$build" ]]; then
+  build="$checkout/build/release"
+  targets=(bpfdiff)
+  # The benchmark's planted bugs are caught by these three targets.
+  if ((fuzzing)); then targets+=("${fuzz_targets[@]}"); fi
+  if ((planted_seconds > 0)); then targets+=(diff_fuzzer pack_fuzzer recursion_fuzzer); fi
+  mapfile -t targets < <(printf '%s\n' "${targets[@]}" | sort -u)
+  cmake --preset release >/dev/null
+  cmake --build --preset release -j "$cores" --target "${targets[@]}" > "$out/build.log" 2>&1 ||
+    { tail -40 "$out/build.log"; echo "nightly: FAILED to build; log in $out/build.log"; exit 1; }
+fi
+bpfdiff="$build/cli/bpfdiff"
+[[ -x "$bpfdiff" ]] || bad_setting "no bpfdiff in $build/cli"
 
 failed=0
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 json_string() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; printf '"%s"' "$s"; }
 
-# run_fuzzer TARGET DIR SECONDS: the target from its shipped seeds for
-# SECONDS in DIR (new inputs go to DIR/corpus, artifacts to DIR/, the log to
-# DIR/log.txt); returns the fuzzer's exit status.
-run_fuzzer() {
-  local target=$1 dir=$2 seconds=$3 key value
-  local options=()
-  # The options files hold `key = value` lines under [libfuzzer].
+# The [libfuzzer] options of a target's .options file, as flags.
+target_options() {
+  local key value
   while IFS='=' read -r key value; do
     key="${key// /}" value="${value// /}"
     [[ -n "$key" && -n "$value" && "$key" != \[* ]] || continue
     [[ "$key" == dict ]] && value="$checkout/fuzz/targets/$value"
-    options+=("-$key=$value")
-  done < "$checkout/fuzz/targets/$target.options"
-  mkdir -p "$dir/corpus"
-  (cd "$dir" && "$checkout/build/release/fuzz/targets/$target" corpus "$checkout/fuzz/corpus/$target" "${options[@]}" \
-     -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$dir/" > log.txt 2>&1)
+    echo "-$key=$value"
+  done < "$checkout/fuzz/targets/$1.options"
 }
 
 # A finding is libFuzzer's crash exit (77, after the target's abort) with
-# the target's own banner in the log; any other failure is an error.
+# the target's own banner in the log (with -fork, inside the worker's log
+# that the parent prints); any other failure is an error.
 is_finding() { [[ $1 == 77 ]] && grep -q '^==== ' "$2/log.txt"; }
+
+# The last -fork status line's oom/timeout/crash counts: "O T C".
+fork_counts() {
+  grep -Eo 'oom/timeout/crash: [0-9]+/[0-9]+/[0-9]+' "$1" | tail -1 | awk -F'[ /]' '{print $3, $4, $5}'
+}
 
 echo "== conformance =="
 suites=(--suite tests/conformance)
-[[ -d ../shared/conformance/bpf_conformance ]] && suites+=(--suite ../shared/conformance/bpf_conformance)
+report_args=(--out "$out" --history "$history")
+if [[ -n "$upstream_suite" ]]; then
+  suites+=(--suite "$upstream_suite")
+  report_args+=(--upstream-suite "$upstream_suite")
+else
+  echo "nightly: BPFDIFF_UPSTREAM_SUITE is not set: only bpfdiff's own vectors run (see README)"
+fi
 "$bpfdiff" conformance "${suites[@]}" --engine all --include-groups callx --quiet \
   --json "$out/conformance.json" --junit "$out/conformance-junit.xml" "$@" || failed=1
+report_args+=(--conformance "$out/conformance.json")
 
-report_args=(--conformance "$out/conformance.json" --out "$out" --history "$history")
-if ((fuzz_seconds > 0)); then
+if ((fuzzing)); then
   runs="["
+  mkdir -p "$out/fuzz/stats"
   for target in "${fuzz_targets[@]}"; do
-    echo "== ${target}: ${fuzz_seconds} s from the shipped seeds =="
-    dir="$out/fuzz/$target" stats="$out/fuzz/$target.stats.json"
-    mkdir -p "$dir"
+    binary="$build/fuzz/targets/$target"
+    [[ -x "$binary" ]] || bad_setting "no fuzz target $target in $build/fuzz/targets"
+    echo "== ${target}: ${fuzz_seconds} s on ${cores} workers (-fork) =="
+    dir="$out/fuzz/$target" kept="$kept_corpus/$target"
+    mkdir -p "$dir/corpus" "$kept"
+    mapfile -t options < <(target_options "$target")
     start="$(now)" status=0
-    BPFDIFF_FUZZ_STATS_JSON="$stats" run_fuzzer "$target" "$dir" "$fuzz_seconds" || status=$?
-    if ((status == 0)); then result=clean
-    elif is_finding "$status" "$dir"; then result=finding
-    else result=error
+    # New inputs go to the first directory; -fork merges the others in.
+    (cd "$dir" && BPFDIFF_FUZZ_STATS_JSON="$out/fuzz/stats/$target.%p.json" \
+       "$binary" -fork="$cores" corpus "$kept" "$checkout/fuzz/corpus/$target" "${options[@]}" \
+       -max_total_time="$fuzz_seconds" -artifact_prefix="$dir/" > log.txt 2>&1) || status=$?
+    read -r ooms timeouts _ <<<"$(fork_counts "$dir/log.txt")"
+    ooms=${ooms:-0} timeouts=${timeouts:-0}
+    if is_finding "$status" "$dir"; then result=finding
+    elif ((status != 0)); then result=error
+    elif ((timeouts > 0)); then result=timeout
+    elif ((ooms > 0)); then result=oom
+    else result=clean
     fi
     if [[ $result != clean ]]; then
       failed=1
       tail -40 "$dir/log.txt"
       echo "${target}: ${result^^}, artifacts and log in $dir"
     fi
-    [[ -s "$stats" ]] && report_args+=(--fuzz-stats "$stats")
+    # What tonight found that adds coverage, kept for the next nights.
+    "$binary" -merge=1 "$kept" "$dir/corpus" > "$dir/merge.log" 2>&1 ||
+      { echo "${target}: merging tonight's corpus into $kept failed; log in $dir/merge.log"; failed=1; }
+    grep -h 'MERGE-OUTER: [0-9]* new files' "$dir/merge.log" | sed "s|^|  $target: |" || true
     [[ $runs == "[" ]] || runs+=","
     runs+="{\"target\": $(json_string "$target"), \"result\": \"$result\", \"exit_code\": $status,"
+    runs+=" \"timeouts\": $timeouts, \"ooms\": $ooms,"
     runs+=" \"seconds\": $(elapsed "$start"), \"artifacts\": $(json_string "$dir")}"
   done
   echo "$runs]" > "$out/fuzz-runs.json"
   report_args+=(--fuzz-runs "$out/fuzz-runs.json")
+  for stats in "$out"/fuzz/stats/*.json; do [[ -s "$stats" ]] && report_args+=(--fuzz-stats "$stats"); done
+
+  if ((coverage)); then
+    echo "== source coverage: the seeds and tonight's corpus, replayed by the coverage build =="
+    if ci/coverage.sh --out "$out/coverage" --jobs "$cores" --corpus-root "$out/fuzz" "${fuzz_targets[@]}" \
+         > "$out/coverage.log" 2>&1; then
+      report_args+=(--coverage "$out/coverage/coverage.json" --coverage-root "$checkout"
+                    --coverage-html "coverage/html/index.html")
+    else
+      tail -20 "$out/coverage.log"
+      echo "nightly: source coverage FAILED; log in $out/coverage.log"
+      failed=1
+    fi
+  fi
 fi
 
 if ((planted_seconds > 0)); then
-  echo "== planted-bug self-check: ${#planted_bugs[@]} bugs, at most ${planted_seconds} s each =="
-  checks="["
-  for pair in "${planted_bugs[@]}"; do
-    bug="${pair%%:*}" target="${pair#*:}" dir="$out/planted/${pair%%:*}"
-    mkdir -p "$dir"
-    start="$(now)" status=0
-    BPFDIFF_PLANTED_BUG="$bug" run_fuzzer "$target" "$dir" "$planted_seconds" || status=$?
-    seconds="$(elapsed "$start")"
-    if is_finding "$status" "$dir"; then detected=true; else detected=false; failed=1; fi
-    [[ $checks == "[" ]] || checks+=","
-    checks+="{\"bug\": $(json_string "$bug"), \"target\": $(json_string "$target"), \"detected\": $detected,"
-    checks+=" \"seconds\": $seconds, \"limit_seconds\": $planted_seconds, \"exit_code\": $status,"
-    checks+=" \"artifacts\": $(json_string "$dir")}"
-  done
-  echo "$checks]" > "$out/planted.json"
-  report_args+=(--planted "$out/planted.json")
+  echo "== bug-finding benchmark: every planted bug, at most ${planted_seconds} s a run =="
+  ci/planted_benchmark.sh --build "$build" --limit "$planted_seconds" --empty-seeds "$planted_empty_seeds" \
+    --jobs "$cores" --out "$out/planted" || failed=1
+  [[ -s "$out/planted/planted.json" ]] && report_args+=(--planted "$out/planted/planted.json")
+fi
+
+if [[ "$soak_hours" != 0 ]]; then
+  echo "== soak: ${soak_hours} h =="
+  ci/soak.sh "$soak_hours" --build "$build" --cores "$cores" --out "$out/soak" || failed=1
 fi
 
 echo

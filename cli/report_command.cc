@@ -25,6 +25,8 @@ struct ReportArgs {
   std::string conformance;
   std::vector<std::string> fuzz_stats;
   std::string fuzz_runs, planted, history, out, timestamp;
+  std::string upstream_suite;  // empty: the night ran only the project's own vectors
+  std::string coverage, coverage_root = ".", coverage_html;
 };
 
 // The parts' files on their own, each as the report reads it: one that
@@ -50,6 +52,12 @@ std::vector<std::string> LeaveOutUnreadableParts(report::ReportInputs& inputs) {
       inputs.planted.reset();
     }
   }
+  if (inputs.coverage) {
+    if (auto loaded = report::LoadSourceCoverage(*inputs.coverage, inputs.checkout); !loaded) {
+      problems.push_back(loaded.message());
+      inputs.coverage.reset();
+    }
+  }
   return problems;
 }
 
@@ -59,6 +67,10 @@ int Run(const ReportArgs& args) {
   for (const auto& path : args.fuzz_stats) inputs.fuzz_stats.emplace_back(path);
   if (!args.fuzz_runs.empty()) inputs.fuzz_runs = args.fuzz_runs;
   if (!args.planted.empty()) inputs.planted = args.planted;
+  if (!args.upstream_suite.empty()) inputs.upstream_suite = args.upstream_suite;
+  if (!args.coverage.empty()) inputs.coverage = args.coverage;
+  inputs.checkout = args.coverage_root;
+  inputs.coverage_html = args.coverage_html;
   // The conformance results are the report's spine: without them there is
   // nothing to report (exit 2, nothing written).
   if (auto conformance = report::LoadConformance(inputs.conformance); !conformance) {
@@ -133,6 +145,15 @@ void AddReportCommand(CLI::App& app, const Settings& /*settings*/, int& exit_cod
   cmd->add_option("--fuzz-runs", args->fuzz_runs,
                   "How each fuzz target's run ended (ci/nightly.sh); a run without stats shows as 'no stats'");
   cmd->add_option("--planted", args->planted, "Planted-bug self-check results (ci/nightly.sh)");
+  cmd->add_option("--upstream-suite", args->upstream_suite,
+                  "The bpf_conformance tests/ directory the night's conformance run was given "
+                  "(without it the report says only the project's own vectors ran)");
+  cmd->add_option("--coverage", args->coverage,
+                  "Source coverage of the fuzz targets: `llvm-cov-14 export -summary-only` JSON (ci/coverage.sh)");
+  cmd->add_option("--coverage-root", args->coverage_root,
+                  "The checkout the coverage JSON's paths are under (default .)");
+  cmd->add_option("--coverage-html", args->coverage_html,
+                  "llvm-cov's HTML view, linked from the report (a path relative to OUT, or a URL)");
   cmd->add_option("--history", args->history, "Directory of previous nights' entries (default OUT/history)");
   cmd->add_option("--timestamp", args->timestamp, "This night, UTC (default now), e.g. 2024-05-01T03:15:00Z");
   cmd->add_option("--out", args->out, "Directory for the report's files")->required();

@@ -57,6 +57,19 @@ expect_status 0 "$bpfdiff" report --conformance "$work/passing.json" --timestamp
   --history "$work/out/history" --out "$work/out2"
 grep -q "all parts passed" "$work/out2/summary.txt" || fail "passing report does not say so"
 grep -q "trend over 2 nights" "$work/out2/summary.txt" || fail "previous night missing from the trend"
+grep -q "only bpfdiff's own vectors ran" "$work/out2/summary.txt" || fail "no upstream suite, and the summary does not say so"
+
+# The upstream suite named, and source coverage with its HTML view linked.
+expect_status 0 "$bpfdiff" report --conformance "$work/passing.json" --timestamp 2024-05-02T04:00:00Z \
+  --upstream-suite /somewhere/bpf_conformance/tests --coverage "$fixtures/coverage.json" --coverage-root /checkout \
+  --coverage-html coverage/index.html --out "$work/out4"
+! grep -q "only bpfdiff's own vectors ran" "$work/out4/summary.txt" || fail "--upstream-suite not taken"
+grep -q "^source coverage" "$work/out4/summary.txt" || fail "--coverage not in the summary"
+grep -q 'href="coverage/index.html"' "$work/out4/report.html" || fail "--coverage-html not linked"
+# Coverage whose paths are not under --coverage-root is left out and named.
+expect_status 2 "$bpfdiff" report --conformance "$work/passing.json" --timestamp 2024-05-02T05:00:00Z \
+  --coverage "$fixtures/coverage.json" --coverage-root /elsewhere --out "$work/out5"
+grep -q "coverage.json.*left out of the report" "$work/stderr" || fail "unusable coverage not named"
 
 # conformance --json/--junit/--quiet on our own vectors (pass or fail, the
 # files hold one test per .data file, and --quiet prints no PASS line).
