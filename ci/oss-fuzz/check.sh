@@ -11,7 +11,10 @@
 #    with clang-14 and Debian's libc++ where OSS-Fuzz has its own clang.
 # 2. Runs ci/oss-fuzz/build.sh (as $SRC/build.sh, with bash -eux) into a
 #    fresh $OUT (--out, default build/oss-fuzz/out; left there for the
-#    caller). $WORK (--work, default build/oss-fuzz/work, one per
+#    caller). $WORK (--work, default /tmp/bpfdiff-oss-fuzz-work.<hash of
+#    the checkout's path>: outside the checkout, since $SRC/bpfdiff links to
+#    the checkout and CMake refuses a try_compile tree inside its own
+#    source tree reached through that link; one per
 #    sanitizer) is kept between runs, so a rerun builds incrementally.
 # 3. Checks every target in $OUT as OSS-Fuzz's check_build does
 #    (ci/oss-fuzz/check_out.py), and that every target declared in
@@ -45,7 +48,7 @@ set -euo pipefail
 checkout=$(cd "$(dirname "$0")/../.." && pwd)
 sanitizer=address
 out=$checkout/build/oss-fuzz/out
-work=$checkout/build/oss-fuzz/work
+work=${TMPDIR:-/tmp}/bpfdiff-oss-fuzz-work.$(printf '%s' "$checkout" | md5sum | cut -c1-12)
 only=""
 plant=""
 usage() { echo "usage: $0 [--sanitizer address|undefined|coverage] [--out DIR] [--work DIR] [--only TARGET] [--plant TARGET]" >&2; exit 2; }

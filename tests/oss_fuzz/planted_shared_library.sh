@@ -4,7 +4,7 @@
 # libunicorn.so in TARGET's link (default asm_fuzzer, which needs no
 # Unicorn at all) with ci/oss-fuzz/check.sh --plant, checks that target
 # alone, and passes only when the check fails on that target's NEEDED list
-# and names the library. Reuses the check's $WORK (build/oss-fuzz/work):
+# and names the library. Reuses the check's default $WORK:
 # after ci/oss-fuzz/check.sh only the one target relinks. Its $OUT is
 # build/oss-fuzz/planted-out; the next check relinks the target clean.
 set -uo pipefail
