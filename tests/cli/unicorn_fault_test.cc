@@ -78,9 +78,9 @@ TEST_P(UnicornFault, IsAnErrorNamingTheCallWithNoVerdict) {
 
 INSTANTIATE_TEST_SUITE_P(Commands, UnicornFault,
                          testing::Combine(testing::ValuesIn(kCommands), testing::ValuesIn(kFaults)),
-                         [](const auto& info) {
-                           std::string name = std::string(std::get<0>(info.param).name) + "_" +
-                                              std::get<1>(info.param).env;
+                         [](const auto& param) {
+                           std::string name = std::string(std::get<0>(param.param).name) + "_" +
+                                              std::get<1>(param.param).env;
                            return name;
                          });
 

@@ -118,7 +118,9 @@ TEST_P(Determinism, ReplayOfTheDiffCorpusInAnyOrder) {
         if (text.find("arm64 code (") != std::string::npos) ++listings;
         return text;
       });
-  if (*GetParam() != '\0') EXPECT_GT(listings, 0u) << "the planted bug made no finding: nothing listed";
+  if (*GetParam() != '\0') {
+    EXPECT_GT(listings, 0u) << "the planted bug made no finding: nothing listed";
+  }
 }
 
 TEST_P(Determinism, DiffFuzzerVerdictsInAnyOrder) {
@@ -140,7 +142,9 @@ TEST_P(Determinism, DiffFuzzerVerdictsInAnyOrder) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Bugs, Determinism, testing::Values("", kPlantedBug),
-                         [](const auto& info) { return *info.param == '\0' ? std::string("unmutated") : std::string("planted"); });
+                         [](const testing::TestParamInfo<const char*>& param) {
+                           return *param.param == '\0' ? std::string("unmutated") : std::string("planted");
+                         });
 
 TEST(Determinism, PackScriptsInAnyOrder) {
   struct NoState {};

@@ -113,9 +113,9 @@ INSTANTIATE_TEST_SUITE_P(
         CorruptNight{"array", R"([{"timestamp": "2024-04-30T12:00:00Z"}])", "expected a JSON object"},
         CorruptNight{"no-timestamp", R"({"tests": 3})", "missing required field 'timestamp'"},
         CorruptNight{"binary", "\x7f" "ELF\x02\x01\x01", "not valid JSON"}),
-    [](const testing::TestParamInfo<CorruptNight>& info) {
+    [](const testing::TestParamInfo<CorruptNight>& night) {
       std::string name;
-      for (const char* c = info.param.what; *c != '\0'; ++c) name += *c == '-' ? '_' : *c;
+      for (const char* c = night.param.what; *c != '\0'; ++c) name += *c == '-' ? '_' : *c;
       return name;
     });
 
