@@ -19,9 +19,11 @@ if(BPFDIFF_INSTRUMENT STREQUAL "libfuzzer")
     # Coverage instrumentation for every library; only fuzz targets link the
     # libFuzzer driver (see fuzz_target.cmake).
     add_compile_options(-fsanitize=fuzzer-no-link)
-    # The targets mutate with their own structure-aware mutators, which use
-    # no comparison operands: tracing every comparison only costs time.
-    add_compile_options(-fno-sanitize-coverage=trace-cmp)
+    # Comparisons are traced too (trace-cmp, the default): diff_fuzzer's
+    # mutator hands some mutations to libFuzzer's own (LLVMFuzzerMutate),
+    # whose comparison-guided replacements put the JIT's own bounds
+    # (encoding ranges of immediates and offsets) into the records' plain
+    # little-endian words (fuzz/generator/fuzz_format.h).
     # Every other executable (the CLI, tests, benchmarks) links the coverage
     # runtime without libFuzzer's main.
     add_link_options(-fsanitize=fuzzer-no-link)

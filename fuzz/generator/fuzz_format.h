@@ -67,7 +67,9 @@
 //    values. A cmpxchg's r0 holds a class value; an atomic with p0 bit 6
 //    uses its address register as its operand too, at offset 0, on the
 //    context or a map value. The class "raw" takes the record's bytes p3..p6 as they are,
-//    little-endian, so that comparison-guided mutations land on them.
+//    little-endian, so that comparison-guided mutations land on them
+//    (diff_fuzzer hands one mutation in eight to libFuzzer's own, and the
+//    libFuzzer builds trace comparisons).
 #pragma once
 
 #include <cstddef>

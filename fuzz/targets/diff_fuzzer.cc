@@ -75,7 +75,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return 0;
 }
 
+// libFuzzer's own mutations; absent (null) in the replay build, which has
+// no libFuzzer and never mutates.
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size) __attribute__((weak));
+
+// One mutation in kLibFuzzerShare is libFuzzer's own: its comparison-guided
+// replacements (from the JIT's comparisons, traced with trace-cmp) and
+// dictionary entries land on the records' plain little-endian words, which
+// the structured mutator only changes at random or to a magnitude class.
+constexpr unsigned kLibFuzzerShare = 8;
+
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned seed) {
+  if (LLVMFuzzerMutate != nullptr && seed % kLibFuzzerShare == 0) return LLVMFuzzerMutate(data, size, max_size);
   return bpfdiff::fuzz::MutateInput(data, size, max_size, seed);
 }
 
