@@ -44,6 +44,7 @@ done
 if ((fuzz_seconds > 0)) && [[ ! -d "$fuzz_build" ]]; then
   echo "coverage: --fuzz-seconds needs --fuzz-build DIR, a libFuzzer build of the targets" >&2; exit 2
 fi
+if [[ -n "$fuzz_build" ]]; then fuzz_build="$(cd "$fuzz_build" && pwd)"; fi  # the fuzzing runs elsewhere
 out="${out:-$(mktemp -d /tmp/bpfdiff-coverage.XXXXXX)}"
 rm -rf "$out/profiles" "$out/html"
 mkdir -p "$out/profiles"

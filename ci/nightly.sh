@@ -84,6 +84,8 @@ if [[ -z "$build" ]]; then
   cmake --build --preset release -j "$cores" --target "${targets[@]}" > "$out/build.log" 2>&1 ||
     { tail -40 "$out/build.log"; echo "nightly: FAILED to build; log in $out/build.log"; exit 1; }
 fi
+[[ -d "$build" ]] || bad_setting "BPFDIFF_NIGHTLY_BUILD=$build is not a directory"
+build="$(cd "$build" && pwd)"  # the fuzzers run in directories of their own
 bpfdiff="$build/cli/bpfdiff"
 [[ -x "$bpfdiff" ]] || bad_setting "no bpfdiff in $build/cli"
 
