@@ -112,7 +112,7 @@ is_finding() { [[ $1 == 77 ]] && grep -q '^==== ' "$2/log.txt"; }
 
 # The last -fork status line's oom/timeout/crash counts: "O T C".
 fork_counts() {
-  grep -Eo 'oom/timeout/crash: [0-9]+/[0-9]+/[0-9]+' "$1" | tail -1 | awk -F'[ /]' '{print $3, $4, $5}'
+  grep -Eo 'oom/timeout/crash: [0-9]+/[0-9]+/[0-9]+' "$1" | tail -1 | awk -F'[ /]' '{print $4, $5, $6}'
 }
 
 echo "== conformance =="
