@@ -9,6 +9,7 @@
 // exits with status 2 (fuzz/targets/target_settings.h).
 #include "fuzz/targets/libfuzzer_entry_points.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -27,6 +28,25 @@ namespace {
 
 std::unique_ptr<bpfdiff::Sandbox> sandbox;
 bpfdiff::fuzz::TargetSettings* settings = nullptr;
+
+// For BPFDIFF_FUZZ_STATS_JSON (the nightly report): what the inputs made.
+struct Totals {
+  uint64_t inputs = 0, cases = 0, programs_compared = 0, programs_refused = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+Totals* totals = nullptr;
+
+void ReportTotals() {
+  if (totals == nullptr) return;
+  bpfdiff::fuzz::FuzzStatsFile file;
+  file.target = "jit_determinism_fuzzer";
+  file.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - totals->start).count();
+  file.inputs = totals->inputs;
+  file.counters = {{"cases", totals->cases},
+                   {"programs_compared", totals->programs_compared},
+                   {"programs_refused", totals->programs_refused}};
+  bpfdiff::fuzz::WriteStats(*settings, file);
+}
 
 struct Image {
   std::vector<uint32_t> words;        // address words zeroed
@@ -56,6 +76,7 @@ std::vector<Image> Snapshot(const bpfdiff::jit::CompiledProgram& program) {
 // inlined: it is a frame of the crash state, whatever the optimiser does.
 [[noreturn, gnu::noinline]] void ReportFinding(bpfdiff::fuzz::DeterminismBreak what, const std::string& message) {
   std::fprintf(stderr, "jit_determinism_fuzzer: %s\n", message.c_str());
+  ReportTotals();
   bpfdiff::fuzz::EndInDeterminismFrames(what, std::abort);
   std::abort();  // not reached: the frames end in std::abort
 }
@@ -71,14 +92,18 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   auto created = bpfdiff::Sandbox::Create(options);
   if (!created) bpfdiff::fuzz::ExitOnHarnessFailure("jit_determinism_fuzzer", created.message());
   sandbox = std::move(created).value();
+  totals = new Totals;
+  std::atexit(ReportTotals);
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  ++totals->inputs;
   auto source = bpfdiff::fuzz::DecodeFuzzInput({data, size});
   if (!source) return 0;
   auto loaded = bpfdiff::LoadCase(*source);
   if (!loaded) return 0;
+  ++totals->cases;
   bpfdiff::jit::JitOptions options;
   options.bugs = settings->bugs.jit;
   options.atomics = size > 2 && (data[2] & 0x80) ? bpfdiff::jit::AtomicLowering::kLlSc
@@ -89,7 +114,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint64_t filler_bytes = 4 * (1 + (size > 3 ? data[3] : 0) * 7);
   for (const auto& program : loaded->programs) {
     auto first = jit.Compile(program.program);
-    if (!first) return 0;  // e.g. legacy packet loads: nothing to compare
+    if (!first) {  // e.g. legacy packet loads: nothing to compare
+      ++totals->programs_refused;
+      return 0;
+    }
     const auto a = Snapshot(*first);
     auto again = jit.Compile(program.program);
     if (!again) {
@@ -114,12 +142,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
              fmt::format("subprogram {}: the exception table's targets differ between compiles", s));
       }
     }
+    ++totals->programs_compared;
     jit.Release(*first);
     jit.Release(*again);
     jit.Release(*moved);
     if (filler) sandbox->pack().Free(std::move(filler).value());
   }
   if (auto failure = sandbox->UnicornFailure()) {
+    ReportTotals();
     bpfdiff::fuzz::ExitOnHarnessFailure("jit_determinism_fuzzer", *failure);
   }
   return 0;
