@@ -245,7 +245,7 @@ def main(argv):
   parser.add_argument('out_dir', type=pathlib.Path)
   parser.add_argument('--bpfdiff', default=str(CHECKOUT / 'build/dev/cli/bpfdiff'),
                       help='the bpfdiff tool, for `bpfdiff planted list` (default: the dev build)')
-  parser.add_argument('--seconds', type=int, default=120, help='how long to fuzz for each bug at most')
+  parser.add_argument('--seconds', type=int, default=300, help='how long to fuzz for each bug at most')
   parser.add_argument('--targets', default=','.join(TARGETS), help='which targets to check, of those present')
   args = parser.parse_args(argv[1:])
   try:
