@@ -14,6 +14,9 @@ add_custom_target(all_fuzzers)
 function(bpfdiff_fuzz_target name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
+  # Wherever a target is declared (beside the parser it fuzzes, in the room
+  # that parser lives in), its binary is in one place with the others.
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz/targets)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} bpfdiff_warnings)
   if(BPFDIFF_LIBFUZZER)
     separate_arguments(engine UNIX_COMMAND "${BPFDIFF_FUZZING_ENGINE}")

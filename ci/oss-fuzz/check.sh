@@ -17,8 +17,9 @@
 #    source tree reached through that link; one per
 #    sanitizer) is kept between runs, so a rerun builds incrementally.
 # 3. Checks every target in $OUT as OSS-Fuzz's check_build does
-#    (ci/oss-fuzz/check_out.py), and that every target declared in
-#    fuzz/targets/ is there.
+#    (ci/oss-fuzz/check_out.py), and that every target the checkout
+#    declares (bpfdiff_fuzz_target, in fuzz/targets/ or beside the parser it
+#    fuzzes) is there.
 #
 # What differs from OSS-Fuzz, and what the check does about it:
 #  - Unicorn: Debian's static libunicorn.a 2.0.1 (all architectures, no
@@ -151,6 +152,6 @@ echo "  build.sh: $(($SECONDS - started)) s; \$OUT is $OUT"
 checks_started=$SECONDS
 status=0
 python3 "$checkout/ci/oss-fuzz/check_out.py" --out "$OUT" --sanitizer "$sanitizer" ${only:+--only "$only"} \
-  --declared "$checkout"/fuzz/targets/CMakeLists.txt "$checkout"/fuzz/targets/*.cmake || status=$?
+  --source-dir "$checkout" || status=$?
 echo "  checks: $(($SECONDS - checks_started)) s; whole check: $(($SECONDS - started)) s"
 exit $status

@@ -289,12 +289,19 @@ def check_target(target, runs, sanitizer):
       check_fuzzing(target, workdir, runs)
 
 
-def declared_targets(sources):
-  """Names declared with bpfdiff_fuzz_target( in the given CMake files."""
+def declared_targets(source_dir):
+  """Names declared with bpfdiff_fuzz_target( in the checkout's CMake files.
+
+  A target is declared in the room of what it fuzzes (fuzz/targets/,
+  report/fuzz/, cli/plugin/fuzz/), so every CMakeLists.txt and .cmake file
+  is read, but those of build trees and tests/."""
   names = set()
-  for path in sources:
-    with open(path, encoding="utf-8") as f:
-      names.update(re.findall(r"^\s*bpfdiff_fuzz_target\(\s*(\w+)", f.read(), re.MULTILINE))
+  for top, dirs, files in os.walk(source_dir):
+    dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("build", "tests")]
+    for name in files:
+      if name == "CMakeLists.txt" or name.endswith(".cmake"):
+        with open(os.path.join(top, name), encoding="utf-8") as f:
+          names.update(re.findall(r"^\s*bpfdiff_fuzz_target\(\s*(\w+)", f.read(), re.MULTILINE))
   return names
 
 
@@ -306,8 +313,8 @@ def main():
   parser.add_argument("--only", help="check this one target")
   parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                       help="targets checked at once (default: one per CPU)")
-  parser.add_argument("--declared", nargs="*", default=[],
-                      help="CMake files whose bpfdiff_fuzz_target() declarations must all be in $OUT")
+  parser.add_argument("--source-dir",
+                      help="the checkout: every target it declares (bpfdiff_fuzz_target) must be in $OUT")
   args = parser.parse_args()
   out = os.path.abspath(args.out)
 
@@ -316,8 +323,8 @@ def main():
     print(f"FAIL: {args.only} is not a fuzz target in {out}")
     return 1
   failed = []
-  if not args.only:
-    missing = sorted(declared_targets(args.declared) - set(names))
+  if not args.only and args.source_dir:
+    missing = sorted(declared_targets(args.source_dir) - set(names))
     if missing:
       print(f"FAIL: declared but not in $OUT: {' '.join(missing)}")
       failed += missing

@@ -10,7 +10,7 @@ other and against the fuzz targets the build declares.
 - both Dockerfiles: the same packages and the same pinned Unicorn, the
   project where build.sh looks for it, and build.sh copied to $SRC;
 - build.sh builds all_fuzzers and copies what the build's fuzz_targets.tsv
-  lists, and that list holds every bpfdiff_fuzz_target() of fuzz/targets/;
+  lists, and that list holds every bpfdiff_fuzz_target() of the checkout;
   .clusterfuzzlite/build.sh runs that build.sh;
 - the workflows (.github/workflows/): pull requests in code-change mode,
   batch fuzzing on a schedule with pruning after it, coverage from a
@@ -23,6 +23,7 @@ has none, and that a broken copy has the problem they planted.
 import argparse
 import copy
 import glob
+import importlib.util
 import os
 import re
 import sys
@@ -132,11 +133,12 @@ def source_layout_problems(dockerfile, build_script):
 
 # --- build.sh and the fuzz targets --------------------------------------------
 
-def declared_targets(texts):
-  names = set()
-  for text in texts:
-    names.update(re.findall(r"^\s*bpfdiff_fuzz_target\(\s*(\w+)", text, re.MULTILINE))
-  return names
+def check_out():
+  """ci/oss-fuzz/check_out.py, whose declared_targets the OSS-Fuzz check uses."""
+  spec = importlib.util.spec_from_file_location("check_out", os.path.join(SOURCE_DIR, "ci", "oss-fuzz", "check_out.py"))
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
 
 
 def manifest_targets(text):
@@ -152,9 +154,9 @@ def build_script_problems(build_sh, declared, manifest):
   for variable in ("CC", "CXX", "CFLAGS", "CXXFLAGS", "LIB_FUZZING_ENGINE", "SRC", "OUT", "WORK"):
     if not re.search(r"\$\{?" + variable + r"\b", build_sh):
       problems.append(f"build.sh ignores ${variable}")
-  problems += [f"{name}: declared in fuzz/targets/ but not in the build's fuzz_targets.tsv"
+  problems += [f"{name}: declared in the checkout but not in the build's fuzz_targets.tsv"
                for name in sorted(declared - manifest)]
-  problems += [f"{name}: in fuzz_targets.tsv but declared nowhere in fuzz/targets/"
+  problems += [f"{name}: in fuzz_targets.tsv but declared nowhere in the checkout"
                for name in sorted(manifest - declared)]
   return problems
 
@@ -258,10 +260,7 @@ class ProjectFiles(unittest.TestCase):
     self.assertEqual(commands, ['exec bash -eux "$SRC/bpfdiff/ci/oss-fuzz/build.sh"'])
 
   def test_build_sh_copies_every_declared_target(self):
-    texts = [read(os.path.relpath(p, SOURCE_DIR)) for p in
-             glob.glob(os.path.join(SOURCE_DIR, "fuzz", "targets", "*.cmake")) +
-             [os.path.join(SOURCE_DIR, "fuzz", "targets", "CMakeLists.txt")]]
-    declared = declared_targets(texts)
+    declared = check_out().declared_targets(SOURCE_DIR)
     self.assertGreaterEqual(len(declared), 5)
     with open(MANIFEST, encoding="utf-8") as f:
       manifest = manifest_targets(f.read())
@@ -289,7 +288,7 @@ class TheChecksFail(unittest.TestCase):
   def test_a_target_build_sh_would_not_copy(self):
     problems = build_script_problems(read("ci/oss-fuzz/build.sh"), {"a_fuzzer", "b_fuzzer"},
                                      {"a_fuzzer"})
-    self.assertEqual(problems, ["b_fuzzer: declared in fuzz/targets/ but not in the build's "
+    self.assertEqual(problems, ["b_fuzzer: declared in the checkout but not in the build's "
                                 "fuzz_targets.tsv"])
 
   def test_a_build_sh_with_a_list_kept_by_hand(self):
