@@ -12,11 +12,7 @@
 //    the same JSON again.
 #include "fuzz/targets/libfuzzer_entry_points.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -26,35 +22,19 @@
 
 #include <fmt/format.h>
 
+#include "report/fuzz/target_support.h"
 #include "report/history.h"
 
 namespace {
 
 using namespace bpfdiff;
 using namespace bpfdiff::report;
+using fuzzing::Fatal;
+using fuzzing::Found;
 
 constexpr size_t kMaxNights = 64;  // enough to cross any `keep`; bounds the files written
 
-std::filesystem::path* dir = nullptr;
-
-void RemoveDirectory() {
-  if (dir == nullptr) return;
-  std::error_code ec;
-  std::filesystem::remove_all(*dir, ec);
-}
-
-[[noreturn]] void Found(std::string_view what) {
-  fmt::print(stderr, "\n==== history_fuzzer finding ====\n{}\n", what);
-  std::fflush(stderr);
-  RemoveDirectory();
-  std::abort();
-}
-
-[[noreturn]] void Fatal(std::string_view what) {
-  fmt::print(stderr, "history_fuzzer: {}\n", what);
-  RemoveDirectory();
-  std::exit(2);
-}
+std::filesystem::path* dir = nullptr;  // the nights, in the scratch directory
 
 std::vector<std::string_view> SplitNights(std::string_view text) {
   std::vector<std::string_view> nights;
@@ -83,24 +63,10 @@ void WriteNights(const std::vector<std::string_view>& nights) {
   }
 }
 
-void CheckRoundTrip(const HistoryEntry& entry) {
-  const Json written = HistoryEntryToJson(entry);
-  auto again = HistoryEntryFromJson(written, "written");
-  if (!again) Found("what the writer wrote does not read: " + again.message() + "\n" + DumpJson(written));
-  if (DumpJson(HistoryEntryToJson(*again)) != DumpJson(written)) {
-    Found("read back, the entry writes differently:\n" + DumpJson(written));
-  }
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  std::error_code ec;
-  const std::filesystem::path base = std::filesystem::temp_directory_path(ec);
-  std::string name = ((ec ? std::filesystem::path("/tmp") : base) / "history_fuzzer.XXXXXX").string();
-  if (mkdtemp(name.data()) == nullptr) Fatal(fmt::format("cannot make a directory {}", name));
-  dir = new std::filesystem::path(std::filesystem::path(name) / "history");
-  std::atexit(RemoveDirectory);
+  dir = new std::filesystem::path(fuzzing::MakeScratchDirectory("history_fuzzer") / "history");
   return 0;
 }
 
@@ -125,6 +91,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (!named) Found(fmt::format("the reason does not name a night it kept: '{}'", reason));
   }
-  for (const HistoryEntry& entry : history->entries) CheckRoundTrip(entry);
+  for (const HistoryEntry& entry : history->entries) fuzzing::CheckHistoryRoundTrip(entry);
   return 0;
 }

@@ -15,21 +15,17 @@
 // makes (TMPDIR, read here in the main) and removes at exit.
 #include "fuzz/targets/libfuzzer_entry_points.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 #include <fmt/format.h>
 
 #include "fuzz/stats/stats_file.h"
 #include "report/conformance_json.h"
+#include "report/fuzz/target_support.h"
 #include "report/history.h"
 #include "report/planted_results.h"
 #include "report/report_inputs.h"
@@ -39,21 +35,9 @@ namespace {
 
 using namespace bpfdiff;
 using namespace bpfdiff::report;
+using fuzzing::Found;
 
-std::filesystem::path* input_path = nullptr;
-
-void RemoveDirectory() {
-  if (input_path == nullptr) return;
-  std::error_code ec;
-  std::filesystem::remove_all(input_path->parent_path(), ec);
-}
-
-[[noreturn]] void Found(std::string_view what) {
-  fmt::print(stderr, "\n==== report_json_fuzzer finding ====\n{}\n", what);
-  std::fflush(stderr);
-  RemoveDirectory();
-  std::abort();
-}
+std::filesystem::path* input_path = nullptr;  // in the scratch directory
 
 // A loader's error names the file it read.
 template <typename T>
@@ -134,26 +118,13 @@ void CheckHistoryEntry() {
   if (!Loaded(json, "history entry")) return;
   auto entry = HistoryEntryFromJson(*json, input_path->string());
   if (!Loaded(entry, "history entry")) return;
-  const Json written = HistoryEntryToJson(*entry);
-  auto again = HistoryEntryFromJson(written, "written");
-  if (!again) Found("history: what the writer wrote does not read: " + again.message());
-  if (DumpJson(HistoryEntryToJson(*again)) != DumpJson(written)) {
-    Found("history: read back, the entry writes differently:\n" + DumpJson(written));
-  }
+  fuzzing::CheckHistoryRoundTrip(*entry);
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  std::error_code ec;
-  const std::filesystem::path base = std::filesystem::temp_directory_path(ec);
-  std::string dir = ((ec ? std::filesystem::path("/tmp") : base) / "report_json_fuzzer.XXXXXX").string();
-  if (mkdtemp(dir.data()) == nullptr) {
-    fmt::print(stderr, "report_json_fuzzer: cannot make a directory {}\n", dir);
-    std::exit(2);
-  }
-  input_path = new std::filesystem::path(std::filesystem::path(dir) / "input.json");
-  std::atexit(RemoveDirectory);
+  input_path = new std::filesystem::path(fuzzing::MakeScratchDirectory("report_json_fuzzer") / "input.json");
   return 0;
 }
 
@@ -162,10 +133,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::ofstream out(*input_path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   out.close();
-  if (!out) {
-    fmt::print(stderr, "report_json_fuzzer: cannot write {}\n", input_path->string());
-    std::exit(2);
-  }
+  if (!out) fuzzing::Fatal(fmt::format("cannot write {}", input_path->string()));
   CheckConformance();
   auto stats = CheckFuzzStats();
   const std::vector<FuzzRun> runs = CheckFuzzRuns();
