@@ -81,27 +81,35 @@ InsnClass ClassOfInsn(const isa::Insn& insn) {
   }
 }
 
+namespace {
+
+// The run `diverged` was compared with: the first of the list it is in
+// (the main runs, or one input variant's).
+const EngineRun& ReferenceOf(const CaseRun& run, const EngineRun& diverged) {
+  const auto holds = [&](const std::vector<EngineRun>& list) {
+    return !list.empty() && &diverged >= &list.front() && &diverged <= &list.back();
+  };
+  for (const auto& variant : run.variants) {
+    if (holds(variant)) return variant.front();
+  }
+  return run.runs.front();
+}
+
+}  // namespace
+
 std::optional<DivergenceKind> KindOfFirstDivergence(const CaseSource& source, const CaseRun& run) {
-  // The lists of runs in CaseRun::FirstDivergence's order; each list's
-  // first run is the reference its others were compared with.
-  std::vector<const std::vector<EngineRun>*> lists = {&run.runs};
-  for (const auto& variant : run.variants) lists.push_back(&variant);
-  for (const auto* list : lists) {
-    for (const auto& candidate : *list) {
-      if (candidate.verdict.kind != Verdict::Kind::kDivergence) continue;
-      DivergenceKind kind;
-      kind.field = FieldOfVerdict(candidate.verdict.field);
-      if (const EngineSpec* spec = FindEngine(candidate.engine)) kind.lowering = spec->atomics;
-      const EngineRun& reference = list->front();
-      if (reference.outcome && candidate.outcome) {
-        if (const FaultInfo* fault = FaultAtIssue(kind.field, *reference.outcome, *candidate.outcome)) {
-          kind.insn_class = ClassAt(source, *fault);
-        }
-      }
-      return kind;
+  const EngineRun* diverged = run.FirstDivergence();  // nothing to do for the inputs that agree
+  if (diverged == nullptr) return std::nullopt;
+  DivergenceKind kind;
+  kind.field = FieldOfVerdict(diverged->verdict.field);
+  if (const EngineSpec* spec = FindEngine(diverged->engine)) kind.lowering = spec->atomics;
+  const EngineRun& reference = ReferenceOf(run, *diverged);
+  if (reference.outcome && diverged->outcome) {
+    if (const FaultInfo* fault = FaultAtIssue(kind.field, *reference.outcome, *diverged->outcome)) {
+      kind.insn_class = ClassAt(source, *fault);
     }
   }
-  return std::nullopt;
+  return kind;
 }
 
 std::string_view DivergentFieldName(DivergentField field) {
