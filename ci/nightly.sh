@@ -95,15 +95,7 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 json_string() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; printf '"%s"' "$s"; }
 
 # The [libfuzzer] options of a target's .options file, as flags.
-target_options() {
-  local key value
-  while IFS='=' read -r key value; do
-    key="${key// /}" value="${value// /}"
-    [[ -n "$key" && -n "$value" && "$key" != \[* ]] || continue
-    [[ "$key" == dict ]] && value="$checkout/fuzz/targets/$value"
-    echo "-$key=$value"
-  done < "$checkout/fuzz/targets/$1.options"
-}
+target_options() { python3 "$checkout/ci/libfuzzer_options.py" "$checkout/fuzz/targets/$1.options"; }
 
 # A finding is libFuzzer's crash exit (77, after the target's abort) with
 # the target's own banner in the log (with -fork, inside the worker's log

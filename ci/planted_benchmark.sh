@@ -96,13 +96,8 @@ run_one() {
   local target=${target_of[$bug]}
   local dir="$out/runs/$bug/$mode${seed:+-$seed}"
   rm -rf "$dir"; mkdir -p "$dir/corpus"
-  local options=() key value
-  while IFS='=' read -r key value; do
-    key="${key// /}" value="${value// /}"
-    [[ -n "$key" && -n "$value" && "$key" != \[* ]] || continue
-    [[ "$key" == dict ]] && value="$checkout/fuzz/targets/$value"
-    options+=("-$key=$value")
-  done < "$checkout/fuzz/targets/$target.options"
+  local options=()
+  mapfile -t options < <(python3 "$checkout/ci/libfuzzer_options.py" "$checkout/fuzz/targets/$target.options")
   local inputs=(corpus)
   [[ $mode == seeds ]] && inputs+=("$checkout/fuzz/corpus/$target")
   [[ -n "$seed" ]] && options+=("-seed=$seed")

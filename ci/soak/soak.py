@@ -26,6 +26,8 @@ import signal
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # ci/
+
 import soak_plot
 import summary
 from libfuzzer_options import flags_from_options

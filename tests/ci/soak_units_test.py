@@ -20,6 +20,7 @@ SOAK_DIR = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else None
 if SOAK_DIR is None:
     sys.exit("usage: soak_units_test.py CI_SOAK_DIR")
 sys.path.insert(0, SOAK_DIR)
+sys.path.insert(0, os.path.dirname(os.path.abspath(SOAK_DIR)))  # ci/libfuzzer_options.py
 
 import findings  # noqa: E402
 import fork_status  # noqa: E402

@@ -55,6 +55,9 @@ import zipfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import crash_states  # pylint: disable=wrong-import-position
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / 'ci'))
+from libfuzzer_options import flags_from_options  # pylint: disable=wrong-import-position
+
 CHECKOUT = pathlib.Path(__file__).resolve().parents[2]
 TARGETS = ['diff_fuzzer', 'pack_fuzzer', 'recursion_fuzzer']
 
@@ -92,22 +95,8 @@ def environment(out_dir, bug):
 
 
 def libfuzzer_options(out_dir, target):
-  """The [libfuzzer] section of TARGET.options, as -key=value flags."""
-  options = []
-  path = out_dir / (target + '.options')
-  if not path.exists():
-    return options
-  section = None
-  for line in path.read_text().splitlines():
-    line = line.strip()
-    if line.startswith('['):
-      section = line.strip('[]')
-    elif '=' in line and section == 'libfuzzer':
-      key, value = (part.strip() for part in line.split('=', 1))
-      if key == 'dict':
-        value = str(out_dir / value)
-      options.append('-%s=%s' % (key, value))
-  return options
+  """The [libfuzzer] section of TARGET.options in OUT_DIR, as -key=value flags."""
+  return flags_from_options(str(out_dir / (target + '.options')))
 
 
 def catalog(bpfdiff):
