@@ -61,10 +61,13 @@ mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
 if [[ ! -x "$build/cli/bpfdiff" ]]; then
+  [[ "$build" == "$checkout/build/release" ]] ||
+    { echo "planted_benchmark: no bpfdiff in $build/cli (--build names a build as it is)" >&2; exit 2; }
   cmake --preset release >/dev/null
   cmake --build --preset release -j "$(nproc)" --target bpfdiff diff_fuzzer pack_fuzzer recursion_fuzzer \
     > "$out/build.log" 2>&1 || { tail -20 "$out/build.log"; echo "planted_benchmark: build failed"; exit 1; }
 fi
+build="$(cd "$build" && pwd)"  # the runs start in directories of their own
 bpfdiff="$build/cli/bpfdiff"
 
 # The catalog: name, target, area, value-dependent, fixed by, what.
