@@ -10,7 +10,6 @@
 
 #include "cli/commands.h"
 #include "report/history.h"
-#include "report/planted_results.h"
 #include "report/report_files.h"
 #include "report/report_inputs.h"
 #include "report/report_writers.h"
@@ -29,38 +28,6 @@ struct ReportArgs {
   std::string coverage, coverage_root = ".", coverage_html;
 };
 
-// The parts' files on their own, each as the report reads it: one that
-// does not load (a fuzz target killed before it wrote its stats, a file
-// edited by hand) is left out and named, and the report is made from the
-// others, so that one bad part does not lose the whole night.
-std::vector<std::string> LeaveOutUnreadableParts(report::ReportInputs& inputs) {
-  std::vector<std::string> problems;
-  std::erase_if(inputs.fuzz_stats, [&](const std::filesystem::path& path) {
-    auto loaded = report::LoadFuzzStats(path);
-    if (!loaded) problems.push_back(loaded.message());
-    return !loaded;
-  });
-  if (inputs.fuzz_runs) {
-    if (auto loaded = report::LoadFuzzRuns(*inputs.fuzz_runs); !loaded) {
-      problems.push_back(loaded.message());
-      inputs.fuzz_runs.reset();
-    }
-  }
-  if (inputs.planted) {
-    if (auto loaded = report::LoadPlanted(*inputs.planted); !loaded) {
-      problems.push_back(loaded.message());
-      inputs.planted.reset();
-    }
-  }
-  if (inputs.coverage) {
-    if (auto loaded = report::LoadSourceCoverage(*inputs.coverage, inputs.checkout); !loaded) {
-      problems.push_back(loaded.message());
-      inputs.coverage.reset();
-    }
-  }
-  return problems;
-}
-
 int Run(const ReportArgs& args) {
   report::ReportInputs inputs;
   inputs.conformance = args.conformance;
@@ -71,20 +38,15 @@ int Run(const ReportArgs& args) {
   if (!args.coverage.empty()) inputs.coverage = args.coverage;
   inputs.checkout = args.coverage_root;
   inputs.coverage_html = args.coverage_html;
-  // The conformance results are the report's spine: without them there is
-  // nothing to report (exit 2, nothing written).
-  if (auto conformance = report::LoadConformance(inputs.conformance); !conformance) {
-    fmt::print(stderr, "bpfdiff report: {}\n", conformance.message());
-    return kExitBadInput;
-  }
-  const std::vector<std::string> left_out = LeaveOutUnreadableParts(inputs);
+  // Without the conformance results there is nothing to report (exit 2,
+  // nothing written); an optional part that does not load is left out.
   auto model = report::LoadReportInputs(inputs);
   if (!model) {
     fmt::print(stderr, "bpfdiff report: {}\n", model.message());
     return kExitBadInput;
   }
   int status = kExitOk;
-  for (const auto& problem : left_out) {
+  for (const auto& problem : model->inputs_left_out) {
     fmt::print(stderr, "bpfdiff report: {}; left out of the report\n", problem);
     model->notes.push_back(fmt::format("input left out: {}", problem));
     status = kExitBadInput;

@@ -136,32 +136,31 @@ Result<ReportModel> LoadReportInputs(const ReportInputs& inputs) {
   auto conformance = LoadConformance(inputs.conformance);
   if (!conformance) return conformance.error();
   model.conformance = std::move(conformance).value();
+  // The other parts are optional: one that does not load (a fuzz target
+  // killed before it wrote its stats, a file edited by hand) is left out and
+  // named, so that one bad part does not lose the whole night.
+  const auto take = [&model](auto loaded) {
+    if (!loaded) model.inputs_left_out.push_back(loaded.message());
+    return loaded ? std::make_optional(std::move(loaded).value()) : std::nullopt;
+  };
   std::vector<FuzzStats> stats;
   for (const auto& path : inputs.fuzz_stats) {
-    auto loaded = LoadFuzzStats(path);
-    if (!loaded) return loaded.error();
-    stats.push_back(std::move(loaded).value());
+    if (auto loaded = take(LoadFuzzStats(path))) stats.push_back(std::move(*loaded));
   }
   std::vector<FuzzRun> runs;
   if (inputs.fuzz_runs) {
-    auto loaded = LoadFuzzRuns(*inputs.fuzz_runs);
-    if (!loaded) return loaded.error();
-    runs = std::move(loaded).value();
+    if (auto loaded = take(LoadFuzzRuns(*inputs.fuzz_runs))) runs = std::move(*loaded);
   }
   auto fuzz = MergeFuzz(runs, stats);
   if (!fuzz) return fuzz.error();
   model.fuzz = std::move(fuzz).value();
   if (inputs.planted) {
-    auto planted = LoadPlanted(*inputs.planted);
-    if (!planted) return planted.error();
-    model.planted = std::move(planted).value();
+    if (auto loaded = take(LoadPlanted(*inputs.planted))) model.planted = std::move(*loaded);
   }
   model.upstream_suite = inputs.upstream_suite;
   if (inputs.coverage) {
-    auto coverage = LoadSourceCoverage(*inputs.coverage, inputs.checkout);
-    if (!coverage) return coverage.error();
-    model.source_coverage = std::move(coverage).value();
-    model.source_coverage->html = inputs.coverage_html;
+    model.source_coverage = take(LoadSourceCoverage(*inputs.coverage, inputs.checkout));
+    if (model.source_coverage) model.source_coverage->html = inputs.coverage_html;
   }
   return model;
 }

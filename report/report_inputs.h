@@ -36,7 +36,9 @@ struct ReportInputs {
 };
 
 // Every input loaded and merged; the timestamp, history and notes are the
-// caller's to fill.
+// caller's to fill. The conformance results are required (an error when
+// they do not load); an optional part that does not load is left out and
+// its loader's message kept in ReportModel::inputs_left_out.
 Result<ReportModel> LoadReportInputs(const ReportInputs& inputs);
 
 Result<ConformanceSummary> LoadConformance(const std::filesystem::path& path);

@@ -77,6 +77,9 @@ struct ReportModel {
   std::vector<PlantedCheck> planted;
   std::vector<HistoryEntry> history;  // previous nights, oldest first
   std::vector<std::string> notes;     // things the reader should know (a history file skipped, ...)
+  // Optional inputs that did not load, each the loader's message naming
+  // its file (LoadReportInputs): the report is made from the others.
+  std::vector<std::string> inputs_left_out;
 
   // Every part passed: no conformance failure, no fuzz finding or error,
   // every planted bug detected.

@@ -219,5 +219,24 @@ TEST(PlantedResults, AnUnknownFormatIsAnErrorNamingTheFile) {
   EXPECT_NE(planted.message().find("bpfdiff-planted-9"), std::string::npos) << planted.message();
 }
 
+// Optional parts that do not load are left out and named; the report is
+// made from the rest. The conformance results are required.
+TEST(ReportInputs, OptionalPartsThatDoNotLoadAreLeftOutAndNamed) {
+  ReportInputs inputs;
+  inputs.conformance = Fixture("conformance.json");
+  inputs.fuzz_stats = {Fixture("diff_fuzzer_stats.json"), TempFile("broken_stats.json", "{\"target\": ")};
+  inputs.planted = TempFile("broken_planted.json", "[");
+  auto model = LoadReportInputs(inputs);
+  ASSERT_TRUE(model) << model.message();
+  ASSERT_EQ(model->inputs_left_out.size(), 2u);
+  EXPECT_NE(model->inputs_left_out[0].find("broken_stats.json"), std::string::npos) << model->inputs_left_out[0];
+  EXPECT_NE(model->inputs_left_out[1].find("broken_planted.json"), std::string::npos) << model->inputs_left_out[1];
+  EXPECT_EQ(model->fuzz.size(), 1u);  // the stats that loaded
+  EXPECT_TRUE(model->planted.empty());
+
+  inputs.conformance = TempFile("broken_conformance.json", "{");
+  EXPECT_FALSE(LoadReportInputs(inputs));
+}
+
 }  // namespace
 }  // namespace bpfdiff::report
