@@ -4,6 +4,7 @@
 
 #include "cli/listing/jit_listing.h"
 #include "fuzz/diff/triage.h"
+#include "fuzz/findings/divergence_kind.h"
 #include "harness/diff/engines.h"
 #include "harness/diff/jit_engine.h"
 #include "isa/disassembler.h"
@@ -11,33 +12,33 @@
 namespace bpfdiff::cli {
 namespace {
 
-// The arm64 code of the diverging engine around the faulting slot (the
-// whole program when no instruction is known), compiled again in the same
-// sandbox.
-std::string CodeAround(fuzz::DiffHarness& harness, const A64Disassembler& disassembler, const PlantedBugs& bugs,
-                       const CaseRun& run, const EngineRun& diverged) {
-  if (!run.loaded) return "";
-  jit::JitOptions options;
-  const EngineSpec* spec = FindEngine(diverged.engine);
-  if (spec == nullptr || spec->kind != EngineKind::kJit) return "";
-  options.atomics = spec->atomics;
-  options.bugs = bugs.jit;
-  JitEngine engine(harness.sandbox(), options, diverged.engine);
-  harness.sandbox().env().Install(*run.loaded);
-  if (!engine.Prepare(*run.loaded)) return "";
+// The arm64 code of the diverging engine around the culprit (else the
+// faulting slot; the whole program when no instruction is known), compiled
+// again as the run compiled it.
+std::string CodeAround(fuzz::DiffHarness& harness, const A64Disassembler& disassembler, const CaseRun& run,
+                       const EngineRun& diverged, const Localization& localization) {
+  auto again = PreparedAgain::For(harness.runner(), run, diverged);
+  if (!again) return fmt::format("  (not shown: {})\n", again.message());
   ListingOptions listing;
   size_t program = 0;
   const Outcome& reference = *run.runs.front().outcome;
   const Outcome& candidate = *diverged.outcome;
   const std::optional<FaultInfo> fault = reference.fault ? reference.fault : candidate.fault;
-  if (fault) {
-    program = fault->program;
-    listing.first_slot = fault->insn >= 3 ? fault->insn - 3 : 0;
-    listing.last_slot = fault->insn + 3;
-    listing.mark_slot = fault->insn;
+  std::optional<std::pair<size_t, uint32_t>> at;  // program, slot
+  if (localization.culprit) {
+    at = {localization.culprit->program, localization.culprit->slot};
+  } else if (fault) {
+    at = {fault->program, fault->insn};
   }
-  if (program >= engine.compiled().size()) return "";
-  return JitListing(disassembler, run.loaded->programs[program].program, engine.compiled()[program],
+  if (at) {
+    program = at->first;
+    listing.first_slot = at->second >= 3 ? at->second - 3 : 0;
+    listing.last_slot = at->second + 3;
+    listing.mark_slot = at->second;
+  }
+  const auto& compiled = *(*again)->jit().compiled_programs();
+  if (program >= compiled.size()) return "";
+  return JitListing(disassembler, run.loaded->programs[program].program, compiled[program],
                     harness.sandbox().env().memory(), listing);
 }
 
@@ -52,7 +53,7 @@ ReplayReport CouldNotRun(std::string why) {
 }  // namespace
 
 ReplayReport ReplayArtifact(fuzz::DiffHarness& harness, const A64Disassembler& disassembler,
-                            const PlantedBugs& bugs, const std::string& path) {
+                            const std::string& path) {
   auto source = fuzz::LoadArtifact(path);
   if (!source) {
     // Every loader's message names the file, but for one that did not.
@@ -92,8 +93,13 @@ ReplayReport ReplayArtifact(fuzz::DiffHarness& harness, const A64Disassembler& d
     report.end = ReplayEnd::kDivergence;
     report.status = kExitFailed;
     out += fmt::format("DIVERGENCE {}: {}\n", diverged->engine, diverged->verdict.Describe());
+    const Localization localization = harness.Localize(run);
+    out += DescribeLocalization(localization, *run.loaded);
+    if (auto kind = fuzz::KindOfFirstDivergence(*source, run, &localization)) {
+      out += fmt::format("finding kind: {}\n", fuzz::DescribeKind(*kind));
+    }
     out += fmt::format("arm64 code ({}):\n{}", diverged->engine,
-                       CodeAround(harness, disassembler, bugs, run, *diverged));
+                       CodeAround(harness, disassembler, run, *diverged, localization));
     // Compiling again patches text, which asks Unicorn to drop translations.
     if (auto failure = harness.sandbox().UnicornFailure()) {
       report.err = fmt::format("bpfdiff replay: {}: after the run: {}\n", path, *failure);

@@ -35,8 +35,9 @@ struct ReplayReport {
 
 // A case the load step rejects is reported as such and is not a failure:
 // the fuzz targets count such inputs (the corpus keeps a few on purpose),
-// they are not findings. `bugs` must be the ones `harness` was made with.
+// they are not findings. A divergence is localized (its culprit named) and
+// shown with the diverging JIT's code around the culprit.
 ReplayReport ReplayArtifact(fuzz::DiffHarness& harness, const A64Disassembler& disassembler,
-                            const PlantedBugs& bugs, const std::string& path);
+                            const std::string& path);
 
 }  // namespace bpfdiff::cli

@@ -19,6 +19,7 @@
 
 #include "cli/replay_artifact.h"
 #include "fuzz/diff/triage.h"
+#include "fuzz/findings/divergence_kind.h"
 #include "harness/conformance/export.h"
 #include "isa/disassembler.h"
 #include "jit/a64/disasm/a64_disassembler.h"
@@ -66,7 +67,7 @@ int Replay(const std::vector<std::string>& artifacts, const Settings& settings) 
       report.status = kExitBadInput;
       report.err = fmt::format("bpfdiff replay: {}: not replayed: {}\n", path, *cannot_create);
     } else {
-      report = ReplayArtifact(*harness, *disassembler, settings.bugs, path);
+      report = ReplayArtifact(*harness, *disassembler, path);
       if (report.unicorn_failed) harness.reset();
     }
     fmt::print("{}", report.out);
@@ -105,9 +106,12 @@ int Minimize(const std::string& artifact, const std::string& output, const Setti
   const CaseRun run = (*harness)->RunCase(result->source);
   if (ReportUnicornFailure(**harness, "minimize", artifact)) return kExitBadInput;
   const EngineRun* diverged = run.FirstDivergence();
+  const Localization localization = (*harness)->Localize(run);
+  const auto kind = KindOfFirstDivergence(result->source, run, &localization);
   const std::string comment = fmt::format(
-      "Minimized by bpfdiff from {} ({} -> {} slots).\n{}: {}", artifact, result->slots_before,
-      result->slots_after, diverged ? diverged->engine : "?", diverged ? diverged->verdict.Describe() : "");
+      "Minimized by bpfdiff from {} ({} -> {} slots).\n{}: {}\nfinding kind: {}", artifact, result->slots_before,
+      result->slots_after, diverged ? diverged->engine : "?", diverged ? diverged->verdict.Describe() : "",
+      kind ? DescribeKind(*kind) : "?");
   if (auto status = WriteFile(output, ExportCase(result->source, *run.runs.front().outcome, comment)); !status) {
     fmt::print(stderr, "bpfdiff minimize: {}\n", status.message());
     return kExitBadInput;
@@ -115,6 +119,7 @@ int Minimize(const std::string& artifact, const std::string& output, const Setti
   fmt::print("{} slots before, {} after ({} runs); written to {}\n", result->slots_before, result->slots_after,
              result->runs, output);
   fmt::print("{}", isa::DisassembleForDisplay(result->source.programs.front()));
+  if (run.loaded) fmt::print("{}", DescribeLocalization(localization, *run.loaded));
   return kExitOk;
 }
 

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "oracle/boundary_trace.h"
+
 namespace bpfdiff {
 namespace {
 
@@ -160,6 +162,41 @@ MemorySnapshot GuestEnvironment::Capture(int cpu, const StackGeometry& geometry)
     snapshot.map_values.assign(values, values + values_bytes_);
   }
   return snapshot;
+}
+
+namespace {
+
+// A 64-bit digest of `length` bytes: equal bytes give equal digests; two
+// different regions collide with a chance of about 2^-64.
+uint64_t DigestBytes(const uint8_t* bytes, size_t length) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ length;
+  size_t i = 0;
+  for (; i + 8 <= length; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes + i, 8);
+    h = (h ^ word) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  for (; i < length; ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  return h ^ (h >> 29);
+}
+
+}  // namespace
+
+MemoryDigest GuestEnvironment::Digest(int cpu, const StackGeometry& geometry) const {
+  MemoryDigest digest;
+  for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
+    const uint64_t fp = geometry.FramePointer(cpu, depth);
+    digest.stack_frames[static_cast<size_t>(depth)] =
+        DigestBytes(memory_.HostPointer(fp - isa::kStackSize, isa::kStackSize), isa::kStackSize);
+  }
+  if (context_length_ != 0) {
+    digest.context = DigestBytes(memory_.HostPointer(context_address_, context_length_), context_length_);
+  }
+  if (values_bytes_ != 0) {
+    digest.map_values = DigestBytes(memory_.HostPointer(guest::kMapValuesBase, values_bytes_), values_bytes_);
+  }
+  return digest;
 }
 
 }  // namespace bpfdiff

@@ -19,6 +19,8 @@
 
 namespace bpfdiff {
 
+struct MemoryDigest;
+
 // Where the BPF frame pointer (r10) of each call depth lies relative to the
 // stack pointer the program is entered with. This is a fact of the JIT's
 // prologue (see jit/frame.h); the interpreter takes it as input so that its
@@ -65,6 +67,8 @@ class GuestEnvironment {
 
   // What a run left: the BPF frames of `cpu`'s stack, input memory, values.
   MemorySnapshot Capture(int cpu, const StackGeometry& geometry) const;
+  // Digests of the same regions, region by region (boundary_trace.h).
+  MemoryDigest Digest(int cpu, const StackGeometry& geometry) const;
 
   // The conformance calling convention: r1 = input memory, r2 = its length.
   uint64_t context_address() const { return context_address_; }

@@ -1,5 +1,8 @@
 #include "oracle/interpreter.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "oracle/interpreter/alu.h"
@@ -88,7 +91,16 @@ ProgramRun::ProgramRun(GuestEnvironment& env, const LoadedCase& loaded, const In
   }
 }
 
-Outcome ProgramRun::Execute() {
+Outcome ProgramRun::Execute() { return options_.trace != nullptr ? ExecuteLoop<true>() : ExecuteLoop<false>(); }
+
+void ProgramRun::RecordBoundary(uint32_t pc) {
+  std::array<uint64_t, isa::kNumRegs> regs;
+  std::copy(std::begin(r_), std::end(r_), regs.begin());
+  options_.trace->Record(static_cast<uint32_t>(program_index_), pc, regs, outcome_.helper_calls);
+}
+
+template <bool kTraced>
+Outcome ProgramRun::ExecuteLoop() {
   // The budget, the count, the code and the coverage map live in locals
   // (the outcome's count is set once the run ends):
   // a store to a BPF register (a uint64_t) or to the coverage map (a byte)
@@ -106,6 +118,7 @@ Outcome ProgramRun::Execute() {
     }
     const isa::Insn& insn = code[pc];
     if (executed != nullptr) executed[pc] = 1;
+    if constexpr (kTraced) RecordBoundary(pc);
     const StepResult result = Step(insn, pc);
     pc = result.next;
     if (result.flow == Flow::kNext) continue;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "oracle/boundary_trace.h"
 #include "oracle/environment.h"
 #include "oracle/load.h"
 #include "oracle/outcome.h"
@@ -25,6 +26,9 @@ struct InterpreterOptions {
   // When set, executed[program][slot] is set to 1 for every instruction
   // that runs (opcode-table coverage for the fuzzers); sized by the caller.
   std::vector<std::vector<uint8_t>>* executed = nullptr;
+  // When set, the state before every instruction is recorded in it (the
+  // lockstep localization of a divergence; never on the fuzzing path).
+  BoundaryTrace* trace = nullptr;
 };
 
 class Interpreter {

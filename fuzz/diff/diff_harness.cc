@@ -37,7 +37,7 @@ bool HasAtomics(const CaseSource& source) {
   return false;
 }
 
-CaseRun DiffHarness::RunCase(const CaseSource& source, size_t variants) {
+RunOptions DiffHarness::OptionsFor(const CaseSource& source, size_t variants) {
   RunOptions options;
   options.engine_limit = HasAtomics(source) ? 3 : 2;
   // Generated programs terminate by construction, but nested loops in
@@ -52,7 +52,18 @@ CaseRun DiffHarness::RunCase(const CaseSource& source, size_t variants) {
     }
     options.input_variants.push_back(std::move(memory));
   }
-  return runner_->Run(source, options);
+  return options;
+}
+
+CaseRun DiffHarness::RunCase(const CaseSource& source, size_t variants) {
+  return runner_->Run(source, OptionsFor(source, variants));
+}
+
+Localization DiffHarness::Localize(const CaseRun& run) {
+  // The variants' memories are in the run; the budgets are the case's.
+  RunOptions options;
+  options.interp_budget = OptionsFor({}, 0).interp_budget;
+  return LocalizeFirstDivergence(*runner_, run, options);
 }
 
 DiffHarness::InputRun DiffHarness::RunInput(std::span<const uint8_t> input, size_t variants) {
@@ -62,7 +73,7 @@ DiffHarness::InputRun DiffHarness::RunInput(std::span<const uint8_t> input, size
   return result;
 }
 
-std::string DescribeDivergence(const CaseSource& source, const CaseRun& run) {
+std::string DescribeDivergence(const CaseSource& source, const CaseRun& run, const Localization* localization) {
   std::string out;
   for (size_t p = 0; p < source.programs.size(); ++p) {
     out += fmt::format("program {}:\n{}", p, isa::DisassembleForDisplay(source.programs[p]));
@@ -82,6 +93,7 @@ std::string DescribeDivergence(const CaseSource& source, const CaseRun& run) {
   if (const EngineRun* diverged = run.FirstDivergence()) {
     out += fmt::format("first divergence ({}): {}\n", diverged->engine, diverged->verdict.Describe());
   }
+  if (localization != nullptr && run.loaded) out += DescribeLocalization(*localization, *run.loaded);
   if (!run.runs.empty() && run.runs.front().outcome) {
     out += "as a .data regression test (expectations are the interpreter's):\n";
     out += ExportCase(source, *run.runs.front().outcome, "Found by bpfdiff's differential fuzzer.");

@@ -12,6 +12,7 @@
 #include "fuzz/stats/fuzz_stats.h"
 #include "harness/diff/differential.h"
 #include "harness/diff/interp_engine.h"
+#include "harness/diff/localize.h"
 #include "harness/machine/sandbox.h"
 #include "harness/planted/planted_bugs.h"
 
@@ -34,12 +35,19 @@ class DiffHarness {
   InputRun RunInput(std::span<const uint8_t> input, size_t variants = 0);
   // Runs a case directly.
   CaseRun RunCase(const CaseSource& source, size_t variants = 0);
+  // The first instruction after which the engines of `run`'s first
+  // divergence part (harness/diff/localize.h): steps the case again, so
+  // only for divergent cases.
+  Localization Localize(const CaseRun& run);
 
   const std::vector<std::vector<uint8_t>>& executed() const { return executed_; }
+  DifferentialRunner& runner() { return *runner_; }
   Sandbox& sandbox() { return *sandbox_; }
 
  private:
   DiffHarness() = default;
+  // The budgets and engines of a case, and `variants` more input memories.
+  static RunOptions OptionsFor(const CaseSource& source, size_t variants);
   std::unique_ptr<Sandbox> sandbox_;
   std::unique_ptr<DifferentialRunner> runner_;
   std::vector<std::vector<uint8_t>> executed_;
@@ -50,7 +58,9 @@ class DiffHarness {
 bool HasAtomics(const CaseSource& source);
 
 // A human-readable account of a divergence: the programs, every engine's
-// outcome, the first difference, and the case as a `.data` file.
-std::string DescribeDivergence(const CaseSource& source, const CaseRun& run);
+// outcome, the first difference, the culprit when `localization` is given,
+// and the case as a `.data` file.
+std::string DescribeDivergence(const CaseSource& source, const CaseRun& run,
+                               const Localization* localization = nullptr);
 
 }  // namespace bpfdiff::fuzz

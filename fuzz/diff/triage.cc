@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "fuzz/findings/divergence_kind.h"
 #include "fuzz/generator/fuzz_format.h"
 #include "fuzz/generator/generator.h"
 #include "harness/conformance/case_file.h"
@@ -71,11 +72,12 @@ Result<CaseSource> LoadArtifact(const std::filesystem::path& path) {
   return std::move(source).value();
 }
 
-std::optional<DivergenceSignature> SignatureOf(const CaseRun& run) {
+std::optional<DivergenceSignature> SignatureOf(DiffHarness& harness, const CaseSource& source, const CaseRun& run) {
   const EngineRun* diverged = run.FirstDivergence();
   if (diverged == nullptr) return std::nullopt;
-  const std::string& field = diverged->verdict.field;
-  return DivergenceSignature{diverged->engine, field.substr(0, field.find(' '))};
+  const Localization localization = harness.Localize(run);
+  const auto kind = KindOfFirstDivergence(source, run, &localization);
+  return DivergenceSignature{diverged->engine, DescribeKind(*kind)};
 }
 
 namespace {
@@ -102,8 +104,8 @@ class Minimizer {
   bool StillDiverges(const CaseSource& candidate) {
     ++runs_;
     const CaseRun run = harness_.RunCase(candidate);
-    if (run.load_error) return false;
-    const auto signature = SignatureOf(run);
+    if (run.load_error || run.FirstDivergence() == nullptr) return false;
+    const auto signature = SignatureOf(harness_, candidate, run);
     return signature && *signature == target_;
   }
   bool Keep(CaseSource candidate) {
@@ -200,7 +202,7 @@ class Minimizer {
 Result<MinimizeResult> Minimize(DiffHarness& harness, const CaseSource& source) {
   MinimizeResult result;
   result.slots_before = CountSlots(source);
-  const auto target = SignatureOf(harness.RunCase(source));
+  const auto target = SignatureOf(harness, source, harness.RunCase(source));
   ++result.runs;
   if (!target) return Fail("the case does not diverge; there is nothing to minimize");
   result.source = Minimizer(harness, source, *target, result.runs).Run();

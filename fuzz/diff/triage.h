@@ -18,13 +18,18 @@ namespace bpfdiff::fuzz {
 Result<CaseSource> LoadArtifact(const std::filesystem::path& path);
 
 // What identifies a divergence for minimization: the engine and the kind of
-// field that differs ("r0", "end", "stack", "helper", ...).
+// the finding (fuzz/findings/divergence_kind.h): the culprit's form when the
+// lockstep runs locate one ("culprit jset32 (jit)"), else the field that
+// differs. Keeping the culprit's form fixed keeps one bug from shrinking
+// into another that happens to reach the same field.
 struct DivergenceSignature {
   std::string engine;
-  std::string field;
+  std::string kind;
   friend bool operator==(const DivergenceSignature&, const DivergenceSignature&) = default;
 };
-std::optional<DivergenceSignature> SignatureOf(const CaseRun& run);
+// Localizes the run's first divergence on `harness` (so only for runs
+// that diverge).
+std::optional<DivergenceSignature> SignatureOf(DiffHarness& harness, const CaseSource& source, const CaseRun& run);
 
 struct MinimizeResult {
   CaseSource source;
@@ -36,7 +41,8 @@ struct MinimizeResult {
 // Removes instructions (in shrinking chunks, retargeting jumps and calls
 // across them), later programs and maps, and simplifies immediates, keeping
 // each change only while the case still loads and diverges with the same
-// signature. Error when the case does not diverge to begin with.
+// signature (the same culprit form, on the same engine). Error when the
+// case does not diverge to begin with.
 Result<MinimizeResult> Minimize(DiffHarness& harness, const CaseSource& source);
 
 // The number of instruction slots of every program.

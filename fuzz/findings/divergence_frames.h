@@ -1,5 +1,12 @@
 // The frames diff_fuzzer ends in for a divergence (see finding_frames.h),
-// innermost first:
+// innermost first, when the culprit is located:
+//
+//   CulpritIs<Form>           the culprit's form (culprit_form.h), e.g.
+//                             CulpritIsJset32, CulpritIsLockFetchAdd32
+//   InJitWith<Lse|Llsc>Atomics  the JIT lowering that diverged
+//   EndInDivergenceFrames
+//
+// and otherwise (a JIT refusal, or a divergence with no culprit located):
 //
 //   DivergenceIn<Field>       the part of the outcome that differs first
 //   At<Class>Instruction      the class of the instruction at fault, when
@@ -7,7 +14,7 @@
 //   InJitWith<Lse|Llsc>Atomics  the JIT lowering that diverged
 //   EndInDivergenceFrames
 //
-// so that, for example, a wrong r0 has the crash state
+// so that, for example, a wrong r0 that no culprit explains has the crash state
 //
 //   bpfdiff::fuzz::DivergenceInR0
 //   bpfdiff::fuzz::InJitWithLseAtomics
@@ -20,10 +27,15 @@
 //   bpfdiff::fuzz::InJitWithLseAtomics
 #pragma once
 
+#include <string_view>
+
 #include "fuzz/findings/divergence_kind.h"
 #include "fuzz/findings/finding_frames.h"
 
 namespace bpfdiff::fuzz {
+
+// Whether culprit form `form` has a frame of its own.
+bool HasCulpritFrame(std::string_view form);
 
 // Goes through the frames of `kind` and calls `end` in the innermost.
 void EndInDivergenceFrames(const DivergenceKind& kind, FindingEnd end);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "fuzz/findings/culprit_form.h"
 #include "harness/diff/engines.h"
 
 namespace bpfdiff::fuzz {
@@ -97,10 +98,16 @@ const EngineRun& ReferenceOf(const CaseRun& run, const EngineRun& diverged) {
 
 }  // namespace
 
-std::optional<DivergenceKind> KindOfFirstDivergence(const CaseSource& source, const CaseRun& run) {
+std::optional<DivergenceKind> KindOfFirstDivergence(const CaseSource& source, const CaseRun& run,
+                                                    const Localization* localization) {
   const EngineRun* diverged = run.FirstDivergence();  // nothing to do for the inputs that agree
   if (diverged == nullptr) return std::nullopt;
   DivergenceKind kind;
+  if (localization != nullptr && localization->culprit && run.loaded) {
+    const Culprit& culprit = *localization->culprit;
+    kind.culprit = culprit.prologue ? kPrologueForm
+                                    : CulpritFormOf(run.loaded->programs[culprit.program].program.insns[culprit.slot]);
+  }
   kind.field = FieldOfVerdict(diverged->verdict.field);
   if (const EngineSpec* spec = FindEngine(diverged->engine)) kind.lowering = spec->atomics;
   const EngineRun& reference = ReferenceOf(run, *diverged);
@@ -148,6 +155,7 @@ std::string_view InsnClassName(InsnClass insn_class) {
 }
 
 std::string DescribeKind(const DivergenceKind& kind) {
+  if (!kind.culprit.empty()) return fmt::format("culprit {} ({})", kind.culprit, JitEngineFor(kind.lowering).name);
   const std::string at =
       kind.insn_class == InsnClass::kUnknown ? "" : fmt::format(" at {}", InsnClassName(kind.insn_class));
   return fmt::format("{}{} ({})", DivergentFieldName(kind.field), at, JitEngineFor(kind.lowering).name);

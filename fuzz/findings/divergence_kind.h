@@ -1,7 +1,14 @@
-// What kind of divergence a differential run found: the part of the outcome
-// that differs first, crossed with the class of the instruction at fault
-// where the outcomes say which instruction that is (a fault), and the JIT
-// lowering that diverged.
+// What kind of divergence a differential run found: the form of the culprit
+// instruction, the first after which the JIT and the interpreter part
+// (harness/diff/localize.h), crossed with the JIT lowering that diverged.
+// Where no culprit can be named (a JIT refusal, which keeps a kind of its
+// own, or a divergence the lockstep runs cannot place), the part of the
+// outcome that differs first stands in for it, crossed with the class of
+// the instruction at fault where the outcomes say which that is (a fault).
+//
+// One bug can reach different fields in different programs (a clobbered
+// register ends in r0, or is spilled to the stack first); its culprit's
+// form stays the same, which is why the culprit comes first.
 //
 // The kind is a property of the bug, not of the input that found it: the
 // fuzz targets end in a stack frame per kind (divergence_frames.h), so that
@@ -17,6 +24,7 @@
 #include <string_view>
 
 #include "harness/diff/differential.h"
+#include "harness/diff/localize.h"
 #include "isa/insn.h"
 #include "jit/jit.h"
 #include "oracle/load.h"
@@ -60,8 +68,14 @@ struct DivergenceKind {
   DivergentField field = DivergentField::kOther;
   InsnClass insn_class = InsnClass::kUnknown;
   jit::AtomicLowering lowering = jit::AtomicLowering::kLse;  // of the JIT that diverged
+  // The culprit's form (fuzz/findings/culprit_form.h); empty when none was
+  // located. When set, the kind is the culprit and the lowering alone.
+  std::string_view culprit;
 
-  friend bool operator==(const DivergenceKind&, const DivergenceKind&) = default;
+  friend bool operator==(const DivergenceKind& a, const DivergenceKind& b) {
+    if (a.lowering != b.lowering || a.culprit != b.culprit) return false;
+    return !a.culprit.empty() || (a.field == b.field && a.insn_class == b.insn_class);
+  }
 };
 
 // The part of the outcome a verdict's field names ("r0", "stack frame 1 at
@@ -72,13 +86,16 @@ InsnClass ClassOfInsn(const isa::Insn& insn);
 
 // The kind of the run's first divergence (CaseRun::FirstDivergence), or
 // nullopt when there is none. `source` is the case that ran: fault
-// locations are slots of its programs.
-std::optional<DivergenceKind> KindOfFirstDivergence(const CaseSource& source, const CaseRun& run);
+// locations are slots of its programs. `localization` (of that divergence)
+// names the culprit; without one, or when it names none, the field does.
+std::optional<DivergenceKind> KindOfFirstDivergence(const CaseSource& source, const CaseRun& run,
+                                                    const Localization* localization = nullptr);
 
 // "r0", "stack", "helper calls", ...; "alu64", "ldx", ..., "unknown".
 std::string_view DivergentFieldName(DivergentField field);
 std::string_view InsnClassName(InsnClass insn_class);
-// One line: "r0 (jit)", "end at ldx (jit-llsc)".
+// One line: "culprit jset32 (jit)"; without a culprit "r0 (jit)", "end at
+// ldx (jit-llsc)".
 std::string DescribeKind(const DivergenceKind& kind);
 
 }  // namespace bpfdiff::fuzz

@@ -2,8 +2,9 @@
 // with LL/SC atomics, on generated programs. Each run starts from a fresh,
 // identically initialised guest state; the whole outcome is compared. A
 // divergence aborts with the first differing field and a `.data`
-// reproducer, from the stack frames of its kind (the field, the class of
-// the instruction at fault, the lowering: fuzz/findings/divergence_frames.h),
+// reproducer, from the stack frames of its kind (the form of the culprit
+// instruction, found by stepping both engines again in lockstep, and the
+// lowering: fuzz/findings/divergence_frames.h),
 // so that ClusterFuzz files one bug per kind; a case that cannot be
 // compared is counted with its reason. When Unicorn fails, the target says
 // so once and exits with status 2 (fuzz/targets/target_settings.h).
@@ -65,9 +66,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   stats->Record(*result.source, result.run, harness->executed());
   stats->ExtraRuns(result.run.variants.size());
-  if (auto kind = bpfdiff::fuzz::KindOfFirstDivergence(*result.source, result.run)) {
+  if (result.run.FirstDivergence() != nullptr) {
+    // Only now, for the divergent input: step both engines again to name
+    // the culprit instruction, which the finding's kind is keyed by.
+    const bpfdiff::Localization localization = harness->Localize(result.run);
+    const auto kind = bpfdiff::fuzz::KindOfFirstDivergence(*result.source, result.run, &localization);
     fmt::print(stderr, "==== bpfdiff: DIVERGENCE ====\n{}finding kind: {}\n",
-               bpfdiff::fuzz::DescribeDivergence(*result.source, result.run), bpfdiff::fuzz::DescribeKind(*kind));
+               bpfdiff::fuzz::DescribeDivergence(*result.source, result.run, &localization),
+               bpfdiff::fuzz::DescribeKind(*kind));
     ReportStats();
     bpfdiff::fuzz::EndInDivergenceFrames(*kind, std::abort);
   }

@@ -97,6 +97,7 @@ CaseRun DifferentialRunner::Run(const CaseSource& source, const RunOptions& opti
     if (memory.size() != loaded_case.memory.size()) continue;
     env.ReplaceContext(memory);
     result.variants.push_back(RunEngines(result, prepared, failed, options));
+    result.variant_memories.push_back(memory);
   }
   for (size_t i : prepared) engines_[i]->Release();
   return result;

@@ -44,6 +44,7 @@ struct CaseRun {
   // Runs of the same compiled programs on other input memories
   // (RunOptions::input_variants), one list of runs per variant.
   std::vector<std::vector<EngineRun>> variants;
+  std::vector<std::vector<uint8_t>> variant_memories;  // the input memory of each variant
   // The first divergence among the runs, if any.
   const EngineRun* FirstDivergence() const;
   // The reasons of the verdicts that are not comparable.
@@ -90,6 +91,8 @@ class DifferentialRunner {
  public:
   std::vector<std::unique_ptr<Engine>>& engines() { return engines_; }
   Sandbox& sandbox() { return sandbox_; }
+  // The pack layout state every case starts from.
+  uint64_t hole_state() const { return hole_state_; }
 
  private:
   Sandbox& sandbox_;

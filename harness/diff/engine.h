@@ -9,7 +9,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "jit/jit.h"
+#include "oracle/boundary_trace.h"
 #include "oracle/load.h"
 #include "oracle/outcome.h"
 #include "support/result.h"
@@ -36,6 +39,13 @@ class Engine {
   virtual Status Prepare(const LoadedCase& loaded) = 0;
   // One run of the main program from the environment's current state.
   virtual Outcome Run(uint64_t budget) = 0;
+  // The same run, recording the state at every instruction boundary the
+  // engine stops at (oracle/boundary_trace.h): much slower, for localizing
+  // a divergence (harness/diff/localize.h). Programs and slots in the
+  // trace and the outcome are those of the case as prepared.
+  virtual Outcome RunTraced(uint64_t budget, BoundaryTrace& trace) = 0;
+  // What a JIT made of the prepared case; nullptr for the interpreter.
+  virtual const std::vector<jit::CompiledProgram>* compiled_programs() const { return nullptr; }
   // The simulated CPU the engine runs on (whose stack a run changes).
   virtual int cpu() const = 0;
   // Frees what Prepare() made.

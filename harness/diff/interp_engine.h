@@ -33,6 +33,10 @@ class InterpreterEngine final : public Engine {
     }
     return Interpreter(sandbox_.env(), *loaded_, options).Run();
   }
+  Outcome RunTraced(uint64_t budget, BoundaryTrace& trace) override {
+    InterpreterOptions options{budget, cpu_, Sandbox::Geometry(), nullptr, &trace};
+    return Interpreter(sandbox_.env(), *loaded_, options).Run();
+  }
   void Release() override { loaded_ = nullptr; }
 
   // Where to record the instructions the first run after each Prepare

@@ -1,6 +1,9 @@
 #include "harness/diff/jit_engine.h"
 
+#include <algorithm>
+
 #include "harness/machine/jit_call.h"
+#include "jit/registers.h"
 #include "oracle/guest_layout.h"
 
 namespace bpfdiff {
@@ -51,17 +54,21 @@ Outcome JitEngine::Run(uint64_t budget) {
   return std::move(*outcome);
 }
 
-std::optional<Outcome> JitEngine::RunOn(Machine& machine, uint64_t budget) {
-  GuestEnvironment& env = sandbox_.env();
+CallPrograms JitEngine::InstallPrograms() {
   // The program objects a tail call reads point at this engine's images
   // (other engines prepared for the same case have their own).
   CallPrograms programs;
   for (size_t i = 0; i < compiled_.size(); ++i) {
-    env.SetProgramEntry(i, compiled_[i].entry());
+    sandbox_.env().SetProgramEntry(i, compiled_[i].entry());
     programs.compiled.push_back(&compiled_[i]);
     programs.programs.push_back(&loaded_->programs[i].program);
   }
-  JitCall call(env, machine, cpu_, std::move(programs));
+  return programs;
+}
+
+std::optional<Outcome> JitEngine::RunOn(Machine& machine, uint64_t budget) {
+  GuestEnvironment& env = sandbox_.env();
+  JitCall call(env, machine, cpu_, InstallPrograms());
   call.Start(0, {env.context_address(), env.context_length(), 0, 0, 0}, budget);
   Outcome outcome = *call.Step();
   if (call.imprecise()) return std::nullopt;
@@ -73,6 +80,71 @@ std::optional<Outcome> JitEngine::RunOn(Machine& machine, uint64_t budget) {
     if (outcome.fault->insn < source_slot.size()) outcome.fault->insn = source_slot[outcome.fault->insn];
   }
   return outcome;
+}
+
+namespace {
+
+struct Boundary {
+  uint64_t address;
+  uint32_t program;
+  uint32_t slot;
+};
+
+// Every boundary of every program, by address.
+std::vector<Boundary> BoundariesOf(const std::vector<jit::CompiledProgram>& compiled) {
+  std::vector<Boundary> boundaries;
+  for (size_t p = 0; p < compiled.size(); ++p) {
+    for (const auto& sub : compiled[p].subprograms) {
+      for (uint32_t slot = sub.first_slot; slot < sub.end_slot; ++slot) {
+        if (!HasBoundary(compiled[p], slot)) continue;
+        boundaries.push_back({sub.rx_image + 4ull * sub.offsets[slot - sub.first_slot], static_cast<uint32_t>(p), slot});
+      }
+    }
+  }
+  std::sort(boundaries.begin(), boundaries.end(),
+            [](const Boundary& a, const Boundary& b) { return a.address < b.address; });
+  return boundaries;
+}
+
+}  // namespace
+
+bool HasBoundary(const jit::CompiledProgram& program, uint32_t slot) {
+  for (const auto& sub : program.subprograms) {
+    if (slot < sub.first_slot || slot >= sub.end_slot) continue;
+    const uint32_t i = slot - sub.first_slot;
+    return sub.offsets[i] != sub.offsets[i + 1];
+  }
+  return false;
+}
+
+Outcome JitEngine::RunTraced(uint64_t budget, BoundaryTrace& trace) {
+  if (compiled_.empty()) return Run(budget);
+  const std::vector<Boundary> boundaries = BoundariesOf(compiled_);
+  std::vector<uint64_t> addresses;
+  addresses.reserve(boundaries.size());
+  for (const auto& boundary : boundaries) addresses.push_back(boundary.address);
+
+  // Always the precise machine: it stops before an instruction, with every
+  // register exact.
+  Machine& machine = sandbox_.machine(cpu_);
+  GuestEnvironment& env = sandbox_.env();
+  JitCall call(env, machine, cpu_, InstallPrograms());
+  machine.set_stop_before(&addresses);
+  call.Start(0, {env.context_address(), env.context_length(), 0, 0, 0}, budget);
+  std::optional<Outcome> outcome;
+  while (!(outcome = call.Step())) {
+    const uint64_t pc = machine.ReadPc();
+    const auto at = std::lower_bound(addresses.begin(), addresses.end(), pc);
+    if (at == addresses.end() || *at != pc) continue;  // cannot happen: only boundaries stop a full Step
+    const Boundary& boundary = boundaries[static_cast<size_t>(at - addresses.begin())];
+    std::array<uint64_t, isa::kNumRegs> regs;
+    for (unsigned r = 0; r < isa::kNumRegs; ++r) regs[r] = machine.ReadX(static_cast<int>(jit::Map(r)));
+    trace.Record(boundary.program, boundary.slot, regs, call.helper_calls());
+    // Past the limit the rest of the run goes at full speed.
+    if (trace.full()) machine.set_stop_before(nullptr);
+  }
+  machine.set_stop_before(nullptr);
+  return std::move(*outcome);
 }
 
 }  // namespace bpfdiff

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/diff/engine.h"
+#include "harness/machine/jit_call.h"
 #include "harness/machine/sandbox.h"
 #include "jit/jit.h"
 
@@ -24,6 +25,11 @@ class JitEngine final : public Engine {
   std::string_view name() const override { return name_; }
   Status Prepare(const LoadedCase& loaded) override;
   Outcome Run(uint64_t budget) override;
+  // On the precise machine, stopping where the offset table says each BPF
+  // instruction's code starts (an instruction whose lowering is empty has
+  // no boundary of its own: see HasBoundary).
+  Outcome RunTraced(uint64_t budget, BoundaryTrace& trace) override;
+  const std::vector<jit::CompiledProgram>* compiled_programs() const override { return &compiled_; }
   int cpu() const override { return cpu_; }
   EngineKind kind() const override { return EngineKind::kJit; }
   void Release() override;
@@ -34,6 +40,9 @@ class JitEngine final : public Engine {
   // One run on `machine`; nullopt when a fast machine could not locate a
   // fault precisely.
   std::optional<Outcome> RunOn(Machine& machine, uint64_t budget);
+  // Points the guest program objects at this engine's images (for tail
+  // calls) and names the programs a call may reach.
+  CallPrograms InstallPrograms();
 
   Sandbox& sandbox_;
   jit::Jit jit_;
@@ -42,5 +51,12 @@ class JitEngine final : public Engine {
   const LoadedCase* loaded_ = nullptr;
   std::vector<jit::CompiledProgram> compiled_;
 };
+
+// Whether the code of BPF slot `slot` of `program` is not empty (its
+// lowering emitted at least one word), so that a run stepping at the
+// offset table's boundaries stops before it. An instruction with an empty
+// lowering shares its boundary with the next one; a last `exit` falls
+// into the epilogue.
+bool HasBoundary(const jit::CompiledProgram& program, uint32_t slot);
 
 }  // namespace bpfdiff

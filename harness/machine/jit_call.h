@@ -49,6 +49,8 @@ class JitCall final : private ExecutionObserver {
   std::optional<Outcome> Step(uint64_t max_steps = ~uint64_t{0});
 
   bool imprecise() const { return imprecise_; }
+  // The helper calls the call made so far.
+  const std::vector<HelperCall>& helper_calls() const { return outcome_.helper_calls; }
   // The program whose code the CPU runs now (changes on a tail call).
   size_t current_program() const { return current_program_; }
 

@@ -172,6 +172,7 @@ Status Machine::PrepareCall(uint64_t entry, const std::array<uint64_t, 5>& args,
   if (auto s = Check(uc_reg_write_batch(uc_, regs, pointers, 8), "write registers"); !s) return s;
   steps_ = 0;
   atomic_instructions_ = 0;
+  stopped_before_ = kNoAddress;
   return {};
 }
 
@@ -185,6 +186,7 @@ MachineStop Machine::Resume(uint64_t max_steps) {
   returned_ = budget_hit_ = step_hit_ = fault_seen_ = helper_stopped_ = helper_trapped_ = false;
   step_limit_ = max_steps == ~uint64_t{0} ? max_steps : steps_ + max_steps;
   const uint64_t start = ReadPc();
+  pass_once_ = start == stopped_before_ ? start : kNoAddress;
   // Translation starts here, before any hook runs; the block that starts
   // here is new if its first chunk was (see OnBlock).
   fresh_start_ = MarkTranslated(start, start + 4) ? start : 0;
@@ -236,6 +238,16 @@ void Machine::OnJitCode(uc_engine* uc, uint64_t address, uint32_t, void* self) {
     m->step_hit_ = true;
     m->StopEmulation(uc);  // stops before this instruction runs
     return;
+  }
+  if (m->stop_before_ != nullptr) {
+    if (address != m->pass_once_ &&
+        std::binary_search(m->stop_before_->begin(), m->stop_before_->end(), address)) {
+      m->step_hit_ = true;
+      m->stopped_before_ = address;
+      m->StopEmulation(uc);
+      return;
+    }
+    m->pass_once_ = kNoAddress;
   }
   ++m->steps_;
   if (m->count_atomics_) {

@@ -152,6 +152,13 @@ class Machine {
   // complete such a call: write x0 and set the pc to x30 (the stub's RET).
   void set_trapped_helpers(const std::array<bool, 256>* trapped) { trapped_helpers_ = trapped; }
 
+  // Stops (kStep) before any instruction of the JIT regions at one of
+  // `addresses` (sorted), except the first of a Resume that starts where
+  // the last one stopped this way, so that each Resume moves on to the
+  // next. Precise machines only: the lockstep localization of a divergence
+  // stops at every BPF instruction boundary. nullptr: no such stops.
+  void set_stop_before(const std::vector<uint64_t>* addresses) { stop_before_ = addresses; }
+
   // Total instruction budget of the current call (kBudget when exceeded).
   void set_budget(uint64_t budget) { budget_ = budget; }
   uint64_t steps() const { return steps_; }
@@ -243,6 +250,10 @@ class Machine {
   bool helper_trapped_ = false;
   int helper_id_ = 0;  // the helper the last helper stop or trap called (-1: none)
   const std::array<bool, 256>* trapped_helpers_ = nullptr;
+  const std::vector<uint64_t>* stop_before_ = nullptr;
+  static constexpr uint64_t kNoAddress = ~uint64_t{0};
+  uint64_t stopped_before_ = kNoAddress;  // where the last stop_before_ stop was
+  uint64_t pass_once_ = kNoAddress;       // the address this Resume does not stop at first
 
   HelperContext* helper_context_ = nullptr;
   std::vector<HelperCall>* helper_trace_ = nullptr;

@@ -46,6 +46,12 @@ class ProgramRun {
   Outcome Execute();
 
  private:
+  // The loop, with or without recording every boundary in options_.trace
+  // (two instantiations, so that the untraced loop pays nothing for it).
+  template <bool kTraced>
+  Outcome ExecuteLoop();
+  void RecordBoundary(uint32_t pc);
+
   // One local-call frame: where to return and the caller's registers.
   struct Frame {
     uint32_t return_pc;

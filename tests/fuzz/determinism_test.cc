@@ -96,9 +96,9 @@ std::unique_ptr<fuzz::DiffHarness> MakeHarness(const PlantedBugs& bugs) {
   return harness ? std::move(harness).value() : nullptr;
 }
 
-std::string ReplayText(fuzz::DiffHarness& harness, const A64Disassembler& disassembler, const PlantedBugs& bugs,
+std::string ReplayText(fuzz::DiffHarness& harness, const A64Disassembler& disassembler,
                        const std::string& file) {
-  const cli::ReplayReport report = cli::ReplayArtifact(harness, disassembler, bugs, file);
+  const cli::ReplayReport report = cli::ReplayArtifact(harness, disassembler, file);
   return fmt::format("status {}\n{}{}", report.status, report.out, report.err);
 }
 
@@ -114,7 +114,7 @@ TEST_P(Determinism, ReplayOfTheDiffCorpusInAnyOrder) {
   ExpectOrderIndependent(
       files, [&] { return MakeHarness(bugs); },
       [&](fuzz::DiffHarness& harness, const std::string& file) {
-        std::string text = ReplayText(harness, *disassembler, bugs, file);
+        std::string text = ReplayText(harness, *disassembler, file);
         if (text.find("arm64 code (") != std::string::npos) ++listings;
         return text;
       });
@@ -249,7 +249,7 @@ TEST(Determinism, ReplayInTwoProcesses) {
   ASSERT_TRUE(disassembler.ok());
   auto harness = MakeHarness(bugs);
   std::string here;
-  for (const auto& file : files) here += cli::ReplayArtifact(*harness, *disassembler, bugs, file).out;
+  for (const auto& file : files) here += cli::ReplayArtifact(*harness, *disassembler, file).out;
   EXPECT_EQ(first->out.substr(0, here.size()), here);
   EXPECT_EQ(first->out.find("arm64 code (") != std::string::npos, true);
 }

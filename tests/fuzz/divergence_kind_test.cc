@@ -136,14 +136,14 @@ TEST(FuzzDivergenceKind, TheFaultLocatesADifferenceInHowTheRunEnded) {
   const Outcome interp = Exited(1);
   run.runs = {Ran("interp", interp), Ran("jit", Faulted(1, 1, 0x10), &interp)};
   EXPECT_EQ(KindOfFirstDivergence(source, run),
-            (DivergenceKind{DivergentField::kEnd, InsnClass::kLdx, jit::AtomicLowering::kLse}));
+            (DivergenceKind{DivergentField::kEnd, InsnClass::kLdx, jit::AtomicLowering::kLse, {}}));
 
   // The interpreter faults there (program 1, instruction 1) and the JIT
   // faults elsewhere: the reference's fault is the one at issue.
   const Outcome interp_fault = Faulted(1, 1, 0x10);
   run.runs = {Ran("interp", interp_fault), Ran("jit-llsc", Faulted(1, 0, 0x10), &interp_fault)};
   EXPECT_EQ(KindOfFirstDivergence(source, run),
-            (DivergenceKind{DivergentField::kFault, InsnClass::kLdx, jit::AtomicLowering::kLlSc}));
+            (DivergenceKind{DivergentField::kFault, InsnClass::kLdx, jit::AtomicLowering::kLlSc, {}}));
 
   // A fault outside the programs says nothing about the class.
   run.runs = {Ran("interp", interp), Ran("jit", Faulted(1, 7, 0x10), &interp)};
@@ -156,7 +156,7 @@ TEST(FuzzDivergenceKind, AValueDifferenceHasNoInstructionClass) {
   jit.memory.stack[0] = 1;  // both faulted at the load; the stack differs
   run.runs = {Ran("interp", interp), Ran("jit", jit, &interp)};
   EXPECT_EQ(KindOfFirstDivergence(TwoPrograms(), run),
-            (DivergenceKind{DivergentField::kStack, InsnClass::kUnknown, jit::AtomicLowering::kLse}));
+            (DivergenceKind{DivergentField::kStack, InsnClass::kUnknown, jit::AtomicLowering::kLse, {}}));
 }
 
 TEST(FuzzDivergenceKind, TheFirstDivergenceAsTheRunFindsItAgainstItsOwnReference) {
@@ -169,12 +169,12 @@ TEST(FuzzDivergenceKind, TheFirstDivergenceAsTheRunFindsItAgainstItsOwnReference
   run.variants = {{Ran("interp", variant_interp), Ran("jit", Exited(3), &variant_interp)}};
   ASSERT_NE(run.FirstDivergence(), nullptr);
   EXPECT_EQ(KindOfFirstDivergence(TwoPrograms(), run),
-            (DivergenceKind{DivergentField::kEnd, InsnClass::kLdx, jit::AtomicLowering::kLse}));
+            (DivergenceKind{DivergentField::kEnd, InsnClass::kLdx, jit::AtomicLowering::kLse, {}}));
 }
 
 TEST(FuzzDivergenceKind, Descriptions) {
-  EXPECT_EQ(DescribeKind({DivergentField::kR0, InsnClass::kUnknown, jit::AtomicLowering::kLse}), "r0 (jit)");
-  EXPECT_EQ(DescribeKind({DivergentField::kEnd, InsnClass::kLdx, jit::AtomicLowering::kLlSc}),
+  EXPECT_EQ(DescribeKind({DivergentField::kR0, InsnClass::kUnknown, jit::AtomicLowering::kLse, {}}), "r0 (jit)");
+  EXPECT_EQ(DescribeKind({DivergentField::kEnd, InsnClass::kLdx, jit::AtomicLowering::kLlSc, {}}),
             "end at ldx (jit-llsc)");
 }
 
@@ -189,7 +189,7 @@ TEST(FuzzDivergenceKind, APlantedBugsDivergence) {
   ASSERT_TRUE(file) << file.message();
   const CaseRun run = (*harness)->RunCase(file->source);
   EXPECT_EQ(KindOfFirstDivergence(file->source, run),
-            (DivergenceKind{DivergentField::kR0, InsnClass::kUnknown, jit::AtomicLowering::kLse}));
+            (DivergenceKind{DivergentField::kR0, InsnClass::kUnknown, jit::AtomicLowering::kLse, {}}));
 }
 
 }  // namespace

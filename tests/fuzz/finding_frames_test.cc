@@ -3,16 +3,19 @@
 // end it is given. `end` here returns, so the frames return too; the trail
 // each frame notes is what is checked. tests/fuzz/crash_states_check.py
 // checks the real stacks of the targets' aborts.
+#include <cctype>
 #include <set>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "fuzz/findings/culprit_form.h"
 #include "fuzz/findings/determinism_frames.h"
 #include "fuzz/findings/divergence_frames.h"
 #include "fuzz/findings/pack_frames.h"
 #include "fuzz/findings/recursion_frames.h"
+#include "isa/opcode_table.h"
 
 namespace bpfdiff::fuzz {
 namespace {
@@ -37,12 +40,72 @@ Trail TrailOf(const Kind& kind, Frames frames) {
 }
 
 TEST(FuzzFindingFrames, ADivergenceGoesThroughItsFieldClassAndLowering) {
-  EXPECT_EQ(TrailOf(DivergenceKind{DivergentField::kR0, InsnClass::kUnknown, jit::AtomicLowering::kLse},
+  EXPECT_EQ(TrailOf(DivergenceKind{DivergentField::kR0, InsnClass::kUnknown, jit::AtomicLowering::kLse, {}},
                     EndInDivergenceFrames),
             (Trail{"EndInDivergenceFrames", "InJitWithLseAtomics", "DivergenceInR0"}));
-  EXPECT_EQ(TrailOf(DivergenceKind{DivergentField::kEnd, InsnClass::kLdx, jit::AtomicLowering::kLlSc},
+  EXPECT_EQ(TrailOf(DivergenceKind{DivergentField::kEnd, InsnClass::kLdx, jit::AtomicLowering::kLlSc, {}},
                     EndInDivergenceFrames),
             (Trail{"EndInDivergenceFrames", "InJitWithLlscAtomics", "AtLdxInstruction", "DivergenceInEnd"}));
+}
+
+// An instruction of form `form`: its opcode and its discriminating field.
+isa::Insn InsnOfForm(const isa::Form& form) {
+  isa::Insn insn{};
+  insn.opcode = form.opcode;
+  switch (form.discriminant) {
+    case isa::Discriminant::kNone: break;
+    case isa::Discriminant::kSrc: insn.src = static_cast<uint8_t>(form.discriminant_value); break;
+    case isa::Discriminant::kOffset: insn.offset = static_cast<int16_t>(form.discriminant_value); break;
+    case isa::Discriminant::kImm: insn.imm = form.discriminant_value; break;
+  }
+  return insn;
+}
+
+// "lock fetch add32" -> "CulpritIsLockFetchAdd32"
+std::string CulpritFrameName(std::string_view form) {
+  std::string name = "CulpritIs";
+  bool upper = true;
+  for (char c : form) {
+    if (c == ' ' || c == '_') {
+      upper = true;
+      continue;
+    }
+    name += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return name;
+}
+
+TEST(FuzzFindingFrames, ALocatedDivergenceGoesThroughItsCulpritsFormAndLowering) {
+  // Whatever field differs: the culprit's form is the kind.
+  for (auto field : {DivergentField::kR0, DivergentField::kStack, DivergentField::kHelperCalls}) {
+    EXPECT_EQ(TrailOf(DivergenceKind{field, InsnClass::kUnknown, jit::AtomicLowering::kLse, "jset32"},
+                      EndInDivergenceFrames),
+              (Trail{"EndInDivergenceFrames", "InJitWithLseAtomics", "CulpritIsJset32"}));
+  }
+  EXPECT_EQ(TrailOf(DivergenceKind{DivergentField::kR0, InsnClass::kUnknown, jit::AtomicLowering::kLlSc, "prologue"},
+                    EndInDivergenceFrames),
+            (Trail{"EndInDivergenceFrames", "InJitWithLlscAtomics", "CulpritIsPrologue"}));
+}
+
+TEST(FuzzFindingFrames, EveryFormOfTheOpcodeTableHasACulpritFrameNamedAfterIt) {
+  std::set<std::string> frames;
+  for (const isa::Form& form : isa::AllForms()) {
+    const std::string_view culprit = CulpritFormOf(InsnOfForm(form));
+    ASSERT_NE(culprit, kUnknownForm) << form.name;
+    EXPECT_TRUE(HasCulpritFrame(culprit)) << form.name << " -> " << culprit;
+    const Trail trail = TrailOf(DivergenceKind{DivergentField::kR0, InsnClass::kUnknown, jit::AtomicLowering::kLse,
+                                               culprit},
+                                EndInDivergenceFrames);
+    ASSERT_EQ(trail.size(), 3u) << form.name;
+    EXPECT_EQ(trail.back(), CulpritFrameName(culprit)) << form.name;
+    frames.insert(trail.back());
+  }
+  EXPECT_TRUE(HasCulpritFrame(kPrologueForm));
+  // Forms that differ only in operand source or access size share a frame.
+  EXPECT_EQ(CulpritFormOf(isa::Insn{isa::kClassLdx | isa::kModeMem | isa::kSizeB, 0, 0, 0, 0}),
+            CulpritFormOf(isa::Insn{isa::kClassLdx | isa::kModeMem | isa::kSizeDW, 0, 0, 0, 0}));
+  EXPECT_GT(frames.size(), 80u);
 }
 
 TEST(FuzzFindingFrames, EveryDivergenceKindHasFramesOfItsOwn) {
@@ -60,7 +123,7 @@ TEST(FuzzFindingFrames, EveryDivergenceKindHasFramesOfItsOwn) {
   for (auto lowering : {jit::AtomicLowering::kLse, jit::AtomicLowering::kLlSc}) {
     for (auto field : fields) {
       for (auto insn_class : classes) {
-        const Trail trail = TrailOf(DivergenceKind{field, insn_class, lowering}, EndInDivergenceFrames);
+        const Trail trail = TrailOf(DivergenceKind{field, insn_class, lowering, {}}, EndInDivergenceFrames);
         trails.insert(trail);
         innermost.insert(trail.back());
         ++kinds;

@@ -35,7 +35,7 @@ TEST(FuzzTriage, MinimizeKeepsTheDivergenceAndDropsTheRest) {
   auto harness = DiffHarness::Create(*bugs);
   ASSERT_TRUE(harness) << harness.message();
   const CaseSource source = Assembled(kPadded);
-  const auto before = SignatureOf((*harness)->RunCase(source));
+  const auto before = SignatureOf(**harness, source, (*harness)->RunCase(source));
   ASSERT_TRUE(before) << "the planted bug should make the case diverge";
 
   auto result = Minimize(**harness, source);
@@ -44,7 +44,7 @@ TEST(FuzzTriage, MinimizeKeepsTheDivergenceAndDropsTheRest) {
   EXPECT_LT(result->slots_after, result->slots_before);
   EXPECT_LE(result->slots_after, 4u) << "lddw (two slots), add32, exit";
   EXPECT_GT(result->runs, 1);
-  EXPECT_EQ(SignatureOf((*harness)->RunCase(result->source)), before);
+  EXPECT_EQ(SignatureOf(**harness, result->source, (*harness)->RunCase(result->source)), before);
 }
 
 TEST(FuzzTriage, ACaseThatDoesNotDivergeIsNotMinimized) {

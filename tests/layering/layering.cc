@@ -24,13 +24,14 @@ constexpr Room kRooms[] = {
     {"harness/conformance", 3, 2},
     {"harness/lifecycle", 3, 2},
     {"harness/recursion", 3, 2},
-    // fuzz/: generators and the stats file, then what runs a fuzz input,
-    // then the targets and tools that wire them.
+    // fuzz/: generators, the stats file and the kinds of findings, then
+    // what runs a fuzz input (triage keys a divergence by its kind), then
+    // the targets and tools that wire them.
     {"fuzz/generator", 4, 0},
     {"fuzz/stats", 4, 0},
+    {"fuzz/findings", 4, 0},
     {"fuzz/diff", 4, 1},
     {"fuzz/pack", 4, 1},
-    {"fuzz/findings", 4, 1},
     {"fuzz/sweep", 4, 2},
     {"fuzz/targets", 4, 2},
     {"fuzz/tools", 4, 2},

@@ -1,0 +1,58 @@
+#include "fuzz/findings/culprit_form.h"
+
+#include "isa/opcode_table.h"
+
+namespace bpfdiff::fuzz {
+namespace {
+
+std::string_view EndianForm(std::string_view mnemonic) {
+  if (mnemonic.starts_with("le")) return "le";
+  if (mnemonic.starts_with("be")) return "be";
+  return "bswap";
+}
+
+std::string_view LoadForm(uint8_t opcode) {
+  switch (isa::ModeOf(opcode)) {
+    case isa::kModeMemSx: return "ldxs";
+    case isa::kModeProbeMem: return "probe ldx";
+    case isa::kModeProbeMemSx: return "probe ldxs";
+    default: return "ldx";
+  }
+}
+
+}  // namespace
+
+std::string_view CulpritFormOf(const isa::Insn& insn) {
+  const auto id = isa::Classify(insn);
+  if (!id) return kUnknownForm;
+  const isa::Form& form = isa::FormById(*id);
+  const bool alu32 = isa::ClassOf(insn.opcode) == isa::kClassAlu;
+  switch (form.shape) {
+    case isa::Shape::kAluImm:
+    case isa::Shape::kAluReg:
+    case isa::Shape::kAluUnary:
+    case isa::Shape::kJa:
+    case isa::Shape::kJa32:
+    case isa::Shape::kJumpImm:
+    case isa::Shape::kJumpReg: return form.mnemonic;  // "add32", "neg", "ja32", "jset32": static storage
+    case isa::Shape::kMovSx: return alu32 ? "movsx32" : "movsx";
+    case isa::Shape::kEndian: return EndianForm(form.mnemonic);
+    case isa::Shape::kCallHelper: return "call helper";
+    case isa::Shape::kCallLocal: return "call local";
+    case isa::Shape::kCallReg: return "callx";
+    case isa::Shape::kTailCall: return "tail_call";
+    case isa::Shape::kExit: return "exit";
+    case isa::Shape::kLddw:
+    case isa::Shape::kLddwMapFd:
+    case isa::Shape::kLddwMapValue: return "lddw";
+    case isa::Shape::kLdAbs: return "ldabs";
+    case isa::Shape::kLdInd: return "ldind";
+    case isa::Shape::kLoad: return LoadForm(insn.opcode);
+    case isa::Shape::kStoreImm: return "st";
+    case isa::Shape::kStoreReg: return "stx";
+    case isa::Shape::kAtomic: return form.name;  // "lock fetch add32"
+  }
+  return kUnknownForm;
+}
+
+}  // namespace bpfdiff::fuzz
