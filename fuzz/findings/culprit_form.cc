@@ -55,4 +55,15 @@ std::string_view CulpritFormOf(const isa::Insn& insn) {
   return kUnknownForm;
 }
 
+std::string_view CulpritFormAtWord(const isa::Program& program, const jit::CompiledSubprogram& sub, uint64_t word) {
+  if (sub.offsets.empty() || word < sub.offsets.front()) return kPrologueForm;
+  if (word >= sub.offsets.back()) return kEpilogueForm;
+  // The last slot whose code starts at or before the word (slots with an
+  // empty lowering start where the next does).
+  size_t i = 0;
+  while (i + 1 < sub.offsets.size() && sub.offsets[i + 1] <= word) ++i;
+  const size_t slot = sub.first_slot + i;
+  return slot < program.insns.size() ? CulpritFormOf(program.insns[slot]) : kUnknownForm;
+}
+
 }  // namespace bpfdiff::fuzz

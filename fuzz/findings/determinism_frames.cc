@@ -1,14 +1,34 @@
 #include "fuzz/findings/determinism_frames.h"
 
+#include "fuzz/findings/culprit_frames.h"
+
 namespace bpfdiff::fuzz {
 namespace {
 
-using BreakFrame = void (*)(FindingEnd end);
+using BreakFrame = void (*)(CulpritFrame culprit, FindingEnd end);
 
-[[gnu::noinline]] void SecondCompileFails(FindingEnd end) { NoteFindingFrame(__func__); end(); }
-[[gnu::noinline]] void CompileAtOtherOffsetFails(FindingEnd end) { NoteFindingFrame(__func__); end(); }
-[[gnu::noinline]] void CodeDiffersBetweenCompiles(FindingEnd end) { NoteFindingFrame(__func__); end(); }
-[[gnu::noinline]] void ExtableDiffersBetweenCompiles(FindingEnd end) { NoteFindingFrame(__func__); end(); }
+// The culprit's frame when there is one, else the end.
+void Inner(CulpritFrame culprit, FindingEnd end) {
+  if (culprit != nullptr) return culprit(end);
+  end();
+}
+
+[[gnu::noinline]] void SecondCompileFails(CulpritFrame culprit, FindingEnd end) {
+  NoteFindingFrame(__func__);
+  Inner(culprit, end);
+}
+[[gnu::noinline]] void CompileAtOtherOffsetFails(CulpritFrame culprit, FindingEnd end) {
+  NoteFindingFrame(__func__);
+  Inner(culprit, end);
+}
+[[gnu::noinline]] void CodeDiffersBetweenCompiles(CulpritFrame culprit, FindingEnd end) {
+  NoteFindingFrame(__func__);
+  Inner(culprit, end);
+}
+[[gnu::noinline]] void ExtableDiffersBetweenCompiles(CulpritFrame culprit, FindingEnd end) {
+  NoteFindingFrame(__func__);
+  Inner(culprit, end);
+}
 
 BreakFrame FrameOf(DeterminismBreak what) {
   switch (what) {
@@ -22,10 +42,10 @@ BreakFrame FrameOf(DeterminismBreak what) {
 
 }  // namespace
 
-void EndInDeterminismFrames(DeterminismBreak what, FindingEnd end) {
+void EndInDeterminismFrames(DeterminismBreak what, FindingEnd end, std::string_view culprit) {
   StartFindingFrameTrail();
   NoteFindingFrame(__func__);
-  FrameOf(what)(end);
+  FrameOf(what)(culprit.empty() ? nullptr : CulpritFrameOf(culprit), end);
 }
 
 }  // namespace bpfdiff::fuzz

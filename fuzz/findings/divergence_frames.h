@@ -27,15 +27,10 @@
 //   bpfdiff::fuzz::InJitWithLseAtomics
 #pragma once
 
-#include <string_view>
-
 #include "fuzz/findings/divergence_kind.h"
 #include "fuzz/findings/finding_frames.h"
 
 namespace bpfdiff::fuzz {
-
-// Whether culprit form `form` has a frame of its own.
-bool HasCulpritFrame(std::string_view form);
 
 // Goes through the frames of `kind` and calls `end` in the innermost.
 void EndInDivergenceFrames(const DivergenceKind& kind, FindingEnd end);

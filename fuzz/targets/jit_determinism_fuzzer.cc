@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "fuzz/findings/culprit_form.h"
 #include "fuzz/findings/determinism_frames.h"
 #include "fuzz/generator/generator.h"
 #include "fuzz/generator/mutator.h"
@@ -74,11 +75,21 @@ std::vector<Image> Snapshot(const bpfdiff::jit::CompiledProgram& program) {
 
 // The report's first line names what broke, as it always has. Never
 // inlined: it is a frame of the crash state, whatever the optimiser does.
-[[noreturn, gnu::noinline]] void ReportFinding(bpfdiff::fuzz::DeterminismBreak what, const std::string& message) {
+[[noreturn, gnu::noinline]] void ReportFinding(bpfdiff::fuzz::DeterminismBreak what, const std::string& message,
+                                               std::string_view culprit = {}) {
   std::fprintf(stderr, "jit_determinism_fuzzer: %s\n", message.c_str());
+  if (!culprit.empty()) std::fprintf(stderr, "finding kind: culprit %.*s\n", static_cast<int>(culprit.size()), culprit.data());
   ReportTotals();
-  bpfdiff::fuzz::EndInDeterminismFrames(what, std::abort);
+  bpfdiff::fuzz::EndInDeterminismFrames(what, std::abort, culprit);
   std::abort();  // not reached: the frames end in std::abort
+}
+
+// The first index at which the three lists differ (they differ somewhere).
+template <typename T>
+size_t FirstDifference(const std::vector<T>& a, const std::vector<T>& b, const std::vector<T>& c) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && i < c.size() && a[i] == b[i] && a[i] == c[i]) ++i;
+  return i;
 }
 
 }  // namespace
@@ -133,13 +144,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto b = Snapshot(*again);
     const auto c = Snapshot(*moved);
     for (size_t s = 0; s < a.size(); ++s) {
+      const auto& sub = first->subprograms[s];
       if (a[s].words != b[s].words || a[s].words != c[s].words) {
+        const size_t word = FirstDifference(a[s].words, b[s].words, c[s].words);
+        const auto culprit = bpfdiff::fuzz::CulpritFormAtWord(program.program, sub, word);
         ReportFinding(bpfdiff::fuzz::DeterminismBreak::kCodeDiffers,
-             fmt::format("subprogram {}: the code differs between compiles ({} words)", s, a[s].words.size()));
+                      fmt::format("subprogram {}: the code differs between compiles ({} words), first at word {} ({})",
+                                  s, a[s].words.size(), word, culprit),
+                      culprit);
       }
       if (a[s].extable != b[s].extable || a[s].extable != c[s].extable) {
+        const size_t entry = FirstDifference(a[s].extable, b[s].extable, c[s].extable);
+        const auto culprit =
+            entry < a[s].extable.size()
+                ? bpfdiff::fuzz::CulpritFormAtWord(program.program, sub, static_cast<uint64_t>(a[s].extable[entry]) / 4)
+                : std::string_view{};
         ReportFinding(bpfdiff::fuzz::DeterminismBreak::kExtableDiffers,
-             fmt::format("subprogram {}: the exception table's targets differ between compiles", s));
+                      fmt::format("subprogram {}: the exception table's targets differ between compiles, first at "
+                                  "entry {}",
+                                  s, entry),
+                      culprit);
       }
     }
     ++totals->programs_compared;

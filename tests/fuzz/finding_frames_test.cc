@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "fuzz/findings/culprit_form.h"
+#include "fuzz/findings/culprit_frames.h"
 #include "fuzz/findings/determinism_frames.h"
 #include "fuzz/findings/divergence_frames.h"
 #include "fuzz/findings/pack_frames.h"
@@ -93,7 +94,7 @@ TEST(FuzzFindingFrames, EveryFormOfTheOpcodeTableHasACulpritFrameNamedAfterIt) {
   for (const isa::Form& form : isa::AllForms()) {
     const std::string_view culprit = CulpritFormOf(InsnOfForm(form));
     ASSERT_NE(culprit, kUnknownForm) << form.name;
-    EXPECT_TRUE(HasCulpritFrame(culprit)) << form.name << " -> " << culprit;
+    EXPECT_TRUE(CulpritFrameOf(culprit) != nullptr) << form.name << " -> " << culprit;
     const Trail trail = TrailOf(DivergenceKind{DivergentField::kR0, InsnClass::kUnknown, jit::AtomicLowering::kLse,
                                                culprit},
                                 EndInDivergenceFrames);
@@ -101,7 +102,7 @@ TEST(FuzzFindingFrames, EveryFormOfTheOpcodeTableHasACulpritFrameNamedAfterIt) {
     EXPECT_EQ(trail.back(), CulpritFrameName(culprit)) << form.name;
     frames.insert(trail.back());
   }
-  EXPECT_TRUE(HasCulpritFrame(kPrologueForm));
+  EXPECT_TRUE(CulpritFrameOf(kPrologueForm) != nullptr);
   // Forms that differ only in operand source or access size share a frame.
   EXPECT_EQ(CulpritFormOf(isa::Insn{isa::kClassLdx | isa::kModeMem | isa::kSizeB, 0, 0, 0, 0}),
             CulpritFormOf(isa::Insn{isa::kClassLdx | isa::kModeMem | isa::kSizeDW, 0, 0, 0, 0}));
@@ -188,9 +189,30 @@ TEST(FuzzFindingFrames, DeterminismFindingsByWhatBroke) {
   std::set<Trail> trails;
   for (auto what : {DeterminismBreak::kSecondCompileFails, DeterminismBreak::kCompileAtOtherOffsetFails,
                     DeterminismBreak::kCodeDiffers, DeterminismBreak::kExtableDiffers}) {
-    trails.insert(TrailOf(what, EndInDeterminismFrames));
+    trails.insert(TrailOf(what, [](DeterminismBreak w, FindingEnd end) { EndInDeterminismFrames(w, end); }));
   }
   EXPECT_EQ(trails.size(), 4u);
+}
+
+TEST(FuzzFindingFrames, DeterminismFindingsWithACulpritEndInItsFrame) {
+  EXPECT_EQ(TrailOf(DeterminismBreak::kCodeDiffers,
+                    [](DeterminismBreak w, FindingEnd end) { EndInDeterminismFrames(w, end, "call local"); }),
+            (Trail{"EndInDeterminismFrames", "CodeDiffersBetweenCompiles", "CulpritIsCallLocal"}));
+}
+
+TEST(FuzzFindingFrames, ACodeWordIsTheCulpritOfTheInstructionWhoseLoweringHoldsIt) {
+  isa::Program program;
+  program.insns = {isa::Insn{isa::kClassAlu64 | isa::kAluMov, 0, 0, 0, 1},
+                   isa::Insn{isa::kClassAlu | isa::kAluDiv, 0, 0, 0, 1},  // empty lowering
+                   isa::Insn{isa::kOpExit, 0, 0, 0, 0}};
+  jit::CompiledSubprogram sub;
+  sub.first_slot = 0;
+  sub.end_slot = 3;
+  sub.offsets = {4, 5, 5, 6};  // prologue 0..3, mov 4, div32 empty, exit 5, epilogue 6..
+  EXPECT_EQ(CulpritFormAtWord(program, sub, 0), kPrologueForm);
+  EXPECT_EQ(CulpritFormAtWord(program, sub, 4), "mov");
+  EXPECT_EQ(CulpritFormAtWord(program, sub, 5), "exit");
+  EXPECT_EQ(CulpritFormAtWord(program, sub, 9), kEpilogueForm);
 }
 
 }  // namespace
