@@ -8,9 +8,12 @@
 # the fuzz targets alone, with clang-14, libc++ and ASan, each run under
 # `env -i` and its shared libraries checked; $OUT is left in
 # build/oss-fuzz/out); that check failing on a shared library planted in one
-# target; and, with those targets, two planted bugs giving two ClusterFuzz
-# crash states and one bug found from two inputs giving one
-# (tests/fuzz/crash_states_check.py).
+# target; and, with those targets, the ClusterFuzz crash states of planted
+# bugs replayed from shipped inputs, nothing fuzzed: one state for one bug
+# whichever field of the outcome its programs reach, other states for bugs
+# of other kinds (tests/fuzz/crash_states_check.py; the gcc build's
+# make_diff_seeds makes raw diff_fuzzer inputs of the programs in
+# tests/fuzz/crash_state_programs/).
 #
 # The clang `dev` preset is the developers' build; clang compiles the fuzz
 # targets here, in the OSS-Fuzz check. One full build per compiler keeps the
@@ -23,4 +26,4 @@ cmake --build --preset gcc -j "$jobs"
 ctest --preset gcc -j "$jobs"
 ci/oss-fuzz/check.sh
 tests/oss_fuzz/planted_shared_library.sh
-python3 tests/fuzz/crash_states_check.py build/oss-fuzz/out --bpfdiff build/gcc/cli/bpfdiff
+python3 tests/fuzz/crash_states_check.py build/oss-fuzz/out --bpfdiff build/gcc/cli/bpfdiff --make-seeds build/gcc/fuzz/make_diff_seeds

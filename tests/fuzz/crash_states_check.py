@@ -2,44 +2,58 @@
 """Checks that ClusterFuzz would file one bug per kind of finding.
 
 Given a directory of fuzz targets built with ASan and libFuzzer (an OSS-Fuzz
-$OUT, or build/fuzz/fuzz/targets), it runs diff_fuzzer, pack_fuzzer and
-recursion_fuzzer (those present) with planted bugs, in the environment
-OSS-Fuzz's runner gives a target (its ASAN_OPTIONS and UBSAN_OPTIONS, plus
-ClusterFuzz's symbolize_inline_frames=false: it computes states from the
-stack without inlined frames), computes the crash state of each finding
-from the real abort output (tests/fuzz/crash_states.py) and checks that:
+$OUT, or build/fuzz/fuzz/targets), it replays fixed inputs through
+diff_fuzzer, pack_fuzzer and recursion_fuzzer (those present) with planted
+bugs, in the environment OSS-Fuzz's runner gives a target (its ASAN_OPTIONS
+and UBSAN_OPTIONS, plus ClusterFuzz's symbolize_inline_frames=false: it
+computes states from the stack without inlined frames) and with the flags
+of the target's .options, computes the crash state of each finding from
+the real abort output (tests/fuzz/crash_states.py) and checks that:
 
-  - two planted bugs of different areas give two different states;
-  - one planted bug found from two different inputs (fuzzing from an empty
-    corpus with two libFuzzer seeds) gives one state, and each input
-    replays to that state.
+  - one planted bug shown by several inputs gives one state;
+  - planted bugs of different kinds give different states.
 
-The bugs are chosen by one rule, from `bpfdiff planted list`: of the
-target's bugs that are not value-dependent (a bug that shows for any
-program running its code; a value-dependent one shows through whichever
-part of the outcome the operands lead it to), the first in the catalog,
-then the first of each other area in catalog order (then the others, for a
-target whose bugs share an area), up to MAX_BUGS, until
-one gives a state the first did not. Two bugs may well show as the same
-kind of finding (two JIT bugs that both corrupt the stack frame are one
-kind, and one state, by design); what must hold is that the kinds the
-bugs show are told apart, so the check fails when every bug tried gives
-one state. The first bug is found twice, from an empty corpus with libFuzzer -seed=1
-and -seed=2. When both runs end on one input (the empty input, which
-libFuzzer runs first whatever its seed, shows the bug), the second input
-is the first shipped seed that shows it, else what fuzzing from the seeds
-with -seed=2 finds.
+Nothing is fuzzed: every input is shipped, so the check gives the same
+verdict on every run and every machine. (Fuzzing for a time, as it once
+did, found different inputs on different runs, and the check passed or
+failed by luck.)
 
-A limit of the kinds, which this check makes visible rather than hides: a
-kind is the field that diverged (with the instruction class at fault when
-a fault is involved), and one JIT bug can reach different fields in
-different programs (a clobbered register may end in r0 or be spilled to
-the stack first). Two such inputs file as two states; a state keyed by
-the first instruction at which the engines' registers part would not.
+diff_fuzzer: the programs of tests/fuzz/crash_state_programs/<bug>/, one
+directory for each of its planted bugs that is not value-dependent, made
+raw diff_fuzzer inputs by make_diff_seeds (fuzz/tools/make_seeds.cc, the
+converter of .data vectors to seeds, asked for no structured seeds). Each
+program shows its bug in another field of the outcome: the wrong value
+reaches r0, the stack, a helper argument, the context, or ends the run
+(crash_state_programs_test.py checks that each diverges in the field its
+name claims). Required:
 
-Usage: crash_states_check.py OUT_DIR [--bpfdiff BPFDIFF] [--seconds N] [--targets a,b]
+  - all the programs of one bug give one state: a kind must be the
+    culprit instruction (the first after which the engines' registers or
+    memory part) crossed with the JIT lowering, not the field the value
+    reached (states keyed by that field fail here);
+  - bugs of different areas (whose culprits are different instruction
+    forms: jset, a local call, a probe load, xchg; or a JIT refusal) share
+    no state. Two bugs of one area may share one: the two exception-table
+    bugs both go wrong at a probe load, one kind by design.
+
+pack_fuzzer and recursion_fuzzer: their seed corpus in OUT_DIR
+(<target>_seed_corpus.zip). The bugs are chosen by one rule, from `bpfdiff
+planted list`: of the target's bugs that are not value-dependent, the first
+in the catalog, then the first of each other area in catalog order (then
+the others, for a target whose bugs share an area), up to MAX_BUGS. Every
+seed that shows the first bug (two at least) must give one state; then
+each other bug, from the first seed that shows it, until one gives a state
+the first did not. Two bugs may well show as the same kind (two pack bugs
+that break one invariant are one kind, and one state, by design); what must
+hold is that the kinds the bugs show are told apart, so the check fails
+when every bug tried gives one state.
+
+Usage: crash_states_check.py OUT_DIR [--bpfdiff BPFDIFF] [--make-seeds MAKE_DIFF_SEEDS]
+                             [--programs DIR] [--targets a,b]
 Exit status: 0 the states are as they should be, 1 they are not, 2 the
-check could not run (no targets, a bug never found within N seconds).
+check could not run (no targets, no make_diff_seeds, a program raw mode
+cannot carry or an input that shows no finding, fewer than two seeds
+showing a bug).
 """
 
 import argparse
@@ -60,6 +74,7 @@ from libfuzzer_options import flags_from_options  # pylint: disable=wrong-import
 
 CHECKOUT = pathlib.Path(__file__).resolve().parents[2]
 TARGETS = ['diff_fuzzer', 'pack_fuzzer', 'recursion_fuzzer']
+PROGRAMS = CHECKOUT / 'tests/fuzz/crash_state_programs'
 
 # OSS-Fuzz's base-runner (google/oss-fuzz infra/base-images/base-runner/
 # Dockerfile), with ClusterFuzz's symbolize_inline_frames=false.
@@ -101,7 +116,11 @@ def libfuzzer_options(out_dir, target):
 
 def catalog(bpfdiff):
   """(name, target, area, value-dependent) of every planted bug, in order."""
-  listed = subprocess.run([bpfdiff, 'planted', 'list'], capture_output=True, text=True, check=False)
+  env = {key: value for key, value in os.environ.items() if key != 'BPFDIFF_PLANTED_BUG'}
+  try:
+    listed = subprocess.run([bpfdiff, 'planted', 'list'], env=env, capture_output=True, text=True, check=False)
+  except OSError as error:
+    raise CheckError('%s planted list: %s (give the tool with --bpfdiff)' % (bpfdiff, error)) from error
   if listed.returncode != 0:
     raise CheckError('%s planted list: %s' % (bpfdiff, listed.stderr.strip()))
   rows = []
@@ -129,59 +148,19 @@ def pick_bugs(rows, target):
   return picked[:MAX_BUGS] if len(picked) >= 2 else None
 
 
-def find(out_dir, target, bug, seed, seconds, work, from_seeds=False):
-  """Fuzzes from an empty corpus (or the target's seeds) until the bug is found: (input bytes, log)."""
-  run_dir = work / ('%s.%s.seed%d' % (target, bug, seed))
-  (run_dir / 'corpus').mkdir(parents=True)
-  seeds = out_dir / ('%s_seed_corpus.zip' % target)
-  if from_seeds:
-    if not seeds.exists():
-      raise CheckError('%s: no %s to fuzz from' % (target, seeds.name))
-    with zipfile.ZipFile(seeds) as archive:
-      archive.extractall(run_dir / 'corpus')
-  command = [str(out_dir / target), str(run_dir / 'corpus'), *libfuzzer_options(out_dir, target),
-             '-seed=%d' % seed, '-max_total_time=%d' % seconds, '-artifact_prefix=%s/' % run_dir]
-  run = subprocess.run(command, cwd=run_dir, env=environment(out_dir, bug), capture_output=True, text=True,
-                       errors='replace', check=False)
-  crashes = sorted(run_dir.glob('crash-*'))
-  if not crashes:
-    raise CheckError('%s with %s (seed %d) found nothing in %d s (exit %d); its log ends:\n%s' %
-                     (target, bug, seed, seconds, run.returncode, run.stderr[-2000:]))
-  return crashes[0].read_bytes(), run.stderr, crashes[0]
-
-
-def find_in_seeds(out_dir, target, bug, seconds, work):
-  """The first shipped seed that shows the bug, else fuzzing from the seeds with -seed=2.
-
-
-  libFuzzer runs the empty input first whatever its -seed, so a bug the
-  empty input shows is found from that one input by every fuzzing run; a
-  seed that shows it too is a second input."""
-  seeds_dir = work / ('%s.%s.seeds' % (target, bug))
-  seeds = out_dir / ('%s_seed_corpus.zip' % target)
-  if not seeds.exists():
-    raise CheckError('%s: no %s to take a second input from' % (target, seeds.name))
-  with zipfile.ZipFile(seeds) as archive:
-    archive.extractall(seeds_dir)
-  for seed in sorted(p for p in seeds_dir.rglob('*') if p.is_file()):
-    log = replay(out_dir, target, bug, seed)
-    if 'ERROR: AddressSanitizer' in log:
-      return seed.read_bytes(), log, seed
-  return find(out_dir, target, bug, 2, seconds, work, from_seeds=True)
-
-
-def replay(out_dir, target, bug, artifact):
-  """The log of the target run once on `artifact`."""
-  run = subprocess.run([str(out_dir / target), str(artifact)], env=environment(out_dir, bug),
-                       capture_output=True, text=True, errors='replace', check=False)
+def replay(out_dir, target, bug, path):
+  """The log of the target run once on the input at `path`, `bug` planted."""
+  command = [str(out_dir / target), *libfuzzer_options(out_dir, target), str(path)]
+  run = subprocess.run(command, env=environment(out_dir, bug), capture_output=True, text=True, errors='replace',
+                       check=False)
   return run.stderr
 
 
 def state_of(log, target, what):
   crash_type, state = crash_states.parse(log, target)
   if crash_type != 'Abrt' or '\n' not in state:
-    raise CheckError('%s: expected an ASan ABRT report with a stack, got type %r state %r' %
-                     (what, crash_type, state))
+    raise CheckError('%s: expected an ASan ABRT report with a stack, got type %r state %r; the log ends:\n%s' %
+                     (what, crash_type, state, log[-2000:]))
   return state
 
 
@@ -189,43 +168,145 @@ def show(state):
   return ' / '.join(state.splitlines())
 
 
-def check_target(out_dir, target, rows, seconds, work):
-  """Failures (strings) of one target's check."""
+def digest(path):
+  return hashlib.sha1(path.read_bytes()).hexdigest()[:12]
+
+
+def raw_inputs(make_seeds, programs, work):
+  """(program name, raw diff_fuzzer input) of every .data file in `programs`, by make_diff_seeds."""
+  # No structured candidates: only the raw seeds of the vectors (and the
+  # named seeds, which are not used).
+  try:
+    made = subprocess.run([str(make_seeds), str(work), str(programs), '0'], capture_output=True, text=True,
+                          check=False)
+  except OSError as error:
+    raise CheckError('%s: %s (give the converter with --make-seeds)' % (make_seeds, error)) from error
+  if made.returncode != 0:
+    raise CheckError('%s %s failed (exit %d): %s' % (make_seeds, programs, made.returncode, made.stderr.strip()))
+  inputs = []
+  for program in sorted(programs.glob('*.data')):
+    raw = work / ('raw-' + program.stem)
+    if not raw.exists():
+      # make_diff_seeds names what raw mode cannot carry after "left out:".
+      left_out = made.stdout[made.stdout.rfind('raw seeds'):].strip()
+      raise CheckError('%s: raw mode cannot carry it (maps, several programs, load options?): %s' %
+                       (program, left_out))
+    inputs.append((program.name, raw))
+  return inputs
+
+
+def check_diff_fuzzer(out_dir, rows, programs_dir, make_seeds, work):
+  """Failures (strings) of diff_fuzzer's check, on the shipped programs."""
+  target = 'diff_fuzzer'
+  eligible = [row for row in rows if row[1] == target and not row[3]]
+  areas = {row[0]: row[2] for row in eligible}
+  if not programs_dir.is_dir():
+    raise CheckError('%s: no such directory of programs (give it with --programs)' % programs_dir)
+  present = {path.name for path in programs_dir.iterdir() if path.is_dir()}
+  unknown = sorted(present - set(areas))
+  if unknown:
+    raise CheckError('%s: %s names no %s bug that is not value-dependent' % (programs_dir, unknown[0], target))
+  bugs = [row[0] for row in eligible if row[0] in present]  # catalog order
+  if len({areas[bug] for bug in bugs}) < 2:
+    raise CheckError('%s: programs of fewer than two areas of bugs; nothing to tell apart' % programs_dir)
+  states = {}  # bug -> [(program, state)]
+  for bug in bugs:
+    inputs = raw_inputs(make_seeds, programs_dir / bug, work / (target + '.' + bug))
+    if len(inputs) < 2:
+      raise CheckError('%s/%s: %d program(s); one state for one bug needs two' % (programs_dir, bug, len(inputs)))
+    states[bug] = []
+    for name, raw in inputs:
+      what = '%s, %s, %s' % (target, bug, name)
+      state = state_of(replay(out_dir, target, bug, raw), target, what)
+      print('  %s: %s (input %s)' % (what, show(state), digest(raw)))
+      states[bug].append((name, state))
+  failures = []
+  for bug in bugs:
+    distinct = sorted({state for _name, state in states[bug]})
+    if len(distinct) > 1:
+      failures.append('%s: one bug (%s), %d programs, %d states: %s' %
+                      (target, bug, len(states[bug]), len(distinct),
+                       ' | '.join('%s: %s' % (name, show(state)) for name, state in states[bug])))
+  sharing = {}  # state -> the bugs that gave it
+  for bug in bugs:
+    for _name, state in states[bug]:
+      sharing.setdefault(state, [])
+      if bug not in sharing[state]:
+        sharing[state].append(bug)
+  for state, holders in sharing.items():
+    if len({areas[bug] for bug in holders}) > 1:
+      failures.append('%s: bugs of %d areas share one state (%s): %s' %
+                      (target, len({areas[bug] for bug in holders}), show(state),
+                       ', '.join('%s (%s)' % (bug, areas[bug]) for bug in holders)))
+  return failures
+
+
+def seeds_of(out_dir, target, work):
+  """The shipped seeds of `target` (its seed zip in OUT_DIR), in name order."""
+  archive_path = out_dir / ('%s_seed_corpus.zip' % target)
+  if not archive_path.exists():
+    raise CheckError('%s: no %s to take inputs from' % (target, archive_path.name))
+  seeds_dir = work / (target + '.seeds')
+  with zipfile.ZipFile(archive_path) as archive:
+    archive.extractall(seeds_dir)
+  return sorted(path for path in seeds_dir.rglob('*') if path.is_file())
+
+
+def shows(out_dir, target, bug, seed):
+  """The state the seed gives with `bug` planted, or None when it shows no finding."""
+  log = replay(out_dir, target, bug, seed)
+  crash_type, _state = crash_states.parse(log, target)
+  if not crash_type:
+    return None
+  return state_of(log, target, '%s, %s, %s' % (target, bug, seed.name))
+
+
+def first_showing(out_dir, target, bug, seeds):
+  """(the first seed that shows `bug`, its state), or (None, None)."""
+  for seed in seeds:
+    state = shows(out_dir, target, bug, seed)
+    if state is not None:
+      return seed, state
+  return None, None
+
+
+def check_seeded_target(out_dir, target, rows, work):
+  """Failures (strings) of pack_fuzzer's or recursion_fuzzer's check, on the shipped seeds."""
   bugs = pick_bugs(rows, target)
   if bugs is None:
     return ['%s: the catalog has no two bugs that are not value-dependent' % target]
+  seeds = seeds_of(out_dir, target, work)
   first = bugs[0]
+  shown = []
+  for seed in seeds:
+    state = shows(out_dir, target, first, seed)
+    if state is not None:
+      print('  %s, %s, %s: %s (input %s)' % (target, first, seed.name, show(state), digest(seed)))
+      shown.append((seed.name, state))
+  if len(shown) < 2:
+    raise CheckError('%s: %d of its %d shipped seeds show %s; one state for one bug needs two inputs' %
+                     (target, len(shown), len(seeds), first))
   failures = []
-  states = {}
-  inputs = {}
-  runs = [(first, 1, False), (first, 2, False)] + [(bug, 1, False) for bug in bugs[1:]]
-  for bug, seed, from_seeds in runs:
-    if bug != first and any(state != states[(first, 1)] for state in states.values()):
-      break  # two kinds told apart already
-    data, log, artifact = find(out_dir, target, bug, seed, seconds, work)
-    if (bug, seed) == (first, 2) and data == inputs[(first, 1)]:
-      # The empty input, which libFuzzer runs first whatever its seed,
-      # shows the bug: the second input comes from the shipped seeds.
-      from_seeds = True
-      data, log, artifact = find_in_seeds(out_dir, target, bug, seconds, work)
-    what = '%s, %s, seed %d%s' % (target, bug, seed, ' from the shipped seeds' if from_seeds else '')
-    state = state_of(log, target, what)
-    replayed = state_of(replay(out_dir, target, bug, artifact), target, what + ', replayed')
-    print('  %s: %s (input %s)' % (what, show(state), hashlib.sha1(data).hexdigest()[:12]))
-    if replayed != state:
-      failures.append('%s: the input replays to another state: %s' % (what, show(replayed)))
-    states[(bug, seed)] = state
-    inputs[(bug, seed)] = data
-  if inputs[(first, 1)] == inputs[(first, 2)]:
-    raise CheckError('%s: %s was found from the same input with both seeds; nothing shows for two inputs' %
-                     (target, first))
-  if states[(first, 1)] != states[(first, 2)]:
-    failures.append('%s: one bug (%s), two inputs, two states: %s | %s' %
-                    (target, first, show(states[(first, 1)]), show(states[(first, 2)])))
-  others = [bug for (bug, _seed) in states if bug != first]
-  if all(states[(bug, 1)] == states[(first, 1)] for bug in others):
+  first_states = sorted({state for _name, state in shown})
+  if len(first_states) > 1:
+    failures.append('%s: one bug (%s), %d inputs, %d states: %s' %
+                    (target, first, len(shown), len(first_states),
+                     ' | '.join('%s: %s' % (name, show(state)) for name, state in shown)))
+  tried = [first]
+  told_apart = False
+  for bug in bugs[1:]:
+    seed, state = first_showing(out_dir, target, bug, seeds)
+    if seed is None:
+      print('  %s, %s: no shipped seed shows it' % (target, bug))
+      continue
+    print('  %s, %s, %s: %s (input %s)' % (target, bug, seed.name, show(state), digest(seed)))
+    tried.append(bug)
+    if state not in first_states:
+      told_apart = True
+      break  # two kinds told apart
+  if not told_apart:
     failures.append('%s: %d bugs (%s), one state: %s' %
-                    (target, 1 + len(others), ', '.join([first] + others), show(states[(first, 1)])))
+                    (target, len(tried), ', '.join(tried), show(shown[0][1])))
   return failures
 
 
@@ -234,11 +315,20 @@ def main(argv):
   parser.add_argument('out_dir', type=pathlib.Path)
   parser.add_argument('--bpfdiff', default=str(CHECKOUT / 'build/dev/cli/bpfdiff'),
                       help='the bpfdiff tool, for `bpfdiff planted list` (default: the dev build)')
-  parser.add_argument('--seconds', type=int, default=300, help='how long to fuzz for each bug at most')
+  parser.add_argument('--make-seeds', type=pathlib.Path,
+                      help='make_diff_seeds, to make raw inputs of the programs (default: the one of '
+                      '--bpfdiff\'s build, BUILD/fuzz/make_diff_seeds)')
+  parser.add_argument('--programs', type=pathlib.Path, default=PROGRAMS,
+                      help='the diff_fuzzer programs, one directory per bug (default: %(default)s)')
   parser.add_argument('--targets', default=','.join(TARGETS), help='which targets to check, of those present')
   args = parser.parse_args(argv[1:])
+  make_seeds = args.make_seeds or pathlib.Path(args.bpfdiff).resolve().parent.parent / 'fuzz' / 'make_diff_seeds'
   try:
-    present = [t for t in args.targets.split(',') if os.access(args.out_dir / t, os.X_OK)]
+    asked = args.targets.split(',')
+    unknown = [t for t in asked if t not in TARGETS]
+    if unknown:
+      raise CheckError('--targets: the check knows no target %s (it knows %s)' % (unknown[0], ', '.join(TARGETS)))
+    present = [t for t in asked if os.access(args.out_dir / t, os.X_OK)]
     if not present:
       raise CheckError('no fuzz target of %s in %s' % (args.targets, args.out_dir))
     rows = catalog(args.bpfdiff)
@@ -246,7 +336,11 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix='crash-states.') as work:
       for target in present:
         print('%s:' % target)
-        failures += check_target(args.out_dir.resolve(), target, rows, args.seconds, pathlib.Path(work))
+        if target == 'diff_fuzzer':
+          failures += check_diff_fuzzer(args.out_dir.resolve(), rows, args.programs.resolve(), make_seeds,
+                                        pathlib.Path(work))
+        else:
+          failures += check_seeded_target(args.out_dir.resolve(), target, rows, pathlib.Path(work))
   except CheckError as error:
     print('crash_states_check: %s' % error, file=sys.stderr)
     return 2
