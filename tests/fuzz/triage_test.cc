@@ -47,6 +47,36 @@ TEST(FuzzTriage, MinimizeKeepsTheDivergenceAndDropsTheRest) {
   EXPECT_EQ(SignatureOf(**harness, result->source, (*harness)->RunCase(result->source)), before);
 }
 
+// Two 32-bit identity operations that the planted bug leaves without code
+// (so neither zero-extends): both reach r0, the first is the culprit.
+constexpr std::string_view kTwoCulprits = R"(
+  lddw %r0, 0x100000005
+  and32 %r0, -1
+  lddw %r1, 0x100000000
+  add32 %r1, 0
+  add %r0, %r1
+  exit
+)";
+
+TEST(FuzzTriage, MinimizeKeepsTheCulpritsFormNotJustTheField) {
+  auto bugs = PlantedBugsNamed("alu32-identity-no-zext");
+  ASSERT_TRUE(bugs);
+  auto harness = DiffHarness::Create(*bugs);
+  ASSERT_TRUE(harness) << harness.message();
+  const CaseSource source = Assembled(kTwoCulprits);
+  const auto before = SignatureOf(**harness, source, (*harness)->RunCase(source));
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->kind, "culprit and32 (jit)");
+  // Without and32 the case still diverges in r0, through add32: another
+  // culprit, so not the same bug.
+  auto result = Minimize(**harness, source);
+  ASSERT_TRUE(result) << result.message();
+  EXPECT_EQ(SignatureOf(**harness, result->source, (*harness)->RunCase(result->source)), before);
+  bool has_and32 = false;
+  for (const auto& insn : result->source.programs.front()) has_and32 |= insn.opcode == (isa::kClassAlu | isa::kAluAnd);
+  EXPECT_TRUE(has_and32);
+}
+
 TEST(FuzzTriage, ACaseThatDoesNotDivergeIsNotMinimized) {
   auto harness = DiffHarness::Create(PlantedBugs{});
   ASSERT_TRUE(harness) << harness.message();
