@@ -70,6 +70,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Only now, for the divergent input: step both engines again to name
     // the culprit instruction, which the finding's kind is keyed by.
     const bpfdiff::Localization localization = harness->Localize(result.run);
+    if (auto failure = harness->sandbox().UnicornFailure()) {  // while stepping: no verdict to give
+      ReportStats();
+      bpfdiff::fuzz::ExitOnHarnessFailure("diff_fuzzer", *failure);
+    }
     const auto kind = bpfdiff::fuzz::KindOfFirstDivergence(*result.source, result.run, &localization);
     fmt::print(stderr, "==== bpfdiff: DIVERGENCE ====\n{}finding kind: {}\n",
                bpfdiff::fuzz::DescribeDivergence(*result.source, result.run, &localization),
