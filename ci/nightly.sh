@@ -20,17 +20,36 @@
 #     `coverage` preset's targets replay the seeds and tonight's corpus;
 #     llvm-cov gives line and branch coverage of jit/, oracle/ and the pack
 #     and recursion code per file, and a line-by-line HTML view.
-#  4. The bug-finding benchmark (ci/planted_benchmark.sh): each planted bug
-#     against the fuzz target that must catch it, from the seeds and from an
-#     empty corpus (libFuzzer -seed values BPFDIFF_NIGHTLY_PLANTED_EMPTY_SEEDS,
-#     default "1 2 3"; "" runs from the seeds only), each run at most
-#     BPFDIFF_NIGHTLY_PLANTED_SECONDS (default 60; 0 skips). A bug not
-#     caught from the seeds fails the night: the harness has gone blind.
-#  5. A soak of BPFDIFF_NIGHTLY_SOAK_HOURS (default 0: skipped; ci/soak.sh).
-#  6. `bpfdiff report`: summary.txt (printed), junit.xml, report.json and
+#  4. The planted-bug gate (ci/planted_gate.py; BPFDIFF_NIGHTLY_PLANTED_GATE,
+#     default 1; 0 skips): every planted bug's fixed reproducer
+#     (tests/planted/reproducers) replayed by the fuzz target that must
+#     catch it, once with the bug switched on (a finding is due) and once
+#     without (it must be clean). Deterministic: it decides whether the
+#     harness still catches every planted bug. A bug it does not catch
+#     fails the night.
+#  5. The bug-finding benchmark (ci/planted_benchmark.sh), a measurement:
+#     each planted bug against the fuzz target that must catch it, from the
+#     seeds and from an empty corpus (libFuzzer -seed values
+#     BPFDIFF_NIGHTLY_PLANTED_EMPTY_SEEDS, default "1 2 3"; "" runs from the
+#     seeds only), each run at most BPFDIFF_NIGHTLY_PLANTED_SECONDS (default
+#     30; 0 skips). Times and detections are reported with their trend; a
+#     bug not detected within the limit is reported, not failed. The night
+#     fails only on a regression against the history beyond the tolerance
+#     of report/planted_trend.h: a bug detected from the seeds in each of
+#     the last 5 nights (each within half the limit) and not tonight, or the
+#     bugs detected from an empty corpus falling more than 3 below the
+#     median of the last 7 nights with tonight's settings (once there are
+#     3). A first night cannot regress. A run that could not run (its
+#     target exited 2) fails the night too: nothing was measured.
+#  6. A soak of BPFDIFF_NIGHTLY_SOAK_HOURS (default 0: skipped; ci/soak.sh).
+#  7. `bpfdiff report`: summary.txt (printed), junit.xml, report.json and
 #     report.html in BPFDIFF_NIGHTLY_OUT (default a new /tmp/bpfdiff-nightly.*),
 #     and tonight's entry in BPFDIFF_NIGHTLY_HISTORY (default
 #     ~/.cache/bpfdiff/nightly-history), from which the trend is drawn.
+#
+# BPFDIFF_PLANTED_BUG=<name> switches a planted bug on for the whole night
+# (a negative control of the night itself): every part runs with it, and
+# the gate's replays without their bug find it, so the night fails.
 #
 # BPFDIFF_NIGHTLY_BUILD names a build to use as it is (its cli/bpfdiff and
 # fuzz/targets/*) instead of building the release preset.
@@ -51,7 +70,8 @@ fuzz_seconds="${BPFDIFF_NIGHTLY_FUZZ_SECONDS:-60}"
 cores="${BPFDIFF_NIGHTLY_CORES:-$(nproc)}"
 kept_corpus="${BPFDIFF_NIGHTLY_CORPUS:-$cache/corpus}"
 coverage="${BPFDIFF_NIGHTLY_COVERAGE:-1}"
-planted_seconds="${BPFDIFF_NIGHTLY_PLANTED_SECONDS:-60}"
+planted_gate="${BPFDIFF_NIGHTLY_PLANTED_GATE:-1}"
+planted_seconds="${BPFDIFF_NIGHTLY_PLANTED_SECONDS:-30}"
 planted_empty_seeds="${BPFDIFF_NIGHTLY_PLANTED_EMPTY_SEEDS-1 2 3}"
 soak_hours="${BPFDIFF_NIGHTLY_SOAK_HOURS:-0}"
 upstream_suite="${BPFDIFF_UPSTREAM_SUITE:-}"
@@ -64,6 +84,7 @@ bad_setting() { echo "nightly: $*" >&2; exit 2; }
 [[ "$planted_seconds" =~ ^[0-9]+$ ]] || bad_setting "BPFDIFF_NIGHTLY_PLANTED_SECONDS must be a whole number of seconds"
 [[ "$cores" =~ ^[1-9][0-9]*$ ]] || bad_setting "BPFDIFF_NIGHTLY_CORES must be a positive number"
 [[ "$coverage" == 0 || "$coverage" == 1 ]] || bad_setting "BPFDIFF_NIGHTLY_COVERAGE must be 0 or 1"
+[[ "$planted_gate" == 0 || "$planted_gate" == 1 ]] || bad_setting "BPFDIFF_NIGHTLY_PLANTED_GATE must be 0 or 1"
 [[ "$soak_hours" =~ ^[0-9]*\.?[0-9]+$ ]] || bad_setting "BPFDIFF_NIGHTLY_SOAK_HOURS must be a number of hours"
 if [[ -n "$upstream_suite" && ! -d "$upstream_suite" ]]; then
   bad_setting "BPFDIFF_UPSTREAM_SUITE=$upstream_suite is not a directory (a checkout of bpf_conformance's tests/)"
@@ -75,14 +96,22 @@ out="$(cd "$out" && pwd)"
 fuzzing=$((fuzz_seconds > 0))
 if [[ -z "$build" ]]; then
   build="$checkout/build/release"
-  targets=(bpfdiff)
-  # The benchmark's planted bugs are caught by these three targets.
-  if ((fuzzing)); then targets+=("${fuzz_targets[@]}"); fi
-  if ((planted_seconds > 0)); then targets+=(diff_fuzzer pack_fuzzer recursion_fuzzer); fi
-  mapfile -t targets < <(printf '%s\n' "${targets[@]}" | sort -u)
+  build_targets() {
+    cmake --build --preset release -j "$cores" --target "$@" >> "$out/build.log" 2>&1 ||
+      { tail -40 "$out/build.log"; echo "nightly: FAILED to build; log in $out/build.log"; exit 1; }
+  }
   cmake --preset release >/dev/null
-  cmake --build --preset release -j "$cores" --target "${targets[@]}" > "$out/build.log" 2>&1 ||
-    { tail -40 "$out/build.log"; echo "nightly: FAILED to build; log in $out/build.log"; exit 1; }
+  build_targets bpfdiff
+  targets=()
+  if ((fuzzing)); then targets+=("${fuzz_targets[@]}"); fi
+  # The gate's and the benchmark's: each planted bug's target, as the catalog says.
+  if ((planted_gate || planted_seconds > 0)); then
+    mapfile -t -O "${#targets[@]}" targets < <("$build/cli/bpfdiff" planted list | cut -f2)
+  fi
+  if ((${#targets[@]} > 0)); then
+    mapfile -t targets < <(printf '%s\n' "${targets[@]}" | sort -u)
+    build_targets "${targets[@]}"
+  fi
 fi
 [[ -d "$build" ]] || bad_setting "BPFDIFF_NIGHTLY_BUILD=$build is not a directory"
 build="$(cd "$build" && pwd)"  # the fuzzers run in directories of their own
@@ -90,6 +119,10 @@ bpfdiff="$build/cli/bpfdiff"
 [[ -x "$bpfdiff" ]] || bad_setting "no bpfdiff in $build/cli"
 
 failed=0
+night_start=$SECONDS
+part_times=""
+# part_took NAME START: NAME took since START (whole seconds), for the closing line.
+part_took() { part_times+="${part_times:+, }$1 $((SECONDS - $2)) s"; }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 json_string() { local s=${1//\\/\\\\}; s=${s//\"/\\\"}; printf '"%s"' "$s"; }
@@ -108,6 +141,7 @@ fork_counts() {
 }
 
 echo "== conformance =="
+part_start=$SECONDS
 suites=(--suite tests/conformance)
 report_args=(--out "$out" --history "$history")
 if [[ -n "$upstream_suite" ]]; then
@@ -119,8 +153,10 @@ fi
 "$bpfdiff" conformance "${suites[@]}" --engine all --include-groups callx --quiet \
   --json "$out/conformance.json" --junit "$out/conformance-junit.xml" "$@" || failed=1
 report_args+=(--conformance "$out/conformance.json")
+part_took conformance "$part_start"
 
 if ((fuzzing)); then
+  part_start=$SECONDS
   runs="["
   mkdir -p "$out/fuzz/stats"
   for target in "${fuzz_targets[@]}"; do
@@ -152,17 +188,24 @@ if ((fuzzing)); then
     "$binary" -merge=1 "$kept" "$dir/corpus" > "$dir/merge.log" 2>&1 ||
       { echo "${target}: merging tonight's corpus into $kept failed; log in $dir/merge.log"; failed=1; }
     grep -h 'MERGE-OUTER: [0-9]* new files' "$dir/merge.log" | sed "s|^|  $target: |" || true
+    # The finding's kind (each target prints "finding kind: ..."): the key
+    # it files under, by which the report groups the night's findings.
+    kind=""
+    [[ $result == finding ]] && kind=$(grep -m1 -h '^finding kind: ' "$dir/log.txt" | cut -c15-)
     [[ $runs == "[" ]] || runs+=","
     runs+="{\"target\": $(json_string "$target"), \"result\": \"$result\", \"exit_code\": $status,"
+    [[ -n $kind ]] && runs+=" \"finding_kind\": $(json_string "$kind"),"
     runs+=" \"timeouts\": $timeouts, \"ooms\": $ooms,"
     runs+=" \"seconds\": $(elapsed "$start"), \"artifacts\": $(json_string "$dir")}"
   done
   echo "$runs]" > "$out/fuzz-runs.json"
   report_args+=(--fuzz-runs "$out/fuzz-runs.json")
   for stats in "$out"/fuzz/stats/*.json; do [[ -s "$stats" ]] && report_args+=(--fuzz-stats "$stats"); done
+  part_took fuzzing "$part_start"
 
   if ((coverage)); then
     echo "== source coverage: the seeds and tonight's corpus, replayed by the coverage build =="
+    part_start=$SECONDS
     if ci/coverage.sh --out "$out/coverage" --jobs "$cores" --corpus-root "$out/fuzz" "${fuzz_targets[@]}" \
          > "$out/coverage.log" 2>&1; then
       report_args+=(--coverage "$out/coverage/coverage.json" --coverage-root "$checkout"
@@ -172,23 +215,40 @@ if ((fuzzing)); then
       echo "nightly: source coverage FAILED; log in $out/coverage.log"
       failed=1
     fi
+    part_took coverage "$part_start"
   fi
 fi
 
+if ((planted_gate)); then
+  echo "== planted-bug gate: every planted bug's reproducer, replayed with the bug and without =="
+  part_start=$SECONDS
+  python3 ci/planted_gate.py --build "$build" --jobs "$cores" --json "$out/planted-gate.json" \
+    --logs "$out/planted-gate" || failed=1
+  [[ -s "$out/planted-gate.json" ]] && report_args+=(--planted-gate "$out/planted-gate.json")
+  part_took gate "$part_start"
+fi
+
 if ((planted_seconds > 0)); then
+  # A measurement: its misses are judged by `bpfdiff report` against the
+  # history; only a run that could not run fails the night here.
   echo "== bug-finding benchmark: every planted bug, at most ${planted_seconds} s a run =="
+  part_start=$SECONDS
   ci/planted_benchmark.sh --build "$build" --limit "$planted_seconds" --empty-seeds "$planted_empty_seeds" \
     --jobs "$cores" --out "$out/planted" || failed=1
   [[ -s "$out/planted/planted.json" ]] && report_args+=(--planted "$out/planted/planted.json")
+  part_took benchmark "$part_start"
 fi
 
 if [[ "$soak_hours" != 0 ]]; then
   echo "== soak: ${soak_hours} h =="
+  part_start=$SECONDS
   ci/soak.sh "$soak_hours" --build "$build" --cores "$cores" --out "$out/soak" || failed=1
+  part_took soak "$part_start"
 fi
 
 echo
 "$bpfdiff" report "${report_args[@]}" || failed=1
 echo
+echo "nightly: ${part_times:-no part ran}; $((SECONDS - night_start)) s in all after the build"
 if ((failed)); then echo "nightly: FAILED; artifacts in $out"; else echo "nightly: all parts passed ($out)"; fi
 exit "$failed"

@@ -16,12 +16,24 @@
 
 #include "fuzz/pack/itlb_report.h"
 #include "fuzz/pack/pack_script.h"
+#include "fuzz/stats/stats_file.h"
 #include "support/files.h"
 
 namespace bpfdiff::cli {
 namespace {
 
 using namespace bpfdiff::fuzz;
+
+// " (reason: calls, ...)", as the world recorded why each call could not
+// be compared (harness/lifecycle/not_comparable.h), most frequent first;
+// nothing when every call was compared.
+std::string NotComparableReasons(const PackScriptResult& result) {
+  if (result.not_comparable_reasons.empty()) return "";
+  const auto reasons = MostFrequentFirst({result.not_comparable_reasons.begin(), result.not_comparable_reasons.end()});
+  std::string text;
+  for (const auto& [reason, calls] : reasons) text += fmt::format("{}{}: {}", text.empty() ? "" : ", ", reason, calls);
+  return fmt::format(" ({})", text);
+}
 
 // Every script, each on its own: one that does not read or is not a pack
 // script is reported and the next one still runs; the worst status wins.
@@ -53,9 +65,9 @@ int Replay(const std::vector<std::string>& scripts, bool trace, const Settings& 
     fmt::print("== {} ({} CPUs)\n", path, result->cpus);
     for (size_t i = 0; i < result->trace.size(); ++i) fmt::print("{:4}  {}\n", i, result->trace[i]);
     fmt::print("{} operations, {} loads ({} rejected), {} frees, {} stale calls, {} calls compared, "
-               "{} not comparable (the prog_array changed during the call)\n",
+               "{} not comparable{}\n",
                result->operations, result->loads, result->loads_rejected, result->frees, result->stale_calls,
-               result->calls_compared, result->calls_not_comparable);
+               result->calls_compared, result->calls_not_comparable, NotComparableReasons(*result));
     for (const auto& violation : result->violations) fmt::print("{}\n", violation.Describe());
     if (!result->violations.empty()) {
       status = WorstStatus(status, kExitFailed);

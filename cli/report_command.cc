@@ -1,5 +1,5 @@
 // bpfdiff report --conformance C.json [--fuzz-stats F.json...] [--fuzz-runs R.json]
-//                [--planted P.json] [--history DIR] --out DIR
+//                [--planted P.json] [--planted-gate G.json] [--history DIR] --out DIR
 // The nightly report from the files the nightly's parts wrote: prints the
 // short summary and the paths of the JUnit, JSON and HTML files, and adds
 // tonight's headline numbers to the history for the next night's trend.
@@ -23,7 +23,7 @@ constexpr size_t kNightsInTrend = 60;
 struct ReportArgs {
   std::string conformance;
   std::vector<std::string> fuzz_stats;
-  std::string fuzz_runs, planted, history, out, timestamp;
+  std::string fuzz_runs, planted, planted_gate, history, out, timestamp;
   std::string upstream_suite;  // empty: the night ran only the project's own vectors
   std::string coverage, coverage_root = ".", coverage_html;
 };
@@ -34,6 +34,7 @@ int Run(const ReportArgs& args) {
   for (const auto& path : args.fuzz_stats) inputs.fuzz_stats.emplace_back(path);
   if (!args.fuzz_runs.empty()) inputs.fuzz_runs = args.fuzz_runs;
   if (!args.planted.empty()) inputs.planted = args.planted;
+  if (!args.planted_gate.empty()) inputs.planted_gate = args.planted_gate;
   if (!args.upstream_suite.empty()) inputs.upstream_suite = args.upstream_suite;
   if (!args.coverage.empty()) inputs.coverage = args.coverage;
   inputs.checkout = args.coverage_root;
@@ -106,7 +107,10 @@ void AddReportCommand(CLI::App& app, const Settings& /*settings*/, int& exit_cod
   cmd->add_option("--fuzz-stats", args->fuzz_stats, "A fuzz target's BPFDIFF_FUZZ_STATS_JSON file; repeatable");
   cmd->add_option("--fuzz-runs", args->fuzz_runs,
                   "How each fuzz target's run ended (ci/nightly.sh); a run without stats shows as 'no stats'");
-  cmd->add_option("--planted", args->planted, "Planted-bug self-check results (ci/nightly.sh)");
+  cmd->add_option("--planted", args->planted,
+                  "The bug-finding benchmark (ci/planted_benchmark.sh): a measurement, judged against the history");
+  cmd->add_option("--planted-gate", args->planted_gate,
+                  "The planted-bug gate (ci/planted_gate.py --json): every planted bug caught by its reproducer");
   cmd->add_option("--upstream-suite", args->upstream_suite,
                   "The bpf_conformance tests/ directory the night's conformance run was given "
                   "(without it the report says only the project's own vectors ran)");

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <map>
+#include <optional>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -19,6 +21,24 @@ std::string FileNameFor(const std::string& timestamp) {
     if (std::isalnum(static_cast<unsigned char>(c))) name += c;
   }
   return name + ".json";
+}
+
+// {"bug": seconds or null, ...}: null for a bug not detected.
+Result<std::map<std::string, std::optional<double>>> SecondsByBug(const Json& json, std::string_view key,
+                                                                  std::string_view where) {
+  std::map<std::string, std::optional<double>> seconds;
+  if (!json.contains(key) || json[key].is_null()) return seconds;
+  if (!json[key].is_object()) return Fail("{}: '{}' must be an object of seconds (or null) by bug", where, key);
+  for (const auto& [bug, value] : json[key].items()) {
+    if (value.is_null()) {
+      seconds[bug] = std::nullopt;
+    } else if (value.is_number()) {
+      seconds[bug] = value.get<double>();
+    } else {
+      return Fail("{}: '{}': '{}' must be a number of seconds or null", where, key, bug);
+    }
+  }
+  return seconds;
 }
 
 }  // namespace
@@ -39,6 +59,15 @@ Json HistoryEntryToJson(const HistoryEntry& e) {
   if (e.forms_completed) json["forms_completed"] = *e.forms_completed;
   if (e.forms_total) json["forms_total"] = *e.forms_total;
   if (e.planted_detected_from_empty) json["planted_detected_from_empty"] = *e.planted_detected_from_empty;
+  if (e.planted_limit_seconds) json["planted_limit_seconds"] = *e.planted_limit_seconds;
+  if (e.planted_empty_runs) json["planted_empty_runs"] = *e.planted_empty_runs;
+  if (!e.planted_seconds_from_seeds.empty()) {
+    Json seeds = Json::object();
+    for (const auto& [bug, seconds] : e.planted_seconds_from_seeds) {
+      seeds[bug] = seconds ? Json(*seconds) : Json(nullptr);
+    }
+    json["planted_from_seeds"] = seeds;
+  }
   return json;
 }
 
@@ -74,6 +103,15 @@ Result<HistoryEntry> HistoryEntryFromJson(const Json& json, std::string_view whe
   auto from_empty = OptionalCount(json, "planted_detected_from_empty", where);
   if (!from_empty) return from_empty.error();
   entry.planted_detected_from_empty = *from_empty;
+  auto limit = OptionalNumber(json, "planted_limit_seconds", where);
+  if (!limit) return limit.error();
+  entry.planted_limit_seconds = *limit;
+  auto empty_runs = OptionalCount(json, "planted_empty_runs", where);
+  if (!empty_runs) return empty_runs.error();
+  entry.planted_empty_runs = *empty_runs;
+  auto seeds = SecondsByBug(json, "planted_from_seeds", where);
+  if (!seeds) return seeds.error();
+  entry.planted_seconds_from_seeds = std::move(seeds).value();
   return entry;
 }
 

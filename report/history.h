@@ -4,7 +4,14 @@
 //
 //   {"timestamp": "2024-05-01T03:15:00Z", "tests": 300, "passed": 290, "failed": 0,
 //    "skipped": 10, "not_comparable": 4, "fuzz_inputs": 123456, "fuzz_failures": 0,
-//    "forms_completed": 168, "forms_total": 174, "planted_detected": 10, "planted_total": 10}
+//    "forms_completed": 168, "forms_total": 174, "planted_detected": 10, "planted_total": 10,
+//    "planted_detected_from_empty": 9, "planted_limit_seconds": 30, "planted_empty_runs": 3,
+//    "planted_from_seeds": {"alu32-add-no-zext": 0.4, "sub-imm-intmin": null, ...}}
+//
+// The planted_* keys after planted_total are written when the night ran the
+// benchmark; planted_from_seeds holds each bug's seconds to detection from
+// the seeds, null when it was not detected (planted_trend.h judges a night
+// against them).
 #pragma once
 
 #include <cstddef>

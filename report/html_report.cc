@@ -1,5 +1,5 @@
 // report.html: one self-contained page (inline CSS and JS, nothing fetched)
-// with the summary, the planted-bug self-check, the fuzz counters, the
+// with the summary, the planted-bug gate and benchmark, the fuzz counters, the
 // opcode-form coverage, the trend over nights and the engines x tests
 // matrix, last because it is long. Every string from the inputs goes
 // through EscapeMarkup; the JS only filters rows and counts what it shows.
@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "report/markup_escape.h"
+#include "report/planted_trend.h"
 #include "report/reasons.h"
 #include "report/report_writers.h"
 
@@ -189,8 +190,41 @@ void Reasons(Out out, const ReportModel& model, ReasonKind kind, std::string_vie
   fmt::format_to(out, "</tbody></table>\n");
 }
 
-void Planted(Out out, const std::vector<PlantedCheck>& planted) {
-  fmt::format_to(out, "<h2>Planted-bug self-check</h2>\n");
+void Gate(Out out, const std::optional<PlantedGate>& gate) {
+  fmt::format_to(out, "<h2>Planted-bug gate</h2>\n");
+  if (!gate) {
+    fmt::format_to(out, "<p class=\"muted\">Not run.</p>\n");
+    return;
+  }
+  fmt::format_to(out, "<p>{} of {} planted bugs caught by replaying their fixed reproducers with the bug switched on, "
+                      "each replayed cleanly without it: <span class=\"verdict {}\">{}</span></p>\n",
+                 gate->CaughtCount(), gate->checks.size(), gate->Passed() ? "ok" : "bad",
+                 gate->Passed() ? "passed" : "FAILED");
+  if (!gate->planted_in_environment.empty()) {
+    fmt::format_to(out, "<p>BPFDIFF_PLANTED_BUG=<code>{}</code> was set for the whole night.</p>\n",
+                   E(gate->planted_in_environment));
+  }
+  for (const auto& problem : gate->problems) fmt::format_to(out, "<p class=\"s-fail\">{}</p>\n", E(problem));
+  fmt::format_to(out, "<table id=\"planted-gate\"><thead><tr><th>bug</th><th>fuzzer</th><th>with the bug</th>"
+                      "<th>without</th><th>problem</th></tr></thead><tbody>\n");
+  const auto replay = [](const std::optional<GateReplay>& r) {
+    return r ? fmt::format("{} (exit {}, {:.1f} s)", E(r->result), r->exit_code, r->seconds) : std::string("&mdash;");
+  };
+  for (const auto& c : gate->checks) {
+    fmt::format_to(out,
+                   "<tr><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td>"
+                   "<td class=\"reason\">{}</td></tr>\n",
+                   E(c.bug), E(c.target), c.passed() ? "s-pass" : "s-fail", replay(c.with_bug), replay(c.without_bug),
+                   E(OneLine(c.problem, kCellReasonWidth)));
+  }
+  fmt::format_to(out, "</tbody></table>\n");
+}
+
+// The benchmark: a measurement, with the misses' standing and the
+// regressions against the history (planted_trend.h).
+void Planted(Out out, const ReportModel& model) {
+  const std::vector<PlantedCheck>& planted = model.planted;
+  fmt::format_to(out, "<h2>Bug-finding benchmark</h2>\n");
   if (planted.empty()) {
     fmt::format_to(out, "<p class=\"muted\">Not run.</p>\n");
     return;
@@ -204,20 +238,33 @@ void Planted(Out out, const std::vector<PlantedCheck>& planted) {
                    s.worst_from_empty ? fmt::format("{:.1f} s", *s.worst_from_empty) : "&mdash;");
   }
   fmt::format_to(out, ".</p>\n");
+  const std::vector<PlantedRegression> regressions = PlantedRegressions(model);
+  fmt::format_to(out, "<p id=\"planted-regressions\" class=\"{}\">Against the history: {}.</p>\n",
+                 regressions.empty() ? "muted" : "verdict bad",
+                 regressions.empty() ? std::string("no regression") : fmt::format("{} regression{}", regressions.size(),
+                                                                                  regressions.size() == 1 ? "" : "s"));
+  for (const auto& r : regressions) fmt::format_to(out, "<p class=\"s-fail\">Regression: {}</p>\n", E(r.what));
+  fmt::format_to(out, "<p class=\"muted\">A measurement: {}.</p>\n", E(PlantedTolerance()));
   fmt::format_to(out, "<table id=\"planted\"><thead><tr><th>bug</th><th>area</th><th>fixed upstream by</th>"
                       "<th>fuzzer</th><th>from the seeds</th><th>from empty (median)</th>"
                       "<th>what it found</th></tr></thead><tbody>\n");
   for (const auto& p : planted) {
     const bool seeds_ok = p.from_seeds && p.from_seeds->detected;
-    const std::string seeds = !p.from_seeds ? "&mdash;" : seeds_ok ? fmt::format("{:.1f} s", p.from_seeds->seconds) : "NO";
+    const bool regressed = std::any_of(regressions.begin(), regressions.end(),
+                                       [&](const PlantedRegression& r) { return r.bug == p.bug; });
+    std::string seeds = "&mdash;", seeds_class, seeds_title;
+    if (p.from_seeds) {
+      seeds = seeds_ok ? fmt::format("{:.1f} s", p.from_seeds->seconds) : regressed ? "NO" : "no";
+      seeds_class = seeds_ok ? "s-pass" : regressed ? "s-fail" : "s-skip";
+      if (!seeds_ok) seeds_title = SeedsMissNote(p, model.history);
+    }
     const auto median = p.EmptyMedianSeconds();
     const std::string empty = p.from_empty.empty() ? "&mdash;" : median ? fmt::format("{:.1f} s", *median) : "no";
     fmt::format_to(out,
-                   "<tr><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num {}\">{}</td>"
+                   "<tr><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num {}\" title=\"{}\">{}</td>"
                    "<td class=\"num\">{}</td><td class=\"reason\">{}</td></tr>\n",
                    E(p.bug), p.value_dependent ? " <span class=\"muted\">(v)</span>" : "", E(p.area), E(p.fixed_by),
-                   E(p.target), p.from_seeds ? (seeds_ok ? "s-pass" : "s-fail") : "", seeds, empty,
-                   E(OneLine(p.first_line, kCellReasonWidth)));
+                   E(p.target), seeds_class, E(seeds_title), seeds, empty, E(OneLine(p.first_line, kCellReasonWidth)));
   }
   fmt::format_to(out, "</tbody></table>\n");
 }
@@ -232,7 +279,10 @@ void Fuzz(Out out, const std::vector<FuzzTarget>& fuzz) {
                       "<th>counters</th><th>not comparable</th></tr></thead><tbody>\n");
   for (const auto& t : fuzz) {
     std::string result = t.run ? E(t.run->result) : "&mdash;";
-    if (t.failed()) result += fmt::format(" (exit {})<br><span class=\"muted\">{}</span>", t.run->exit_code, E(t.run->artifacts));
+    if (t.failed()) {
+      if (!t.run->finding_kind.empty()) result += fmt::format(": {}", E(t.run->finding_kind));
+      result += fmt::format(" (exit {})<br><span class=\"muted\">{}</span>", t.run->exit_code, E(t.run->artifacts));
+    }
     if (!t.stats) {
       fmt::format_to(out, "<tr><td>{}</td><td class=\"{}\">{}</td><td colspan=\"4\" class=\"muted\">no stats "
                           "(the target wrote none)</td></tr>\n",
@@ -300,6 +350,8 @@ void Trend(Out out, const ReportModel& model) {
       {"fuzz inputs", [](const HistoryEntry& n) { return double(n.fuzz_inputs); }},
       {"forms completed", [](const HistoryEntry& n) { return double(n.forms_completed.value_or(0)); }},
       {"planted bugs detected", [](const HistoryEntry& n) { return double(n.planted_detected); }},
+      {"planted bugs detected from empty",
+       [](const HistoryEntry& n) { return double(n.planted_detected_from_empty.value_or(0)); }},
   };
   fmt::format_to(out, "<table id=\"trend\"><thead><tr><th>metric</th><th>trend</th><th>first</th><th>tonight</th>"
                       "</tr></thead><tbody>\n");
@@ -366,7 +418,8 @@ std::string HtmlReport(const ReportModel& model) {
   Summary(out, model);
   Reasons(out, model, ReasonKind::kNotComparable, "not-comparable-reasons", "Top reasons not comparable");
   Reasons(out, model, ReasonKind::kRejected, "rejected-reasons", "Top rejected reasons");
-  Planted(out, model.planted);
+  Gate(out, model.planted_gate);
+  Planted(out, model);
   Fuzz(out, model.fuzz);
   Coverage(out, model.fuzz);
   SourceCoverageSection(out, model.source_coverage);

@@ -2,6 +2,7 @@
 // more than the text and less work than the inputs.
 #include "report/conformance_json.h"
 #include "report/history.h"
+#include "report/planted_trend.h"
 #include "report/report_writers.h"
 
 namespace bpfdiff::report {
@@ -13,6 +14,7 @@ Json FuzzToJson(const FuzzTarget& target) {
     const FuzzRun& r = *target.run;
     json["run"] = {{"result", r.result},     {"exit_code", r.exit_code}, {"timeouts", r.timeouts},
                    {"ooms", r.ooms},         {"seconds", r.seconds},     {"artifacts", r.artifacts}};
+    if (!r.finding_kind.empty()) json["run"]["finding_kind"] = r.finding_kind;
   }
   if (target.stats) json["stats"] = fuzz::FuzzStatsToJson(*target.stats);
   return json;
@@ -34,6 +36,29 @@ Json PlantedToJson(const PlantedCheck& p) {
   if (p.limit_seconds) json["limit_seconds"] = *p.limit_seconds;
   json["first_line"] = p.first_line;
   json["artifacts"] = p.artifacts;
+  return json;
+}
+
+Json GateReplayToJson(const std::optional<GateReplay>& r) {
+  if (!r) return nullptr;
+  return {{"result", r->result}, {"exit_code", r->exit_code}, {"seconds", r->seconds}};
+}
+
+Json GateToJson(const PlantedGate& gate) {
+  Json json = {{"passed", gate.Passed()},
+               {"planted_in_environment", gate.planted_in_environment.empty() ? Json(nullptr)
+                                                                             : Json(gate.planted_in_environment)},
+               {"problems", gate.problems},
+               {"bugs", Json::array()}};
+  for (const auto& c : gate.checks) {
+    json["bugs"].push_back({{"bug", c.bug},
+                            {"target", c.target},
+                            {"reproducer", c.reproducer},
+                            {"passed", c.passed()},
+                            {"problem", c.problem},
+                            {"with_bug", GateReplayToJson(c.with_bug)},
+                            {"without_bug", GateReplayToJson(c.without_bug)}});
+  }
   return json;
 }
 
@@ -69,8 +94,17 @@ std::string JsonReport(const ReportModel& model) {
   json["source_coverage"] = model.source_coverage ? SourceCoverageToJson(*model.source_coverage) : Json(nullptr);
   json["fuzz"] = Json::array();
   for (const auto& target : model.fuzz) json["fuzz"].push_back(FuzzToJson(target));
+  json["findings_by_kind"] = Json::array();
+  for (const auto& group : model.FindingsByKind()) {
+    json["findings_by_kind"].push_back({{"kind", group.kind}, {"targets", group.targets}});
+  }
+  json["planted_gate"] = model.planted_gate ? GateToJson(*model.planted_gate) : Json(nullptr);
   json["planted"] = Json::array();
   for (const auto& p : model.planted) json["planted"].push_back(PlantedToJson(p));
+  json["planted_regressions"] = Json::array();
+  for (const auto& r : PlantedRegressions(model)) {
+    json["planted_regressions"].push_back({{"bug", r.bug.empty() ? Json(nullptr) : Json(r.bug)}, {"what", r.what}});
+  }
   json["history"] = Json::array();
   for (const auto& entry : model.history) json["history"].push_back(HistoryEntryToJson(entry));
   json["notes"] = model.notes;

@@ -1,10 +1,11 @@
 // JUnit XML as CI dashboards read it (the Jenkins/Ant schema): a testsuite
 // per engine with a testcase per test; not-comparable runs pass and say why
-// in <system-out>; a testsuite for the planted-bug self-check (time = time
-// to detect) and one per fuzz target.
+// in <system-out>; a testsuite for the planted-bug gate, one for the
+// bug-finding benchmark (time = time to detect) and one per fuzz target.
 #include <fmt/format.h>
 
 #include "report/markup_escape.h"
+#include "report/planted_trend.h"
 #include "report/report_writers.h"
 
 namespace bpfdiff::report {
@@ -78,19 +79,53 @@ std::vector<Suite> ConformanceSuites(const ConformanceSummary& summary) {
   return suites;
 }
 
-Suite PlantedSuite(const std::vector<PlantedCheck>& planted) {
-  Suite suite{"planted-bugs", {}};
-  for (const auto& p : planted) {
+// The gate: a testcase per planted bug, failed when its reproducer was not
+// caught with the bug or not clean without it.
+Suite GateSuite(const PlantedGate& gate) {
+  Suite suite{"planted-gate", {}};
+  for (const auto& check : gate.checks) {
+    Case c;
+    c.name = fmt::format("{} ({})", check.bug, check.target);
+    if (check.with_bug) c.seconds += check.with_bug->seconds;
+    if (check.without_bug) c.seconds += check.without_bug->seconds;
+    if (!check.passed()) {
+      c.kind = Case::Kind::kFailure;
+      c.message = fmt::format("planted bug {}: {}", check.bug, check.problem);
+    }
+    suite.cases.push_back(std::move(c));
+  }
+  for (const auto& problem : gate.problems) {
+    suite.cases.push_back({"reproducers", 0, Case::Kind::kFailure, problem, ""});
+  }
+  return suite;
+}
+
+// The benchmark (time = time to detect from the seeds): a bug not detected
+// within the limit passes and says so; a regression against the history
+// fails its bug (or, for the count from an empty corpus, a case of its own).
+Suite BenchmarkSuite(const ReportModel& model) {
+  Suite suite{"planted-benchmark", {}};
+  const std::vector<PlantedRegression> regressions = PlantedRegressions(model);
+  for (const auto& p : model.planted) {
     Case c;
     c.name = fmt::format("{} ({})", p.bug, p.target);
     c.seconds = p.from_seeds ? p.from_seeds->seconds : 0;
-    if (!p.detected()) {
+    if (p.from_seeds && !p.from_seeds->detected) {
+      c.output = fmt::format("not detected from the seeds within {:.0f} s ({}){}", p.limit_seconds.value_or(c.seconds),
+                             SeedsMissNote(p, model.history),
+                             p.artifacts.empty() ? "" : fmt::format("; logs in {}", p.artifacts));
+    }
+    for (const auto& r : regressions) {
+      if (r.bug != p.bug) continue;
       c.kind = Case::Kind::kFailure;
-      c.message = fmt::format("{} did not detect planted bug {} from its seeds within {:.0f} s{}", p.target, p.bug,
-                              p.limit_seconds.value_or(c.seconds),
-                              p.artifacts.empty() ? "" : fmt::format("; logs in {}", p.artifacts));
+      c.message = fmt::format("regression: {}", r.what);
     }
     suite.cases.push_back(std::move(c));
+  }
+  for (const auto& r : regressions) {
+    if (r.bug.empty()) {
+      suite.cases.push_back({"from an empty corpus", 0, Case::Kind::kFailure, "regression: " + r.what, ""});
+    }
   }
   return suite;
 }
@@ -117,7 +152,8 @@ Suite FuzzSuite(const FuzzTarget& target) {
 
 std::string JunitReport(const ReportModel& model) {
   std::vector<Suite> suites = ConformanceSuites(model.conformance);
-  if (!model.planted.empty()) suites.push_back(PlantedSuite(model.planted));
+  if (model.planted_gate) suites.push_back(GateSuite(*model.planted_gate));
+  if (!model.planted.empty()) suites.push_back(BenchmarkSuite(model));
   for (const auto& target : model.fuzz) suites.push_back(FuzzSuite(target));
 
   size_t tests = 0, failures = 0, skipped = 0;

@@ -8,7 +8,7 @@
 //              "from_seeds": {"detected": true, "seconds": 0.4, "exit_code": 77},
 //              "from_empty": [{"seed": 1, "detected": true, "seconds": 3.1, "exit_code": 77}, ...]}]}
 //
-// The reader also takes version 1, the nightly's old self-check: an array of
+// The reader also takes version 1, the nightly's old run from the seeds: an array of
 // {"bug", "target", "detected", "seconds", "limit_seconds", "artifacts"},
 // each a run from the seeds.
 #pragma once
@@ -45,7 +45,8 @@ struct PlantedCheck {
   std::string artifacts;
 
   // Detected from the seeds (or, when no run from the seeds was made, by
-  // any run): what the nightly self-check requires.
+  // any run): the count the history keeps. A miss is measured, not failed
+  // (planted_trend.h says when the benchmark fails a night).
   bool detected() const;
   // The median time to detect from an empty corpus, a run that missed
   // counting as never; nullopt when the median run missed (or none ran).

@@ -35,6 +35,9 @@ Result<FuzzRun> FuzzRunFromJson(const Json& json, std::string_view where) {
   auto artifacts = OptionalString(json, "artifacts", where);
   if (!artifacts) return artifacts.error();
   run.artifacts = artifacts->value_or("");
+  auto kind = OptionalString(json, "finding_kind", where);
+  if (!kind) return kind.error();
+  run.finding_kind = kind->value_or("");
   return run;
 }
 
@@ -157,6 +160,7 @@ Result<ReportModel> LoadReportInputs(const ReportInputs& inputs) {
   if (inputs.planted) {
     if (auto loaded = take(LoadPlanted(*inputs.planted))) model.planted = std::move(*loaded);
   }
+  if (inputs.planted_gate) model.planted_gate = take(LoadPlantedGate(*inputs.planted_gate));
   model.upstream_suite = inputs.upstream_suite;
   if (inputs.coverage) {
     model.source_coverage = take(LoadSourceCoverage(*inputs.coverage, inputs.checkout));

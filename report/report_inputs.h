@@ -8,6 +8,7 @@
 //   [{"target": "diff_fuzzer", "result": "clean"|"finding"|"error"|"timeout"|"oom",
 //     "exit_code": 0, "timeouts": 0, "ooms": 0, "seconds": 60.4, "artifacts": "/tmp/..."}, ...]
 // Planted bugs (ci/planted_benchmark.sh): report/planted_results.h.
+// The planted-bug gate (ci/planted_gate.py): report/planted_gate.h.
 // Source coverage (llvm-cov export): report/source_coverage.h.
 #pragma once
 
@@ -27,6 +28,7 @@ struct ReportInputs {
   std::vector<std::filesystem::path> fuzz_stats;
   std::optional<std::filesystem::path> fuzz_runs;
   std::optional<std::filesystem::path> planted;
+  std::optional<std::filesystem::path> planted_gate;
   std::optional<std::string> upstream_suite;  // as given to `bpfdiff conformance --suite`
   // llvm-cov export JSON (source_coverage.h), the checkout its paths are
   // under, and a link to llvm-cov's HTML view (relative to the report).

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "report/planted_trend.h"
+
 namespace bpfdiff::report {
 
 bool ReportModel::Passed() const {
   const bool fuzz_clean = std::none_of(fuzz.begin(), fuzz.end(), [](const FuzzTarget& t) { return t.failed(); });
-  const bool all_detected =
-      std::all_of(planted.begin(), planted.end(), [](const PlantedCheck& p) { return p.detected(); });
-  return conformance.failed == 0 && fuzz_clean && all_detected;
+  const bool gate_passed = !planted_gate || planted_gate->Passed();
+  return conformance.failed == 0 && fuzz_clean && gate_passed && PlantedRegressions(*this).empty();
 }
 
 HistoryEntry ReportModel::Headline() const {
@@ -31,7 +32,16 @@ HistoryEntry ReportModel::Headline() const {
   entry.planted_total = static_cast<int64_t>(planted.size());
   entry.planted_detected = std::count_if(planted.begin(), planted.end(), [](const PlantedCheck& p) { return p.detected(); });
   const PlantedSummary summary = Summarize(planted);
-  if (summary.measured_from_empty > 0) entry.planted_detected_from_empty = summary.detected_from_empty;
+  if (summary.measured_from_empty > 0) {
+    entry.planted_detected_from_empty = summary.detected_from_empty;
+    entry.planted_empty_runs = static_cast<int64_t>(planted.front().from_empty.size());
+  }
+  if (!planted.empty()) entry.planted_limit_seconds = planted.front().limit_seconds;
+  for (const auto& p : planted) {
+    if (!p.from_seeds) continue;
+    entry.planted_seconds_from_seeds[p.bug] =
+        p.from_seeds->detected ? std::optional<double>(p.from_seeds->seconds) : std::nullopt;
+  }
   return entry;
 }
 
@@ -51,6 +61,18 @@ std::vector<SuiteCount> ReportModel::Suites() const {
     for (auto& suite : suites) suite.upstream = normal(suite.suite) == normal(*upstream_suite);
   }
   return suites;
+}
+
+std::vector<FindingGroup> ReportModel::FindingsByKind() const {
+  std::vector<FindingGroup> groups;
+  for (const auto& target : fuzz) {
+    if (!target.run || target.run->result != "finding") continue;
+    const std::string kind = target.run->finding_kind.empty() ? "kind not printed" : target.run->finding_kind;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const FindingGroup& g) { return g.kind == kind; });
+    if (it == groups.end()) it = groups.insert(groups.end(), FindingGroup{kind, {}});
+    it->targets.push_back(target.target);
+  }
+  return groups;
 }
 
 }  // namespace bpfdiff::report

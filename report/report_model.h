@@ -1,10 +1,11 @@
 // Everything one nightly report shows, merged from its input files:
 // conformance results per engine, what each fuzz target did, the
-// planted-bug self-check and the previous nights. The writers
+// planted-bug gate and benchmark, and the previous nights. The writers
 // (report_writers.h) turn one model into text, JUnit, JSON and HTML.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 
 #include "fuzz/stats/stats_file.h"
 #include "harness/conformance/results.h"
+#include "report/planted_gate.h"
 #include "report/planted_results.h"
 #include "report/source_coverage.h"
 
@@ -34,6 +36,10 @@ struct FuzzRun {
   int64_t timeouts = 0, ooms = 0;
   double seconds = 0;
   std::string artifacts;  // where the log and any finding are
+  // A finding's kind, as the target printed it ("culprit jset32 (jit)",
+  // "pack invariant icache discipline"): what it files under (one
+  // ClusterFuzz crash state per kind); empty when none was printed.
+  std::string finding_kind;
   bool clean() const { return result == "clean"; }
 };
 
@@ -56,6 +62,13 @@ struct HistoryEntry {
   std::optional<int64_t> forms_completed, forms_total;
   int64_t planted_detected = 0, planted_total = 0;  // from the seeds
   std::optional<int64_t> planted_detected_from_empty;  // median within the limit
+  // What later nights judge the benchmark against (planted_trend.h): its
+  // settings, and per bug the seconds to detection from the seeds
+  // (nullopt: not detected within the limit). Absent from nights written
+  // before they were kept, and from nights that ran no benchmark.
+  std::optional<double> planted_limit_seconds;
+  std::optional<int64_t> planted_empty_runs;  // runs from an empty corpus per bug
+  std::map<std::string, std::optional<double>> planted_seconds_from_seeds;
 };
 
 // The conformance suites a night ran, with their test counts.
@@ -63,6 +76,11 @@ struct SuiteCount {
   std::string suite;  // as given to `bpfdiff conformance --suite`
   int tests = 0;
   bool upstream = false;  // the upstream bpf_conformance suite
+};
+
+struct FindingGroup {
+  std::string kind;
+  std::vector<std::string> targets;
 };
 
 struct ReportModel {
@@ -74,7 +92,8 @@ struct ReportModel {
   std::optional<std::string> upstream_suite;
   std::optional<SourceCoverage> source_coverage;
   std::vector<FuzzTarget> fuzz;
-  std::vector<PlantedCheck> planted;
+  std::vector<PlantedCheck> planted;  // the benchmark: a measurement
+  std::optional<PlantedGate> planted_gate;  // the deterministic check of every planted bug
   std::vector<HistoryEntry> history;  // previous nights, oldest first
   std::vector<std::string> notes;     // things the reader should know (a history file skipped, ...)
   // Optional inputs that did not load, each the loader's message naming
@@ -82,12 +101,19 @@ struct ReportModel {
   std::vector<std::string> inputs_left_out;
 
   // Every part passed: no conformance failure, no fuzz finding or error,
-  // every planted bug detected.
+  // every planted bug caught by the gate, and no regression of the
+  // benchmark against the history (planted_trend.h). A bug the benchmark
+  // did not detect within its limit is not, by itself, a failure.
   bool Passed() const;
   // This night's headline numbers.
   HistoryEntry Headline() const;
   // The suites of the conformance results, in the order first seen.
   std::vector<SuiteCount> Suites() const;
+  // Tonight's findings grouped by their kind (FuzzRun::finding_kind), in
+  // the order first seen: the bugs ClusterFuzz would file, each with the
+  // targets that found it. A finding whose target printed no kind is
+  // grouped under "kind not printed".
+  std::vector<FindingGroup> FindingsByKind() const;
 };
 
 // What the summary and the HTML say when no upstream suite was named.

@@ -10,11 +10,12 @@
 namespace bpfdiff::report {
 
 // Short: counts per engine, failures only, the top not-comparable and
-// rejected reasons, a line per fuzz target and per planted bug, the trend.
+// rejected reasons, a line per fuzz target, the gate's failures, a line per
+// planted bug of the benchmark with its regressions, the trend.
 std::string TextReport(const ReportModel& model);
 
 // A testsuite per engine (a testcase per test), one for the planted-bug
-// self-check and one per fuzz target. Parts the model lacks are left out,
+// gate, one for the benchmark and one per fuzz target. Parts the model lacks are left out,
 // so `bpfdiff conformance --junit` writes the conformance suites alone.
 std::string JunitReport(const ReportModel& model);
 

@@ -5,8 +5,10 @@
 #include <cctype>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/markup_escape.h"
+#include "report/planted_trend.h"
 #include "report/reasons.h"
 #include "report/report_writers.h"
 
@@ -17,6 +19,7 @@ constexpr size_t kReasonWidth = 160;
 constexpr size_t kTopReasons = 5;
 constexpr size_t kTrendNights = 14;
 constexpr size_t kLeastCovered = 5;
+constexpr size_t kWrapWidth = 100;
 
 void AppendConformance(std::string& out, const ConformanceSummary& c) {
   fmt::format_to(std::back_inserter(out), "conformance: {} tests: {} passed, {} failed, {} skipped\n",
@@ -88,9 +91,10 @@ std::string FuzzLine(const FuzzTarget& t) {
   if (t.run && !t.run->clean()) {
     std::string result = t.run->result;
     std::transform(result.begin(), result.end(), result.begin(), [](unsigned char c) { return std::toupper(c); });
-    line += fmt::format(" {} (exit {}{}{}), artifacts in {}", result, t.run->exit_code,
+    line += fmt::format(" {} (exit {}{}{}){}, artifacts in {}", result, t.run->exit_code,
                         t.run->timeouts ? fmt::format(", {} timeouts", t.run->timeouts) : "",
-                        t.run->ooms ? fmt::format(", {} out of memory", t.run->ooms) : "", t.run->artifacts);
+                        t.run->ooms ? fmt::format(", {} out of memory", t.run->ooms) : "",
+                        t.run->finding_kind.empty() ? "" : fmt::format(": {}", t.run->finding_kind), t.run->artifacts);
     if (!t.stats) return line;
     line += ";";
   }
@@ -108,10 +112,46 @@ std::string FuzzLine(const FuzzTarget& t) {
   return line;
 }
 
-void AppendPlanted(std::string& out, const std::vector<PlantedCheck>& planted) {
+// `text` in lines of at most kWrapWidth characters, broken at spaces, each
+// starting with `indent`: a long sentence stays readable in a terminal.
+std::string Wrapped(std::string_view text, std::string_view indent) {
+  std::string out, line;
+  while (!text.empty()) {
+    const size_t space = text.find(' ');
+    const std::string_view word = text.substr(0, space);
+    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+    if (!line.empty() && indent.size() + line.size() + 1 + word.size() > kWrapWidth) {
+      out += fmt::format("{}{}\n", indent, line);
+      line.clear();
+    }
+    line += fmt::format("{}{}", line.empty() ? "" : " ", word);
+  }
+  if (!line.empty()) out += fmt::format("{}{}\n", indent, line);
+  return out;
+}
+
+void AppendGate(std::string& out, const PlantedGate& gate) {
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "planted-bug gate: {}/{} caught by replaying their reproducers, clean without the bug{}\n",
+                 gate.CaughtCount(), gate.checks.size(), gate.Passed() ? "" : ": FAILED");
+  if (!gate.planted_in_environment.empty()) {
+    fmt::format_to(o, "  (BPFDIFF_PLANTED_BUG={} was set for the whole night)\n", gate.planted_in_environment);
+  }
+  for (const auto& c : gate.checks) {
+    if (!c.passed()) fmt::format_to(o, "  FAIL {} ({}): {}\n", c.bug, c.target, OneLine(c.problem, kReasonWidth));
+  }
+  for (const auto& problem : gate.problems) fmt::format_to(o, "  FAIL {}\n", OneLine(problem, kReasonWidth));
+}
+
+// The benchmark is a measurement: each bug's times, and for a bug missed
+// from the seeds how the previous nights saw it; only a regression fails.
+void AppendPlanted(std::string& out, const ReportModel& model) {
+  const std::vector<PlantedCheck>& planted = model.planted;
   const PlantedSummary summary = Summarize(planted);
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "planted-bug self-check: {}/{} detected from the seeds", summary.detected_from_seeds,
+  const std::optional<double> limit = planted.front().limit_seconds;
+  fmt::format_to(o, "bug-finding benchmark (a measurement{}): {}/{} detected from the seeds",
+                 limit ? fmt::format(", at most {:.0f} s a run", *limit) : "", summary.detected_from_seeds,
                  summary.bugs);
   if (summary.measured_from_empty > 0) {
     fmt::format_to(o, "; from an empty corpus {}/{} within the limit (median {}, worst {})",
@@ -124,17 +164,22 @@ void AppendPlanted(std::string& out, const std::vector<PlantedCheck>& planted) {
     std::string seeds = "-";
     if (p.from_seeds) {
       seeds = p.from_seeds->detected ? fmt::format("detected in {:.1f} s", p.from_seeds->seconds)
-                                     : fmt::format("NOT DETECTED in {:.0f} s", p.from_seeds->seconds);
+                                     : fmt::format("not detected in {:.0f} s ({})", p.from_seeds->seconds,
+                                                   SeedsMissNote(p, model.history));
     }
     std::string empty;
     if (!p.from_empty.empty()) {
       const auto median = p.EmptyMedianSeconds();
       empty = median ? fmt::format(", from empty {:.1f} s", *median) : ", from empty not detected";
     }
-    const bool missed = !p.detected();
-    fmt::format_to(o, "  {:<32} {:<17} {}{}{}\n", p.bug, p.target, seeds, empty,
-                   missed && !p.artifacts.empty() ? fmt::format(", logs in {}", p.artifacts) : "");
+    fmt::format_to(o, "  {:<32} {:<17} {}{}\n", p.bug, p.target, seeds, empty);
   }
+  const std::vector<PlantedRegression> regressions = PlantedRegressions(model);
+  for (const auto& r : regressions) fmt::format_to(o, "  REGRESSION: {}\n", r.what);
+  fmt::format_to(o, "  against the history: {}\n{}",
+                 regressions.empty() ? "no regression" : fmt::format("{} REGRESSION{}", regressions.size(),
+                                                                     regressions.size() == 1 ? "" : "S"),
+                 Wrapped("(" + PlantedTolerance() + ")", "  "));
 }
 
 void AppendTrend(std::string& out, const ReportModel& model) {
@@ -156,6 +201,10 @@ void AppendTrend(std::string& out, const ReportModel& model) {
   fmt::format_to(std::back_inserter(out), "  planted detected:   {}\n", series([](const HistoryEntry& n) {
                    return fmt::format("{}/{}", n.planted_detected, n.planted_total);
                  }));
+  fmt::format_to(std::back_inserter(out), "  planted from empty: {}\n", series([](const HistoryEntry& n) {
+                   return n.planted_detected_from_empty ? fmt::format("{}", *n.planted_detected_from_empty)
+                                                        : std::string("-");
+                 }));
 }
 
 }  // namespace
@@ -170,9 +219,16 @@ std::string TextReport(const ReportModel& model) {
   if (!model.fuzz.empty()) {
     out += "fuzz:\n";
     for (const auto& target : model.fuzz) out += FuzzLine(target) + "\n";
+    if (const auto groups = model.FindingsByKind(); !groups.empty()) {
+      out += fmt::format("findings by kind ({}, one bug each):\n", groups.size());
+      for (const auto& group : groups) {
+        out += fmt::format("  {}: {}\n", group.kind, fmt::join(group.targets, ", "));
+      }
+    }
   }
   if (model.source_coverage) AppendSourceCoverage(out, *model.source_coverage);
-  if (!model.planted.empty()) AppendPlanted(out, model.planted);
+  if (model.planted_gate) AppendGate(out, *model.planted_gate);
+  if (!model.planted.empty()) AppendPlanted(out, model);
   AppendTrend(out, model);
   for (const auto& note : model.notes) out += fmt::format("note: {}\n", OneLine(note, kReasonWidth));
   return out;

@@ -110,6 +110,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                result->operations);
     for (const auto& violation : result->violations) fmt::print(stderr, "{}\n", violation.Describe());
     fmt::print(stderr, "replay with: bpfdiff pack replay <this input> --trace\n");
+    fmt::print(stderr, "finding kind: pack invariant {}\n",
+               bpfdiff::lifecycle::InvariantName(result->violations.front().invariant));
     ReportTotals();
     bpfdiff::fuzz::EndInPackInvariantFrames(result->violations.front().invariant, std::abort);
   }

@@ -2,7 +2,8 @@
 # Renders the report made from the fixtures in headless Chromium: the DOM
 # after the page's script ran must hold the engines x tests matrix (a row
 # per test, a cell per engine and test), the filter's count (which only the
-# script writes), the planted-bug, fuzz, coverage and trend tables; the
+# script writes), the planted-bug gate and benchmark, fuzz, coverage and
+# trend tables; the
 # screenshot must be a PNG of the window's size with more than a blank
 # page's worth of content.
 # Usage: check_html_in_chromium.sh BPFDIFF FIXTURES
@@ -21,7 +22,7 @@ cp -r "$fixtures/history" "$work/history"
 status=0
 "$bpfdiff" report --conformance "$fixtures/conformance.json" \
   --fuzz-stats "$fixtures/diff_fuzzer_stats.json" --fuzz-stats "$fixtures/pack_fuzzer_stats.json" \
-  --fuzz-runs "$fixtures/fuzz_runs.json" --planted "$fixtures/planted.json" \
+  --fuzz-runs "$fixtures/fuzz_runs.json" --planted "$fixtures/planted.json" --planted-gate "$fixtures/planted_gate.json" \
   --history "$work/history" --timestamp 2024-05-01T03:00:00Z --out "$work/out" > "$work/report.log" 2>&1 || status=$?
 [[ $status == 1 ]] || { cat "$work/report.log"; echo "FAIL: bpfdiff report exited $status, expected 1"; exit 1; }
 
@@ -57,13 +58,17 @@ grep -q '<span id="matrix-shown">showing 1 of 4 tests</span>' "$work/dom.html" |
 
 planted="$(section planted)"
 [[ $(count '<tr><td>' <<< "$planted") == 3 ]] || fail "planted: expected 3 rows"
-grep -q '<td class="num s-fail">NO</td>' <<< "$planted" || fail "planted: the undetected bug is not shown"
+grep -q '<td class="num s-skip" title="no earlier night measured it: not judged">no</td>' <<< "$planted" ||
+  fail "planted: the undetected bug is not shown as a measurement"
+gate="$(section planted-gate)"
+[[ $(count '<tr><td>' <<< "$gate") == 3 ]] || fail "planted-gate: expected 3 rows"
+[[ $(count '<td class="s-fail">' <<< "$gate") == 1 ]] || fail "planted-gate: the bug not caught is not shown"
 [[ $(count '<tr><td>' <<< "$(section fuzz)") == 3 ]] || fail "fuzz: expected 3 rows"
 coverage="$(section coverage)"
 grep -q '<td class="num">174</td><td class="num">172</td><td class="num">168</td>' <<< "$coverage" ||
   fail "coverage: diff_fuzzer's numbers missing"
 grep -q '<code>ldabs b</code>' <<< "$coverage" || fail "coverage: forms not completed missing"
-[[ $(count '<svg class="spark"' <<< "$(section trend)") == 6 ]] || fail "trend: expected 6 sparklines"
+[[ $(count '<svg class="spark"' <<< "$(section trend)") == 7 ]] || fail "trend: expected 7 sparklines"
 [[ $(count '<tr><td>2024-' <<< "$(section nights)") == 4 ]] || fail "trend: expected 3 previous nights and tonight"
 
 # The PNG: signature, the window's size in IHDR, and more bytes than a blank

@@ -37,7 +37,7 @@ grep -q "malformed.json: not valid JSON; left out of the report" "$work/stderr" 
 grep -q "input left out: .*malformed.json" "$work/partial/summary.txt" || fail "left-out part not noted in the summary"
 [[ -s "$work/partial/report.html" ]] || fail "a bad part lost the whole report"
 
-# The fixtures hold a failure and an undetected planted bug: exit 1, every file.
+# The fixtures hold a conformance failure and an undetected planted bug: exit 1, every file.
 expect_status 1 "$bpfdiff" report --conformance "$fixtures/conformance.json" \
   --fuzz-stats "$fixtures/diff_fuzzer_stats.json" --fuzz-runs "$fixtures/fuzz_runs.json" \
   --planted "$fixtures/planted.json" --timestamp 2024-05-01T03:00:00Z --out "$work/out"
@@ -58,6 +58,28 @@ expect_status 0 "$bpfdiff" report --conformance "$work/passing.json" --timestamp
 grep -q "all parts passed" "$work/out2/summary.txt" || fail "passing report does not say so"
 grep -q "trend over 2 nights" "$work/out2/summary.txt" || fail "previous night missing from the trend"
 grep -q "only bpfdiff's own vectors ran" "$work/out2/summary.txt" || fail "no upstream suite, and the summary does not say so"
+
+# The planted bugs: a bug the gate did not catch fails the night; a bug the
+# benchmark did not detect within its limit, on a first night, does not.
+expect_status 1 "$bpfdiff" report --conformance "$work/passing.json" --planted-gate "$fixtures/planted_gate.json" \
+  --timestamp 2024-05-02T03:10:00Z --history "$work/gate-history" --out "$work/gate"
+grep -q "FAIL recursion-rctx-wrong-bits (recursion_fuzzer)" "$work/gate/summary.txt" || fail "the gate's failure not named"
+expect_status 0 "$bpfdiff" report --conformance "$work/passing.json" --planted "$fixtures/planted_v2.json" \
+  --timestamp 2024-05-02T03:20:00Z --history "$work/benchmark-history" --out "$work/benchmark"
+grep -q "against the history: no regression" "$work/benchmark/summary.txt" || fail "the benchmark's verdict not said"
+grep -q '"planted_from_seeds"' "$work/benchmark-history/20240502T032000Z.json" ||
+  fail "tonight's per-bug times are not kept for the next nights"
+# After five nights that detected jset-clobbers-dst from the seeds in a
+# second, tonight's miss is a regression: exit 1, named.
+mkdir -p "$work/regress-history"
+for day in 1 2 3 4 5; do
+  echo "{\"timestamp\": \"2024-04-0${day}T03:00:00Z\", \"planted_limit_seconds\": 60,
+        \"planted_from_seeds\": {\"jset-clobbers-dst\": 1.0}}" > "$work/regress-history/2024040${day}T030000Z.json"
+done
+expect_status 1 "$bpfdiff" report --conformance "$work/passing.json" --planted "$fixtures/planted_v2.json" \
+  --timestamp 2024-05-02T03:30:00Z --history "$work/regress-history" --out "$work/regress"
+grep -q "REGRESSION: jset-clobbers-dst not detected from the seeds" "$work/regress/summary.txt" ||
+  fail "a regression against the history is not named"
 
 # The upstream suite named, and source coverage with its HTML view linked.
 expect_status 0 "$bpfdiff" report --conformance "$work/passing.json" --timestamp 2024-05-02T04:00:00Z \

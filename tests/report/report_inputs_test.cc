@@ -104,6 +104,14 @@ TEST(ReportInputs, FuzzRunsCountTimeoutsAndOutOfMemory) {
   EXPECT_FALSE(LoadFuzzRuns(TempFile("runs2.json", R"([{"target": "t", "result": "slow"}])")));
 }
 
+TEST(ReportInputs, AFindingsKindIsRead) {
+  auto runs = LoadFuzzRuns(TempFile("runs-kind.json", R"json([{"target": "t", "result": "finding", "exit_code": 77,
+                                                              "finding_kind": "culprit add32 (jit)"}])json"));
+  ASSERT_TRUE(runs) << runs.message();
+  EXPECT_EQ((*runs)[0].finding_kind, "culprit add32 (jit)");
+  EXPECT_FALSE(LoadFuzzRuns(TempFile("runs-kind2.json", R"([{"target": "t", "result": "finding", "finding_kind": 3}])")));
+}
+
 TEST(ReportInputs, ARunWithoutStatsIsKept) {
   const ReportModel model = FixtureModel();
   ASSERT_EQ(model.fuzz.size(), 3u);
@@ -148,11 +156,57 @@ TEST(ReportModel, PassesOnlyWhenEveryPartPassed) {
   ReportModel model = FixtureModel();
   EXPECT_FALSE(model.Passed());
   model.conformance.failed = 0;
-  EXPECT_FALSE(model.Passed()) << "a planted bug was not detected";
-  for (auto& p : model.planted) p.from_seeds->detected = true;
-  EXPECT_TRUE(model.Passed());
+  EXPECT_FALSE(model.Passed()) << "the gate did not catch a planted bug";
+  ASSERT_TRUE(model.planted_gate);
+  model.planted_gate->checks[2].problem.clear();
+  EXPECT_TRUE(model.Passed()) << "the benchmark missed a bug on a first night: measured, not failed";
+  model.planted_gate->problems.push_back("x: names no planted bug");
+  EXPECT_FALSE(model.Passed());
+  model.planted_gate->problems.clear();
   model.fuzz[0].run->result = "finding";
   EXPECT_FALSE(model.Passed());
+}
+
+// The gate's results: what the nightly's verdict on planted bugs rests on.
+TEST(PlantedGate, ReadsEachBugsReplaysAndRecomputesTheVerdict) {
+  auto gate = LoadPlantedGate(Fixture("planted_gate.json"));
+  ASSERT_TRUE(gate) << gate.message();
+  ASSERT_EQ(gate->checks.size(), 3u);
+  EXPECT_EQ(gate->CaughtCount(), 2);
+  EXPECT_FALSE(gate->Passed());
+  const GateCheck& failed = gate->checks[2];
+  EXPECT_EQ(failed.target, "recursion_fuzzer");
+  ASSERT_TRUE(failed.with_bug);
+  EXPECT_EQ(failed.with_bug->result, "clean");
+  EXPECT_NE(failed.problem.find("not caught with the bug switched on"), std::string::npos);
+
+  // "passed": true at the top does not pass a gate whose bug failed, and a
+  // bug marked failed without a reason still fails.
+  auto marked = LoadPlantedGate(TempFile("gate1.json", R"({"format": "bpfdiff-planted-gate-1", "passed": true,
+      "bugs": [{"bug": "b", "target": "t", "passed": false}]})"));
+  ASSERT_TRUE(marked) << marked.message();
+  EXPECT_FALSE(marked->Passed());
+  EXPECT_FALSE(marked->checks[0].problem.empty());
+  // A gate that checked nothing proves nothing.
+  auto empty = LoadPlantedGate(TempFile("gate2.json", R"({"format": "bpfdiff-planted-gate-1", "bugs": []})"));
+  ASSERT_TRUE(empty) << empty.message();
+  EXPECT_FALSE(empty->Passed());
+}
+
+TEST(PlantedGate, AMalformedFileIsAnErrorNamingItAndTheField) {
+  auto format = LoadPlantedGate(TempFile("gate3.json", R"({"format": "bpfdiff-planted-2", "bugs": []})"));
+  ASSERT_FALSE(format);
+  EXPECT_NE(format.message().find("gate3.json"), std::string::npos) << format.message();
+  EXPECT_NE(format.message().find("bpfdiff-planted-gate-1"), std::string::npos) << format.message();
+  auto replay = LoadPlantedGate(TempFile("gate4.json", R"({"format": "bpfdiff-planted-gate-1",
+      "bugs": [{"bug": "b", "target": "t", "passed": true, "with_bug": {"exit_code": 77}}]})"));
+  ASSERT_FALSE(replay);
+  EXPECT_NE(replay.message().find("with_bug"), std::string::npos) << replay.message();
+  EXPECT_NE(replay.message().find("'result'"), std::string::npos) << replay.message();
+  auto passed = LoadPlantedGate(TempFile("gate5.json", R"({"format": "bpfdiff-planted-gate-1",
+      "bugs": [{"bug": "b", "target": "t"}]})"));
+  ASSERT_FALSE(passed);
+  EXPECT_NE(passed.message().find("'passed'"), std::string::npos) << passed.message();
 }
 
 // The benchmark's format: runs from the seeds and from an empty corpus,
@@ -168,7 +222,7 @@ TEST(PlantedResults, ReadsTheBenchmarkAndSummarizesIt) {
   EXPECT_EQ(sub.from_empty[1].seed, 2u);
   EXPECT_EQ(sub.EmptyMedianSeconds(), 12.0) << "4.0, 12.0 and a miss: the middle one";
   EXPECT_EQ((*planted)[2].EmptyMedianSeconds(), std::nullopt) << "two misses of three: not detected";
-  EXPECT_FALSE((*planted)[2].detected()) << "the self-check counts the run from the seeds";
+  EXPECT_FALSE((*planted)[2].detected()) << "the history counts the run from the seeds";
 
   const PlantedSummary s = Summarize(*planted);
   EXPECT_EQ(s.bugs, 3);
@@ -226,13 +280,16 @@ TEST(ReportInputs, OptionalPartsThatDoNotLoadAreLeftOutAndNamed) {
   inputs.conformance = Fixture("conformance.json");
   inputs.fuzz_stats = {Fixture("diff_fuzzer_stats.json"), TempFile("broken_stats.json", "{\"target\": ")};
   inputs.planted = TempFile("broken_planted.json", "[");
+  inputs.planted_gate = TempFile("broken_gate.json", "{");
   auto model = LoadReportInputs(inputs);
   ASSERT_TRUE(model) << model.message();
-  ASSERT_EQ(model->inputs_left_out.size(), 2u);
+  ASSERT_EQ(model->inputs_left_out.size(), 3u);
   EXPECT_NE(model->inputs_left_out[0].find("broken_stats.json"), std::string::npos) << model->inputs_left_out[0];
   EXPECT_NE(model->inputs_left_out[1].find("broken_planted.json"), std::string::npos) << model->inputs_left_out[1];
+  EXPECT_NE(model->inputs_left_out[2].find("broken_gate.json"), std::string::npos) << model->inputs_left_out[2];
   EXPECT_EQ(model->fuzz.size(), 1u);  // the stats that loaded
   EXPECT_TRUE(model->planted.empty());
+  EXPECT_FALSE(model->planted_gate);
 
   inputs.conformance = TempFile("broken_conformance.json", "{");
   EXPECT_FALSE(LoadReportInputs(inputs));

@@ -41,7 +41,12 @@ TEST(TextReport, ShowsCountsPerEngineFailuresOnlyAndEachPart) {
   EXPECT_TRUE(Contains(text, "recursion_fuzzer   no stats"));
   EXPECT_TRUE(Contains(text, "forms 168/174 completed"));
   EXPECT_TRUE(Contains(text, "alu32-add-no-zext                diff_fuzzer       detected in 1.9 s"));
-  EXPECT_TRUE(Contains(text, "recursion-rctx-wrong-bits        recursion_fuzzer  NOT DETECTED"));
+  EXPECT_TRUE(Contains(text, "recursion-rctx-wrong-bits        recursion_fuzzer  not detected in 60 s (no earlier "
+                            "night measured it: not judged)"));
+  EXPECT_TRUE(Contains(text, "planted-bug gate: 2/3 caught by replaying their reproducers, clean without the bug: "
+                            "FAILED\n  FAIL recursion-rctx-wrong-bits (recursion_fuzzer): its reproducer is not "
+                            "caught"));
+  EXPECT_TRUE(Contains(text, "  against the history: no regression\n"));
   EXPECT_TRUE(Contains(text, "conformance failed: 7 1"));
   EXPECT_TRUE(Contains(text, "fuzz inputs:        999 1555"));
 }
@@ -103,6 +108,37 @@ TEST(TextReport, ATargetThatHungFailsTheNightWithItsCount) {
       << TextReport(model);
 }
 
+TEST(Reports, GroupTheNightsFindingsByTheirKind) {
+  ReportModel model;
+  model.timestamp = "2024-05-01T03:00:00Z";
+  const auto finding = [](std::string target, std::string kind) {
+    FuzzRun run;
+    run.target = target;
+    run.result = "finding";
+    run.exit_code = 77;
+    run.finding_kind = std::move(kind);
+    run.artifacts = "/tmp/" + target;
+    return FuzzTarget{target, run, std::nullopt};
+  };
+  model.fuzz = {finding("diff_fuzzer", "culprit jset32 (jit)"),
+                finding("jit_determinism_fuzzer", "culprit jset32 (jit)"),
+                finding("pack_fuzzer", "pack invariant icache discipline"), finding("recursion_fuzzer", "")};
+  const auto groups = model.FindingsByKind();
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].kind, "culprit jset32 (jit)");
+  EXPECT_EQ(groups[0].targets, (std::vector<std::string>{"diff_fuzzer", "jit_determinism_fuzzer"}));
+  EXPECT_EQ(groups[2].kind, "kind not printed");
+  const std::string text = TextReport(model);
+  EXPECT_TRUE(Contains(text, "  diff_fuzzer        FINDING (exit 77): culprit jset32 (jit), artifacts in /tmp/diff_fuzzer"))
+      << text;
+  EXPECT_TRUE(Contains(text, "findings by kind (3, one bug each):\n  culprit jset32 (jit): diff_fuzzer, "
+                             "jit_determinism_fuzzer\n"))
+      << text;
+  const auto json = Json::parse(JsonReport(model));
+  EXPECT_EQ(json["findings_by_kind"][0]["targets"][1], "jit_determinism_fuzzer");
+  EXPECT_EQ(json["fuzz"][0]["run"]["finding_kind"], "culprit jset32 (jit)");
+}
+
 TEST(TextReport, SaysAllPassedWhenEveryPartPassed) {
   ReportModel model;
   model.timestamp = "2024-05-01T03:00:00Z";
@@ -112,13 +148,17 @@ TEST(TextReport, SaysAllPassedWhenEveryPartPassed) {
 TEST(JunitReport, ASuitePerEngineThePlantedBugsAndEachFuzzTarget) {
   const std::string xml = JunitReport(FixtureModel());
   EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", 0), 0u);
-  EXPECT_EQ(Count(xml, "<testsuite "), 3u + 1u + 3u);
-  EXPECT_EQ(Count(xml, "</testsuite>"), 7u);
+  EXPECT_EQ(Count(xml, "<testsuite "), 3u + 2u + 3u);
+  EXPECT_EQ(Count(xml, "</testsuite>"), 8u);
   EXPECT_TRUE(Contains(xml, "<testsuite name=\"conformance.jit-llsc\" tests=\"4\" failures=\"1\" errors=\"0\" skipped=\"1\""));
-  EXPECT_TRUE(Contains(xml, "<testsuite name=\"planted-bugs\" tests=\"3\" failures=\"1\""));
+  // The gate fails the bug it did not catch; the benchmark's miss is a
+  // measurement (no history to regress against): it passes and says so.
+  EXPECT_TRUE(Contains(xml, "<testsuite name=\"planted-gate\" tests=\"3\" failures=\"1\""));
+  EXPECT_TRUE(Contains(xml, "<testsuite name=\"planted-benchmark\" tests=\"3\" failures=\"0\""));
+  EXPECT_TRUE(Contains(xml, "<system-out>not detected from the seeds within 60 s (no earlier night measured it"));
   EXPECT_TRUE(Contains(xml, "<testsuite name=\"fuzz.recursion_fuzzer\" tests=\"1\" failures=\"0\""));
   EXPECT_TRUE(Contains(xml, "time=\"1.900\""));
-  EXPECT_TRUE(Contains(xml, "<testsuites name=\"bpfdiff\" tests=\"18\" failures=\"2\" errors=\"0\" skipped=\"3\""));
+  EXPECT_TRUE(Contains(xml, "<testsuites name=\"bpfdiff\" tests=\"21\" failures=\"2\" errors=\"0\" skipped=\"3\""));
   EXPECT_EQ(Count(xml, "<failure "), 2u);
   EXPECT_EQ(Count(xml, "<skipped "), 3u);
   EXPECT_TRUE(Contains(xml, "<system-out>not comparable: helper refused its arguments</system-out>"));
@@ -146,6 +186,10 @@ TEST(JsonReport, MergesEveryInput) {
   EXPECT_TRUE(json["fuzz"][2]["stats"].is_null());
   EXPECT_EQ(json["fuzz"][0]["stats"]["forms"]["completed"], 168);
   EXPECT_EQ(json["planted"].size(), 3u);
+  EXPECT_EQ(json["planted_gate"]["passed"], false);
+  EXPECT_EQ(json["planted_gate"]["bugs"].size(), 3u);
+  EXPECT_EQ(json["planted_gate"]["bugs"][0]["with_bug"]["result"], "finding");
+  EXPECT_TRUE(json["planted_regressions"].empty());
   EXPECT_EQ(json["history"].size(), 1u);
   EXPECT_EQ(json["headline"]["fuzz_inputs"], 1555);
 }
@@ -167,11 +211,13 @@ TEST(HtmlReport, HasEveryTable) {
   EXPECT_EQ(Count(html, "<td class=\"cell "), 12u);
   EXPECT_TRUE(Contains(html, "<td class=\"cell s-fail\" title=\"r0 differs: interp 0x1, jit-llsc 0x2\">FAIL</td>"));
   EXPECT_TRUE(Contains(html, "<table id=\"planted\">"));
+  EXPECT_TRUE(Contains(html, "<table id=\"planted-gate\">"));
+  EXPECT_TRUE(Contains(html, "<td class=\"num s-skip\" title=\"no earlier night measured it: not judged\">no</td>"));
   EXPECT_TRUE(Contains(html, "<table id=\"fuzz\">"));
   EXPECT_TRUE(Contains(html, "<table id=\"coverage\">"));
   EXPECT_TRUE(Contains(html, "<code>ldabs b</code>"));
   EXPECT_TRUE(Contains(html, "<table id=\"trend\">"));
-  EXPECT_EQ(Count(html, "<svg class=\"spark\""), 6u);
+  EXPECT_EQ(Count(html, "<svg class=\"spark\""), 7u);
   EXPECT_TRUE(Contains(html, "no stats (the target wrote none)"));
 }
 
