@@ -107,8 +107,8 @@ std::vector<std::string_view> DiffFuzzerBugs() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Catalog, PlantedCulprits, ::testing::ValuesIn(DiffFuzzerBugs()),
-                         [](const auto& info) {
-                           std::string name(info.param);
+                         [](const ::testing::TestParamInfo<std::string_view>& test) {
+                           std::string name(test.param);
                            for (char& c : name) c = c == '-' ? '_' : c;
                            return name;
                          });
