@@ -61,6 +61,10 @@
 # Exits 0 only when every part passed; 1 otherwise, naming where the
 # artifacts are; 2 when a setting is wrong.
 set -euo pipefail
+# The whole script is one compound command, read before any of it runs: a
+# run that lasts minutes is not broken by an edit of this file under it
+# (bash otherwise reads a script as it goes).
+{
 cd "$(dirname "$0")/.."
 checkout="$PWD"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/bpfdiff"
@@ -252,3 +256,6 @@ echo
 echo "nightly: ${part_times:-no part ran}; $((SECONDS - night_start)) s in all after the build"
 if ((failed)); then echo "nightly: FAILED; artifacts in $out"; else echo "nightly: all parts passed ($out)"; fi
 exit "$failed"
+
+exit
+}

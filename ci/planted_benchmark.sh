@@ -33,6 +33,10 @@
 # run (its target exited 2, a harness failure or a wrong setting, or could
 # not be started), since that measured nothing; 2 on a wrong option.
 set -euo pipefail
+# The whole script is one compound command, read before any of it runs: a
+# run that lasts minutes is not broken by an edit of this file under it
+# (bash otherwise reads a script as it goes).
+{
 cd "$(dirname "$0")/.."
 checkout="$PWD"
 
@@ -198,3 +202,6 @@ if ((${#could_not_run[@]} > 0)); then
   echo "planted_benchmark: ${#could_not_run[@]} runs could not run, logs in $out/runs: ${could_not_run[*]}"
   exit 1
 fi
+
+exit
+}
