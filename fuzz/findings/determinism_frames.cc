@@ -8,7 +8,7 @@ namespace {
 using BreakFrame = void (*)(CulpritFrame culprit, FindingEnd end);
 
 // The culprit's frame when there is one, else the end.
-void Inner(CulpritFrame culprit, FindingEnd end) {
+[[gnu::always_inline]] inline void Inner(CulpritFrame culprit, FindingEnd end) {
   if (culprit != nullptr) return culprit(end);
   end();
 }

@@ -108,7 +108,8 @@ ClassFrame ClassFrameOf(InsnClass insn_class) {
 
 // Below the lowering: the culprit's frame when there is one, else the
 // field's (and the class at fault's).
-void InnerFrames(const DivergenceKind& kind, FindingEnd end) {
+// Inlined, so that it is no frame: the state is the culprit and the lowering.
+[[gnu::always_inline]] inline void InnerFrames(const DivergenceKind& kind, FindingEnd end) {
   if (const CulpritFrame culprit = CulpritFrameOf(kind.culprit)) return culprit(end);
   if (const ClassFrame at = ClassFrameOf(kind.insn_class)) return at(kind.field, end);
   FieldFrameOf(kind.field)(end);
