@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what bpfdiff needs from Debian 12 packages. Idempotent: when every
-# package is present it prints nothing and exits 0. Run as root (or with sudo).
+# Installs what bpfdiff needs from Debian 12 packages, then extracts the part
+# of the kernel tree the kernel engines build from (ci/kernel_source.sh).
+# Idempotent: when everything is in place it prints nothing and exits 0.
+# Run as root (or with sudo).
 set -euo pipefail
 
 packages=(
@@ -12,6 +14,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   chromium fonts-dejavu-core  # the HTML report's headless check (tests/report)
   libc++-14-dev libc++abi-14-dev python3 python3-yaml  # the OSS-Fuzz check (ci/oss-fuzz/check.sh, tests/oss_fuzz)
+  linux-source-6.12 xz-utils  # the kernel's own arm64 JIT, built as engines (kernelsrc/)
 )
 
 missing=()
@@ -20,7 +23,9 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exec "$(dirname "$0")/kernel_source.sh"
+fi
 
 echo "setup: installing ${missing[*]}"
 sudo_cmd=()
@@ -32,3 +37,4 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "setup: done"
+exec "$(dirname "$0")/kernel_source.sh"

@@ -1,6 +1,7 @@
 #include "oracle/environment.h"
 
 #include <cstring>
+#include <iterator>
 
 #include "oracle/boundary_trace.h"
 
@@ -27,6 +28,7 @@ constexpr RegionSpec kRegions[] = {
     {"program objects", guest::kProgObjectsBase, guest::kProgObjectsSize, kPermRead, true},
     {"stacks", guest::kStackBase, guest::kStackStride * guest::kMaxCpus, kPermRead | kPermWrite},
     {"per-cpu", guest::kPerCpuBase, guest::kPerCpuStride * guest::kMaxCpus, kPermRead | kPermWrite},
+    {"thread info", guest::kThreadInfoBase, guest::kPageSize, kPermRead, true},
     {"packs", guest::kPackBase, guest::kPackSize * guest::kMaxPacks, kPermRead | kPermExec, true},
     {"oversize", guest::kOversizeBase, guest::kOversizeSize, kPermRead | kPermExec, true},
 };
@@ -46,6 +48,20 @@ Result<std::unique_ptr<GuestEnvironment>> GuestEnvironment::Create() {
     env->memory_.Store<uint32_t>(a, kA64Ret);
   }
   env->memory_.Store<uint32_t>(guest::kStopAddress, kA64BranchSelf);
+  // dummy_tramp as arch/arm64/net/bpf_jit_comp.c writes it (with BTI): back
+  // to the traced function, whose return address the fentry site saved in x9.
+  const uint32_t dummy_tramp[] = {
+      0xd503249f,  // bti j
+      0xaa1e03ea,  // mov x10, x30
+      0xaa0903fe,  // mov x30, x9
+      0xd65f0140,  // ret x10
+  };
+  for (size_t i = 0; i < std::size(dummy_tramp); ++i) {
+    env->memory_.Store<uint32_t>(guest::kDummyTrampAddress + 4 * i, dummy_tramp[i]);
+  }
+  for (int cpu = 0; cpu < guest::kMaxCpus; ++cpu) {
+    env->memory_.Store<uint32_t>(guest::ThreadInfo(cpu) + guest::kThreadInfoCpuOffset, static_cast<uint32_t>(cpu));
+  }
   env->context_address_ = guest::kContextBase + guest::kContextSize;
   return env;
 }

@@ -32,6 +32,7 @@ struct StackGeometry {
   uint64_t FramePointer(int cpu, int depth) const {
     return guest::StackTop(cpu) - fp_below_entry_sp - call_frame_bytes * static_cast<uint64_t>(depth);
   }
+  friend bool operator==(const StackGeometry&, const StackGeometry&) = default;
 };
 
 class GuestEnvironment {

@@ -35,6 +35,10 @@ inline constexpr uint64_t kBadCallxStub = kHelperBase + (kMaxHelperId + 1) * kHe
 inline constexpr uint64_t kStopBase = 0x0011'0000;
 inline constexpr uint64_t kStopRegionSize = 0x1000;
 inline constexpr uint64_t kStopAddress = kStopBase;
+// The kernel symbol dummy_tramp, for code from the kernel's own JIT
+// (kernelsrc/): the default target of every image's PLT, which the
+// fentry nop at POKE_OFFSET reaches once a trampoline is attached.
+inline constexpr uint64_t kDummyTrampAddress = kStopBase + 0x100;
 
 inline constexpr uint64_t kContextBase = 0x0100'0000;
 inline constexpr uint64_t kContextSize = 0x10000;
@@ -58,6 +62,13 @@ inline constexpr uint64_t kPerCpuBase = 0x0500'0000;
 inline constexpr uint64_t kPerCpuStride = 0x1000;
 inline constexpr int kMaxCpus = 4;
 
+// `current` of each CPU, as SP_EL0 holds it in the kernel: a struct
+// thread_info (kernelsrc/include/asm/thread_info.h), whose cpu field the
+// kernel's JIT reads for an inlined bpf_get_smp_processor_id().
+inline constexpr uint64_t kThreadInfoBase = 0x0501'0000;
+inline constexpr uint64_t kThreadInfoStride = 0x100;
+inline constexpr uint64_t kThreadInfoCpuOffset = 24;
+
 inline constexpr uint64_t kPackBase = 0x1000'0000;
 inline constexpr uint64_t kPackSize = 2 << 20;  // 2 MiB, as the kernel's prog pack
 inline constexpr uint64_t kMaxPacks = 16;
@@ -67,6 +78,7 @@ inline constexpr uint64_t kOversizeSize = 64 << 20;
 inline constexpr uint64_t HelperAddress(uint64_t id) { return kHelperBase + id * kHelperStubSize; }
 inline constexpr uint64_t StackTop(int cpu) { return kStackBase + kStackStride * (cpu + 1); }
 inline constexpr uint64_t PerCpuArea(int cpu) { return kPerCpuBase + kPerCpuStride * cpu; }
+inline constexpr uint64_t ThreadInfo(int cpu) { return kThreadInfoBase + kThreadInfoStride * cpu; }
 inline constexpr uint64_t MapObjectAddress(uint64_t index) {
   return kMapObjectsBase + index * kMapObjectStride;
 }

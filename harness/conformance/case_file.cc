@@ -48,11 +48,13 @@ std::string ErrorText(const Outcome& outcome) {
   return outcome.Summary();
 }
 
-Expectations ExpectationsForEngine(Expectations expected, bool ran_jit_only_rewrites, const LoadOptions& options) {
-  const std::span<const int32_t> helpers = options.JitInlinedHelpers();
-  if (ran_jit_only_rewrites && expected.trace) {
+Expectations ExpectationsForEngine(Expectations expected, bool ran_jit_only_rewrites, const LoadOptions& options,
+                                   std::span<const int32_t> inlined_by_code) {
+  const std::span<const int32_t> rewritten = options.JitInlinedHelpers();
+  auto in = [](std::span<const int32_t> ids, int32_t id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  if (expected.trace) {
     std::erase_if(*expected.trace, [&](const HelperCall& call) {
-      return std::find(helpers.begin(), helpers.end(), call.id) != helpers.end();
+      return (ran_jit_only_rewrites && in(rewritten, call.id)) || in(inlined_by_code, call.id);
     });
   }
   return expected;

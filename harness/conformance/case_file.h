@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,10 @@ std::optional<std::string> CheckExpectations(const Expectations& expected, const
 
 // The expectations one engine must meet: the file's, less the expected
 // calls to the helpers the JIT-only rewrites replace when the engine ran
-// them (LoadOptions::JitInlinedHelpers): a file's trace is the helper
-// form's, the interpreter's.
-Expectations ExpectationsForEngine(Expectations expected, bool ran_jit_only_rewrites, const LoadOptions& options);
+// them (LoadOptions::JitInlinedHelpers), and to those its code performs
+// inline whatever the case asks (Engine::inlined_helpers): a file's trace
+// is the helper form's, the interpreter's.
+Expectations ExpectationsForEngine(Expectations expected, bool ran_jit_only_rewrites, const LoadOptions& options,
+                                   std::span<const int32_t> inlined_by_code = {});
 
 }  // namespace bpfdiff

@@ -90,6 +90,11 @@ CaseRun DifferentialRunner::Run(const CaseSource& source, const RunOptions& opti
       failed[i].verdict = RefusalVerdict(i, engine.name(), status.message(), loaded_case);
       continue;
     }
+    if (auto why = engine.not_comparable()) {
+      failed[i].verdict = {Verdict::Kind::kNotComparable, "", *why};
+      engine.Release();
+      continue;
+    }
     prepared.push_back(i);
   }
   result.runs = RunEngines(result, prepared, failed, options);
@@ -104,13 +109,18 @@ CaseRun DifferentialRunner::Run(const CaseSource& source, const RunOptions& opti
 }
 
 Verdict DifferentialRunner::CompareWithReference(const CaseRun& case_run, const EngineRun& reference,
-                                                 const EngineRun& run) const {
-  const Outcome& x = *reference.outcome;
+                                                 const Outcome& x, const EngineRun& run,
+                                                 std::span<const int32_t> inlined_by_code) const {
   const Outcome& y = *run.outcome;
-  Verdict verdict = reference.ran_jit_only_rewrites == run.ran_jit_only_rewrites
-                        ? Compare(x, y, reference.engine, run.engine)
-                        : CompareHelperWithInlined(x, y, reference.engine, run.engine,
-                                                   case_run.loaded->options.JitInlinedHelpers());
+  // Helper calls one side performs inline: those the case's JIT-only
+  // rewrites inline, and those the engine's code always does.
+  std::vector<int32_t> inlined(inlined_by_code.begin(), inlined_by_code.end());
+  if (reference.ran_jit_only_rewrites != run.ran_jit_only_rewrites) {
+    const auto rewritten = case_run.loaded->options.JitInlinedHelpers();
+    inlined.insert(inlined.end(), rewritten.begin(), rewritten.end());
+  }
+  Verdict verdict = inlined.empty() ? Compare(x, y, reference.engine, run.engine)
+                                    : CompareHelperWithInlined(x, y, reference.engine, run.engine, inlined);
   if (verdict.kind != Verdict::Kind::kDivergence) return verdict;
   // The helper form of the case is the stricter one: a read of a register
   // that a call left undefined is one even where the rewrite keeps it.
@@ -133,6 +143,9 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
   const EngineRun& reference = runs.front();
   // BPF instructions the reference interpreter ran, for the JITs' budgets.
   std::optional<uint64_t> interpreted_steps;
+  // The reference's runs with the frames of a JIT that lays them out
+  // otherwise (the kernel's), one per geometry.
+  std::vector<std::pair<StackGeometry, Outcome>> relaid;
   for (size_t i : prepared) {
     EngineRun& run = runs[i];
     run.verdict = {};
@@ -145,10 +158,33 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
     const uint64_t budget = interpreter ? options.interp_budget
                                         : interpreted_steps.value_or(options.interp_budget) * options.jit_budget_factor +
                                               options.jit_budget_base;
+    run.geometry = engines_[i]->geometry();
+    const auto inlined = engines_[i]->inlined_helpers();
+    run.inlined_by_code.assign(inlined.begin(), inlined.end());
     env.ResetForRun(engines_[i]->cpu());
     run.outcome = engines_[i]->Run(budget);
     if (i == 0 && interpreter) interpreted_steps = run.outcome->steps;
-    if (i != 0 && reference.outcome) run.verdict = CompareWithReference(case_run, reference, run);
+    if (i == 0 || !reference.outcome) continue;
+    const Outcome* against = &*reference.outcome;
+    const StackGeometry geometry = engines_[i]->geometry();
+    if (!(geometry == engines_[0]->geometry())) {
+      auto it = std::find_if(relaid.begin(), relaid.end(), [&](const auto& r) { return r.first == geometry; });
+      if (it == relaid.end()) {
+        Engine& ref = *engines_[0];
+        const StackGeometry own = ref.geometry();
+        if (!ref.UseGeometry(geometry)) {
+          run.verdict = {Verdict::Kind::kNotComparable, "",
+                         fmt::format("{} cannot lay its frames out as {} does", reference.engine, run.engine)};
+          continue;
+        }
+        env.ResetForRun(ref.cpu());
+        relaid.emplace_back(geometry, ref.Run(options.interp_budget));
+        ref.UseGeometry(own);
+        it = relaid.end() - 1;
+      }
+      against = &it->second;
+    }
+    run.verdict = CompareWithReference(case_run, reference, *against, run, engines_[i]->inlined_helpers());
   }
   return runs;
 }

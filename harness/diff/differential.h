@@ -22,6 +22,10 @@ struct EngineRun {
   // The engine ran the case with the JIT-only rewrites (CaseRun::loaded)
   // while the case has some (see LoadOptions::HasJitOnlyRewrites).
   bool ran_jit_only_rewrites = false;
+  // The engine's frames (r10 of every call depth) and the helpers its code
+  // performs inline (Engine::geometry, Engine::inlined_helpers).
+  StackGeometry geometry = Sandbox::Geometry();
+  std::vector<int32_t> inlined_by_code;
   Verdict verdict;                 // against the reference (kMatch for the reference)
 
   // For a run without an outcome, why, in one line: "could not compile:
@@ -86,7 +90,9 @@ class DifferentialRunner {
   // The verdict on `run` against `reference` (both ran): Compare(), or
   // CompareHelperWithInlined() when one of them ran the JIT-only rewrites;
   // a divergence the engines may show by design is not comparable.
-  Verdict CompareWithReference(const CaseRun& case_run, const EngineRun& reference, const EngineRun& run) const;
+  // `x` is the reference's outcome with the frames of `run`'s engine.
+  Verdict CompareWithReference(const CaseRun& case_run, const EngineRun& reference, const Outcome& x,
+                               const EngineRun& run, std::span<const int32_t> inlined_by_code) const;
 
  public:
   std::vector<std::unique_ptr<Engine>>& engines() { return engines_; }

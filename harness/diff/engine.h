@@ -7,12 +7,15 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "jit/jit.h"
 #include "oracle/boundary_trace.h"
+#include "oracle/environment.h"
 #include "oracle/load.h"
 #include "oracle/outcome.h"
 #include "support/result.h"
@@ -48,6 +51,21 @@ class Engine {
   virtual const std::vector<jit::CompiledProgram>* compiled_programs() const { return nullptr; }
   // The simulated CPU the engine runs on (whose stack a run changes).
   virtual int cpu() const = 0;
+  // Where the prepared case's BPF frames are (r10 of every call depth). The
+  // reference runs again with a JIT's geometry when it differs from its own.
+  virtual StackGeometry geometry() const = 0;
+  // Lays the frames out as `geometry` for the runs that follow; false for
+  // an engine whose frames are fixed by its code.
+  virtual bool UseGeometry(const StackGeometry& geometry) {
+    (void)geometry;
+    return false;
+  }
+  // Why the prepared case's runs cannot be compared with the reference's
+  // (it is prepared, and not run), or nullopt.
+  virtual std::optional<std::string> not_comparable() const { return std::nullopt; }
+  // Helpers the engine's code performs inline whatever the case asks for:
+  // their calls are not in its helper trace (CompareHelperWithInlined).
+  virtual std::span<const int32_t> inlined_helpers() const { return {}; }
   // Frees what Prepare() made.
   virtual void Release() = 0;
 };

@@ -1,10 +1,15 @@
 // The engines bpfdiff compares, in one table: every command line, the
 // plugin, the conformance runner and the fuzz targets name engines from it.
 //
-//   interp     the reference interpreter (oracle/)
-//   jit        the arm64 JIT, atomics lowered to LSE instructions
-//   jit-llsc   the arm64 JIT, atomics lowered to load/store-exclusive loops
-//   all        the three, interp first (the reference)
+//   interp           the reference interpreter (oracle/)
+//   jit              bpfdiff's arm64 JIT, atomics lowered to LSE instructions
+//   jit-llsc         bpfdiff's arm64 JIT, atomics lowered to load/store-exclusive loops
+//   kernel-jit       the kernel's own arm64 JIT (kernelsrc/), LSE atomics
+//   kernel-jit-llsc  the kernel's own arm64 JIT, LL/SC atomics
+//   all              interp, jit and jit-llsc (interp first: the reference)
+//   kernel           interp, kernel-jit and kernel-jit-llsc
+// The kernel's engines exist in a build that read a Linux tree; asked for in
+// one that did not, they are an error that says how to get one.
 #pragma once
 
 #include <memory>
@@ -20,31 +25,39 @@
 
 namespace bpfdiff {
 
+// Whose JIT an engine runs.
+enum class JitSource : uint8_t { kModel, kKernel };
+
 struct EngineSpec {
   std::string_view name;
   EngineKind kind;
   jit::AtomicLowering atomics;  // for a JIT
   std::string_view what;
+  JitSource source = JitSource::kModel;
 };
 
-// interp, jit, jit-llsc: the reference first.
+// interp, jit, jit-llsc, kernel-jit, kernel-jit-llsc: the reference first.
 std::span<const EngineSpec> EngineSpecs();
-// The name that selects every engine.
+// The name that selects the interpreter and bpfdiff's JIT in both lowerings.
 inline constexpr std::string_view kAllEngines = "all";
+// The name that selects the interpreter and the kernel's JIT in both lowerings.
+inline constexpr std::string_view kKernelEngines = "kernel";
 
 // The engine named `name` (not "all"), or nullptr.
 const EngineSpec* FindEngine(std::string_view name);
-// The JIT engine whose atomics are `atomics`.
+// bpfdiff's JIT engine whose atomics are `atomics`.
 const EngineSpec& JitEngineFor(jit::AtomicLowering atomics);
-// Whether `name` selects engines: one of EngineSpecs() or "all".
+// Whether `name` selects engines: one of EngineSpecs(), "all" or "kernel".
 bool IsEngineChoice(std::string_view name);
-// "interp, jit, jit-llsc or all", for usage and error messages.
+// "interp, jit, ..., all or kernel", for usage and error messages.
 std::string EngineChoices();
 
-// The engine of `spec` over `sandbox`; a JIT plants `bugs`.
-std::unique_ptr<Engine> MakeEngine(Sandbox& sandbox, const EngineSpec& spec, const jit::JitBugs& bugs = {});
-// The engines `which` selects (a name, or "all"); an error naming the
-// choices for anything else.
+// The engine of `spec` over `sandbox`; bpfdiff's JIT plants `bugs` (the
+// kernel's has none planted). An error for a kernel engine in a build
+// without a Linux tree.
+Result<std::unique_ptr<Engine>> MakeEngine(Sandbox& sandbox, const EngineSpec& spec, const jit::JitBugs& bugs = {});
+// The engines `which` selects (a name, "all" or "kernel"); an error naming
+// the choices for anything else.
 Result<std::vector<std::unique_ptr<Engine>>> MakeEngines(Sandbox& sandbox, std::string_view which,
                                                          const jit::JitBugs& bugs = {});
 

@@ -21,8 +21,13 @@ class InterpreterEngine final : public Engine {
     coverage_pending_ = true;
     return {};
   }
+  StackGeometry geometry() const override { return geometry_; }
+  bool UseGeometry(const StackGeometry& geometry) override {
+    geometry_ = geometry;
+    return true;
+  }
   Outcome Run(uint64_t budget) override {
-    InterpreterOptions options{budget, cpu_, Sandbox::Geometry(), nullptr};
+    InterpreterOptions options{budget, cpu_, geometry_, nullptr};
     if (coverage_ != nullptr && coverage_pending_) {
       coverage_pending_ = false;
       coverage_->resize(loaded_->programs.size());
@@ -34,7 +39,7 @@ class InterpreterEngine final : public Engine {
     return Interpreter(sandbox_.env(), *loaded_, options).Run();
   }
   Outcome RunTraced(uint64_t budget, BoundaryTrace& trace) override {
-    InterpreterOptions options{budget, cpu_, Sandbox::Geometry(), nullptr, &trace};
+    InterpreterOptions options{budget, cpu_, geometry_, nullptr, &trace};
     return Interpreter(sandbox_.env(), *loaded_, options).Run();
   }
   void Release() override { loaded_ = nullptr; }
@@ -48,6 +53,7 @@ class InterpreterEngine final : public Engine {
   Sandbox& sandbox_;
   int cpu_;
   const LoadedCase* loaded_ = nullptr;
+  StackGeometry geometry_ = Sandbox::Geometry();  // the model JIT's frames, unless told otherwise
   std::vector<std::vector<uint8_t>>* coverage_ = nullptr;
   bool coverage_pending_ = false;
 };

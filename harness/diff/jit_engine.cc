@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "harness/machine/jit_call.h"
 #include "jit/registers.h"
 #include "oracle/guest_layout.h"
@@ -9,10 +11,10 @@
 namespace bpfdiff {
 
 JitEngine::JitEngine(Sandbox& sandbox, const jit::JitOptions& options, std::string name, int cpu)
-    : sandbox_(sandbox),
-      jit_(sandbox.pack(), Sandbox::JitEnvironment(), options),
-      name_(std::move(name)),
-      cpu_(cpu) {}
+    : JitEngine(sandbox, MakeModelGenerator(sandbox, options), std::move(name), cpu) {}
+
+JitEngine::JitEngine(Sandbox& sandbox, std::unique_ptr<CodeGenerator> generator, std::string name, int cpu)
+    : sandbox_(sandbox), generator_(std::move(generator)), name_(std::move(name)), cpu_(cpu) {}
 
 JitEngine::~JitEngine() { Release(); }
 
@@ -20,7 +22,7 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
   Release();
   loaded_ = &loaded;
   for (size_t i = 0; i < loaded.programs.size(); ++i) {
-    auto compiled = jit_.Compile(loaded.programs[i].program);
+    auto compiled = generator_->Compile(loaded.programs[i].program);
     if (!compiled) {
       Release();
       return loaded.programs.size() == 1 ? compiled.error()
@@ -28,13 +30,21 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
     }
     compiled_.push_back(std::move(compiled).value());
   }
+  auto conventions = generator_->Conventions(compiled_);
+  if (conventions) {
+    conventions_ = *conventions;
+  } else {
+    not_comparable_ = fmt::format("{}: {}", name_, conventions.message());
+  }
   return {};
 }
 
 void JitEngine::Release() {
-  for (auto& program : compiled_) jit_.Release(program);
+  for (auto& program : compiled_) generator_->Release(program);
   compiled_.clear();
   loaded_ = nullptr;
+  conventions_ = ModelConventions();
+  not_comparable_.reset();
 }
 
 Outcome JitEngine::Run(uint64_t budget) {
@@ -63,6 +73,7 @@ CallPrograms JitEngine::InstallPrograms() {
     programs.compiled.push_back(&compiled_[i]);
     programs.programs.push_back(&loaded_->programs[i].program);
   }
+  programs.conventions = conventions_;
   return programs;
 }
 

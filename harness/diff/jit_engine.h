@@ -1,4 +1,5 @@
-// The arm64 JIT, run in Unicorn, as an Engine.
+// An arm64 JIT, run in Unicorn, as an Engine: bpfdiff's model or the
+// kernel's own (harness/diff/code_generator.h).
 //
 // Prepare() compiles every program of the case into the sandbox's pack.
 // Run() points the guest program objects at this engine's images (for tail
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/diff/code_generator.h"
 #include "harness/diff/engine.h"
 #include "harness/machine/jit_call.h"
 #include "harness/machine/sandbox.h"
@@ -19,7 +21,9 @@ namespace bpfdiff {
 
 class JitEngine final : public Engine {
  public:
+  // bpfdiff's model JIT with `options`.
   JitEngine(Sandbox& sandbox, const jit::JitOptions& options, std::string name, int cpu = 0);
+  JitEngine(Sandbox& sandbox, std::unique_ptr<CodeGenerator> generator, std::string name, int cpu = 0);
   ~JitEngine() override;
 
   std::string_view name() const override { return name_; }
@@ -32,6 +36,9 @@ class JitEngine final : public Engine {
   const std::vector<jit::CompiledProgram>* compiled_programs() const override { return &compiled_; }
   int cpu() const override { return cpu_; }
   EngineKind kind() const override { return EngineKind::kJit; }
+  StackGeometry geometry() const override { return conventions_.geometry; }
+  std::optional<std::string> not_comparable() const override { return not_comparable_; }
+  std::span<const int32_t> inlined_helpers() const override { return generator_->InlinedHelpers(); }
   void Release() override;
 
   const std::vector<jit::CompiledProgram>& compiled() const { return compiled_; }
@@ -45,11 +52,13 @@ class JitEngine final : public Engine {
   CallPrograms InstallPrograms();
 
   Sandbox& sandbox_;
-  jit::Jit jit_;
+  std::unique_ptr<CodeGenerator> generator_;
   std::string name_;
   int cpu_;
   const LoadedCase* loaded_ = nullptr;
   std::vector<jit::CompiledProgram> compiled_;
+  CodeConventions conventions_ = ModelConventions();
+  std::optional<std::string> not_comparable_;
 };
 
 // Whether the code of BPF slot `slot` of `program` is not empty (its

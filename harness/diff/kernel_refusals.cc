@@ -11,7 +11,42 @@ constexpr KernelRefusal kLegacyPacketAccess{
     "(do_misc_fixups, gen_ld_abs), so the arm64 JIT has no code for them; bpfdiff's load step does "
     "not model that rewrite"};
 
-constexpr KernelRefusal kRefusals[] = {kLegacyPacketAccess};
+// The two below are programs the kernel's verifier rejects, which bpfdiff's
+// load step accepts because the conformance suites run them (RFC 9669 gives
+// them a meaning). bpfdiff's model JIT compiles them; the kernel's JIT, which
+// relies on the verifier, refuses them (kernel-jit engines).
+constexpr KernelRefusal kOutOfRangeShift{
+    "shift by an out-of-range constant",
+    "lsh/rsh/arsh by a constant outside [0, width): the kernel's verifier rejects it (check_alu_op: "
+    "\"invalid shift\"), and the arm64 JIT, which relies on that, cannot encode it "
+    "(aarch64_insn_gen_bitfield: invalid immr/imms encoding)"};
+
+constexpr KernelRefusal kCallx{
+    "callx",
+    "call with a register operand (BPF_CALL | BPF_X): the kernel's verifier rejects it (do_check: "
+    "\"BPF_CALL uses reserved fields\"), and the arm64 JIT has no case for it (\"unknown opcode 8d\")"};
+
+constexpr KernelRefusal kRefusals[] = {kLegacyPacketAccess, kOutOfRangeShift, kCallx};
+
+template <typename Predicate>
+bool AnyInsn(const LoadedCase& loaded, Predicate predicate) {
+  for (const auto& program : loaded.programs) {
+    for (const auto& insn : program.program.insns) {
+      if (predicate(insn)) return true;
+    }
+  }
+  return false;
+}
+
+bool IsOutOfRangeShift(const isa::Insn& insn) {
+  const uint8_t cls = isa::ClassOf(insn.opcode);
+  if (cls != isa::kClassAlu && cls != isa::kClassAlu64) return false;
+  if (isa::SourceOf(insn.opcode) != isa::kSrcK) return false;
+  const uint8_t op = isa::OpOf(insn.opcode);
+  if (op != isa::kAluLsh && op != isa::kAluRsh && op != isa::kAluArsh) return false;
+  const int32_t width = cls == isa::kClassAlu64 ? 64 : 32;
+  return insn.imm < 0 || insn.imm >= width;
+}
 
 bool HasLegacyPacketAccess(const LoadedCase& loaded) {
   for (const auto& program : loaded.programs) {
@@ -31,6 +66,8 @@ std::span<const KernelRefusal> KernelRefusals() { return kRefusals; }
 
 std::optional<KernelRefusal> KernelAlsoRefuses(const LoadedCase& loaded) {
   if (HasLegacyPacketAccess(loaded)) return kLegacyPacketAccess;
+  if (AnyInsn(loaded, IsOutOfRangeShift)) return kOutOfRangeShift;
+  if (AnyInsn(loaded, [](const isa::Insn& insn) { return insn.opcode == isa::kOpCallX; })) return kCallx;
   return std::nullopt;
 }
 

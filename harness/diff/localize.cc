@@ -276,10 +276,18 @@ Localization LocalizeFirstDivergence(DifferentialRunner& runner, const CaseRun& 
   GuestEnvironment& env = runner.sandbox().env();
   Engine& interp = (*again)->interp();
   Engine& jit = (*again)->jit();
-  BoundaryTrace interp_trace(env, interp.cpu(), Sandbox::Geometry(), limit);
+  // Both sides with the JIT's frames (the kernel's differ from the model's).
+  const StackGeometry geometry = jit.geometry();
+  const StackGeometry interp_geometry = interp.geometry();
+  if (!(geometry == interp_geometry) && !interp.UseGeometry(geometry)) {
+    result.why_not = fmt::format("{} cannot lay its frames out as {} does", interp.name(), jit.name());
+    return result;
+  }
+  BoundaryTrace interp_trace(env, interp.cpu(), geometry, limit);
   env.ResetForRun(interp.cpu());
   const Outcome interp_outcome = interp.RunTraced(options.interp_budget, interp_trace);
-  BoundaryTrace jit_trace(env, jit.cpu(), Sandbox::Geometry(), limit);
+  interp.UseGeometry(interp_geometry);
+  BoundaryTrace jit_trace(env, jit.cpu(), geometry, limit);
   env.ResetForRun(jit.cpu());
   const Outcome jit_outcome =
       jit.RunTraced(interp_outcome.steps * options.jit_budget_factor + options.jit_budget_base, jit_trace);

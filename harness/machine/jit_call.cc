@@ -18,6 +18,12 @@ bool IsAtomic(const isa::Insn& insn) {
 
 }  // namespace
 
+CodeConventions ModelConventions() {
+  CodeConventions conventions;
+  conventions.geometry = Sandbox::Geometry();
+  return conventions;
+}
+
 JitCall::JitCall(GuestEnvironment& env, Machine& machine, int cpu, CallPrograms programs)
     : env_(env),
       machine_(machine),
@@ -77,7 +83,7 @@ void JitCall::OnBlock(int cpu, uint64_t address, uint32_t size) {
   if (!fell_through) {
     for (size_t p = 0; p < programs_.compiled.size(); ++p) {
       if (programs_.compiled[p] != nullptr &&
-          address == programs_.compiled[p]->entry() + jit::TailCallEntryOffset()) {
+          address == programs_.compiled[p]->entry() + programs_.conventions.tail_call_entry_offset) {
         outcome_.tail_calls.push_back(static_cast<uint32_t>(p));
         current_program_ = p;
       }
@@ -89,9 +95,19 @@ void JitCall::OnBlock(int cpu, uint64_t address, uint32_t size) {
 Outcome JitCall::Finish() {
   running_ = false;
   outcome_.steps = machine_.steps();
-  outcome_.memory = env_.Capture(cpu_, Sandbox::Geometry());
+  outcome_.memory = env_.Capture(cpu_, programs_.conventions.geometry);
   Detach();
   return std::move(outcome_);
+}
+
+std::optional<uint64_t> JitCall::GuestCodeOfKernelAddress(const MachineStop& stop) const {
+  constexpr uint64_t kKernelHalf = 0xffff'0000'0000'0000;
+  if (!programs_.conventions.kernel_virtual_calls || stop.access != AccessKind::kExec) return std::nullopt;
+  if ((stop.address & kKernelHalf) != kKernelHalf || stop.pc != stop.address) return std::nullopt;
+  const uint64_t guest = stop.address & ~kKernelHalf;
+  const Region* region = env_.memory().Find(guest, 4);
+  if (region == nullptr || (region->permissions & kPermExec) == 0) return std::nullopt;
+  return guest;
 }
 
 Outcome JitCall::MarkImprecise() {
@@ -184,6 +200,12 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
         outcome_.r0 = machine_.ReadX(0);
         return Finish();
       case MachineStop::Kind::kFault: {
+        if (auto target = GuestCodeOfKernelAddress(stop)) {
+          machine_.WritePc(*target);
+          resume_pc_ = *target;
+          if (end != ~uint64_t{0} && machine_.steps() >= end) return std::nullopt;
+          continue;
+        }
         // What the kernel does: search the faulting program's exception
         // table, as it lies in RX memory, for the faulting pc.
         if (auto location = Locate(stop.pc)) {
@@ -191,7 +213,8 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
           const uint8_t* table = env_.memory().HostPointer(
               sub.rx_extable, uint64_t{sub.extable_entries} * jit::kExtableEntrySize);
           if (table != nullptr) {
-            if (auto fixup = jit::SearchExtable(table, sub.rx_extable, sub.extable_entries, stop.pc)) {
+            if (auto fixup = programs_.conventions.search_extable(table, sub.rx_extable, sub.extable_entries,
+                                                                  stop.pc)) {
               if (fixup->reg != static_cast<int>(a64::Reg::kZr)) machine_.WriteX(fixup->reg, 0);
               machine_.WritePc(fixup->resume_pc);
               resume_pc_ = fixup->resume_pc;

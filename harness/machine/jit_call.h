@@ -22,11 +22,33 @@
 
 namespace bpfdiff {
 
+// What differs between the JITs whose code a call can run, bpfdiff's model
+// (jit/) and the kernel's own (kernelsrc/): how a faulting PROBE_MEM load
+// is fixed up (ex_handler_bpf), where a tail call enters a program
+// (PROLOGUE_OFFSET), and where the BPF frames are.
+struct CodeConventions {
+  using ExtableSearch = std::optional<jit::Fixup> (*)(const uint8_t* rx_extable, uint64_t rx_extable_address,
+                                                     uint32_t entries, uint64_t pc);
+  ExtableSearch search_extable = jit::SearchExtable;
+  uint64_t tail_call_entry_offset = jit::TailCallEntryOffset();  // bytes from a program's entry
+  StackGeometry geometry;  // r10 of every call depth, for a call entered at the stack top
+  // The code builds call targets as kernel virtual addresses: the kernel's
+  // emit_addr_mov_i64() fills only the low 48 bits and sets the top 16, as
+  // every kernel text address has them. bpfdiff's guest is the kernel's
+  // upper half with the top 16 bits dropped: a branch to
+  // 0xffff'0000'0000'0000 | g goes to guest address g.
+  bool kernel_virtual_calls = false;
+};
+
+// The model JIT's conventions (jit/jit.h, jit/frame.h).
+CodeConventions ModelConventions();
+
 // The programs a call may reach (itself and its tail-call targets), by
 // program index; an index may be empty (nullptr).
 struct CallPrograms {
   std::vector<const jit::CompiledProgram*> compiled;
   std::vector<const isa::Program*> programs;
+  CodeConventions conventions = ModelConventions();
 };
 
 class JitCall final : private ExecutionObserver {
@@ -72,6 +94,9 @@ class JitCall final : private ExecutionObserver {
   void OnBlock(int cpu, uint64_t address, uint32_t size) override;
   Outcome Finish();
   Outcome Unhandled(const MachineStop& stop);
+  // For code that calls kernel virtual addresses (CodeConventions): the
+  // guest code address a fetch fault at one of them means, if any.
+  std::optional<uint64_t> GuestCodeOfKernelAddress(const MachineStop& stop) const;
   // Ends the call without an outcome: the machine could not say exactly
   // where it stopped (a fast machine; the caller runs it again precisely).
   Outcome MarkImprecise();

@@ -152,6 +152,9 @@ Status Machine::Initialize() {
   // kernel. Part of the pristine context, so every call starts with it.
   uint64_t per_cpu = guest::PerCpuArea(cpu_);
   if (auto s = Check(uc_reg_write(uc_, UC_ARM64_REG_TPIDR_EL1, &per_cpu), "set TPIDR_EL1"); !s) return s;
+  // `current`: the kernel's JIT reads the CPU number through it.
+  uint64_t current = guest::ThreadInfo(cpu_);
+  if (auto s = Check(uc_reg_write(uc_, UC_ARM64_REG_SP_EL0, &current), "set SP_EL0"); !s) return s;
   if (auto s = Check(uc_context_alloc(uc_, &pristine_), "allocate context"); !s) return s;
   return Check(uc_context_save(uc_, pristine_), "save context");
 }

@@ -9,13 +9,16 @@
 namespace bpfdiff::layering {
 namespace {
 
-// support <- isa, kernel <- oracle, jit <- harness <- fuzz <- report <- cli <- bench
+// support <- isa, kernel <- oracle, jit <- kernelsrc <- harness <- fuzz <- report <- cli <- bench
 constexpr Room kRooms[] = {
     {"support", 0, 0},
     {"isa", 1, 0},
     {"kernel", 1, 0},
     {"oracle", 2, 0},
     {"jit", 2, 0},  // with jit/a64/ and jit/a64/disasm/
+    // The kernel's own JIT from a Linux tree, under our shims: it writes the
+    // model's artifacts (jit::CompiledProgram) into the model's pack.
+    {"kernelsrc", 2, 1},
     // harness/: the registry and the machine, then engines and comparison,
     // then what runs on them.
     {"harness/planted", 3, 0},
@@ -80,7 +83,7 @@ std::vector<Violation> CheckLayering(const std::filesystem::path& root, std::spa
     if (!top.is_directory() || name.starts_with(".") || name == "build" || name == "tests") continue;
     for (const auto& entry : fs::recursive_directory_iterator(top.path())) {
       const auto ext = entry.path().extension();
-      if (entry.is_regular_file() && (ext == ".h" || ext == ".cc")) files.push_back(entry.path());
+      if (entry.is_regular_file() && (ext == ".h" || ext == ".cc" || ext == ".c")) files.push_back(entry.path());
     }
   }
   std::sort(files.begin(), files.end());

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace bpfdiff {
 namespace {
@@ -17,11 +19,13 @@ TEST(Engines, TheReferenceComesFirstAndNamesAreUnique) {
   for (const auto& spec : EngineSpecs()) {
     EXPECT_TRUE(names.insert(spec.name).second) << spec.name;
     EXPECT_NE(spec.name, kAllEngines);
+    EXPECT_NE(spec.name, kKernelEngines);
     EXPECT_EQ(FindEngine(spec.name), &spec);
     EXPECT_TRUE(IsEngineChoice(spec.name));
     EXPECT_NE(EngineChoices().find(std::string(spec.name)), std::string::npos) << EngineChoices();
   }
   EXPECT_TRUE(IsEngineChoice(kAllEngines));
+  EXPECT_TRUE(IsEngineChoice(kKernelEngines));
   EXPECT_FALSE(IsEngineChoice("jit-x"));
   EXPECT_EQ(FindEngine(kAllEngines), nullptr);
 }
@@ -31,22 +35,50 @@ TEST(Engines, EveryAtomicLoweringHasAJitEngine) {
     const EngineSpec& spec = JitEngineFor(atomics);
     EXPECT_EQ(spec.kind, EngineKind::kJit);
     EXPECT_EQ(spec.atomics, atomics);
+    EXPECT_EQ(spec.source, JitSource::kModel);
   }
 }
 
-TEST(Engines, AllMakesEveryEngineInTheTablesOrder) {
+// The names of the table's engines that run the interpreter or `source`'s
+// JIT, in the table's order.
+std::vector<std::string_view> NamesOf(JitSource source) {
+  std::vector<std::string_view> names;
+  for (const auto& spec : EngineSpecs()) {
+    if (spec.kind == EngineKind::kInterpreter || spec.source == source) names.push_back(spec.name);
+  }
+  return names;
+}
+
+std::vector<std::string_view> NamesOf(const std::vector<std::unique_ptr<Engine>>& engines) {
+  std::vector<std::string_view> names;
+  for (const auto& engine : engines) names.push_back(engine->name());
+  return names;
+}
+
+TEST(Engines, AllMakesTheInterpreterAndTheModelJitInTheTablesOrder) {
   auto sandbox = Sandbox::Create();
   ASSERT_TRUE(sandbox) << sandbox.message();
   auto engines = MakeEngines(**sandbox, kAllEngines);
   ASSERT_TRUE(engines) << engines.message();
-  ASSERT_EQ(engines->size(), EngineSpecs().size());
-  for (size_t i = 0; i < engines->size(); ++i) {
-    EXPECT_EQ((*engines)[i]->name(), EngineSpecs()[i].name);
-    EXPECT_EQ((*engines)[i]->kind(), EngineSpecs()[i].kind);
-  }
+  EXPECT_EQ(NamesOf(*engines), (std::vector<std::string_view>{"interp", "jit", "jit-llsc"}));
+  EXPECT_EQ(NamesOf(*engines), NamesOf(JitSource::kModel));
   auto unknown = MakeEngines(**sandbox, "nope");
   ASSERT_FALSE(unknown);
   EXPECT_NE(unknown.message().find(EngineChoices()), std::string::npos) << unknown.message();
+}
+
+// "kernel" makes the interpreter and the kernel's JIT where the build read a
+// tree; elsewhere it fails, saying how to get one.
+TEST(Engines, KernelMakesTheInterpreterAndTheKernelsJitOrSaysWhyNot) {
+  auto sandbox = Sandbox::Create();
+  ASSERT_TRUE(sandbox) << sandbox.message();
+  auto engines = MakeEngines(**sandbox, kKernelEngines);
+  if (!engines) {
+    EXPECT_NE(engines.message().find("BPFDIFF_KERNEL_SOURCE"), std::string::npos) << engines.message();
+    GTEST_SKIP() << engines.message();
+  }
+  EXPECT_EQ(NamesOf(*engines), (std::vector<std::string_view>{"interp", "kernel-jit", "kernel-jit-llsc"}));
+  EXPECT_EQ(NamesOf(*engines), NamesOf(JitSource::kKernel));
 }
 
 }  // namespace

@@ -1,0 +1,77 @@
+# The Linux tree whose arm64 JIT becomes the engines kernel-jit and
+# kernel-jit-llsc (kernelsrc/). Read, never copied: its files are compiled
+# where they are.
+#
+#   BPFDIFF_KERNEL_SOURCE  a tree: a full checkout (a maintainer's, patches
+#                          applied) or the part ci/kernel_source.sh extracts.
+#                          Empty: $BPFDIFF_KERNEL_SOURCE, else the cache that
+#                          ci/kernel_source.sh fills from Debian's
+#                          linux-source-6.12.
+#   BPFDIFF_KERNEL_JIT     AUTO (on when a tree is found), ON (a missing tree
+#                          is an error) or OFF.
+set(BPFDIFF_KERNEL_SOURCE "" CACHE PATH "Linux tree to build the kernel's arm64 JIT from")
+set(BPFDIFF_KERNEL_JIT "AUTO" CACHE STRING "Build the kernel's arm64 JIT as engines: AUTO, ON or OFF")
+set_property(CACHE BPFDIFF_KERNEL_JIT PROPERTY STRINGS AUTO ON OFF)
+
+# The files of the tree the build reads (ci/kernel_source.sh extracts the
+# same list: keep them in step).
+set(BPFDIFF_KERNEL_TREE_FILES
+  Makefile
+  arch/arm64/net/bpf_jit_comp.c
+  arch/arm64/net/bpf_jit.h
+  arch/arm64/lib/insn.c
+  arch/arm64/include/asm/insn.h
+  arch/arm64/include/asm/insn-def.h
+  arch/arm64/include/asm/brk-imm.h
+  arch/arm64/include/asm/patching.h
+  arch/arm64/include/asm/asm-extable.h
+  arch/arm64/include/asm/gpr-num.h
+  arch/arm64/tools/gen-cpucaps.awk
+  arch/arm64/tools/cpucaps
+  tools/include/linux/kernel.h
+  tools/include/uapi/linux/bpf.h)
+
+set(_tree "${BPFDIFF_KERNEL_SOURCE}")
+if(_tree STREQUAL "" AND DEFINED ENV{BPFDIFF_KERNEL_SOURCE})
+  set(_tree "$ENV{BPFDIFF_KERNEL_SOURCE}")
+endif()
+if(_tree STREQUAL "")
+  if(DEFINED ENV{XDG_CACHE_HOME})
+    set(_tree "$ENV{XDG_CACHE_HOME}/bpfdiff/linux-source-6.12")
+  else()
+    set(_tree "$ENV{HOME}/.cache/bpfdiff/linux-source-6.12")
+  endif()
+endif()
+
+set(_missing "")
+foreach(f IN LISTS BPFDIFF_KERNEL_TREE_FILES)
+  if(NOT EXISTS "${_tree}/${f}")
+    list(APPEND _missing "${f}")
+  endif()
+endforeach()
+
+set(BPFDIFF_HAVE_KERNEL_JIT OFF)
+if(BPFDIFF_KERNEL_JIT STREQUAL "OFF")
+  message(STATUS "bpfdiff: the kernel's arm64 JIT is off (BPFDIFF_KERNEL_JIT=OFF)")
+elseif(_missing)
+  list(GET _missing 0 _first)
+  set(_why "no Linux tree at ${_tree} (${_first} is missing): run ci/kernel_source.sh, or set BPFDIFF_KERNEL_SOURCE to a tree")
+  if(BPFDIFF_KERNEL_JIT STREQUAL "ON")
+    message(FATAL_ERROR "bpfdiff: ${_why}")
+  endif()
+  message(STATUS "bpfdiff: the kernel engines are not built: ${_why}")
+else()
+  get_filename_component(BPFDIFF_KERNEL_TREE "${_tree}" REALPATH)
+  file(STRINGS "${BPFDIFF_KERNEL_TREE}/Makefile" _lines REGEX "^(VERSION|PATCHLEVEL|SUBLEVEL) = ")
+  set(BPFDIFF_KERNEL_VERSION "")
+  foreach(line IN LISTS _lines)
+    string(REGEX REPLACE "^[A-Z]+ = " "" _value "${line}")
+    if(BPFDIFF_KERNEL_VERSION STREQUAL "")
+      set(BPFDIFF_KERNEL_VERSION "${_value}")
+    else()
+      string(APPEND BPFDIFF_KERNEL_VERSION ".${_value}")
+    endif()
+  endforeach()
+  set(BPFDIFF_HAVE_KERNEL_JIT ON)
+  message(STATUS "bpfdiff: the kernel's arm64 JIT from ${BPFDIFF_KERNEL_TREE} (Linux ${BPFDIFF_KERNEL_VERSION})")
+endif()

@@ -1,0 +1,94 @@
+#include "harness/diff/code_generator.h"
+
+#include <fmt/format.h>
+
+#include "oracle/helpers.h"
+#include "kernelsrc/kernel_jit.h"
+#include "oracle/guest_layout.h"
+
+namespace bpfdiff {
+namespace {
+
+class ModelGenerator final : public CodeGenerator {
+ public:
+  ModelGenerator(Sandbox& sandbox, const jit::JitOptions& options)
+      : jit_(sandbox.pack(), Sandbox::JitEnvironment(), options) {}
+  Result<jit::CompiledProgram> Compile(const isa::Program& program) override { return jit_.Compile(program); }
+  void Release(jit::CompiledProgram& program) override { jit_.Release(program); }
+  Result<CodeConventions> Conventions(const std::vector<jit::CompiledProgram>&) const override {
+    return ModelConventions();
+  }
+
+ private:
+  jit::Jit jit_;
+};
+
+// bpf_jit_inlines_helper_call() of 6.12: the verifier leaves these calls
+// for the JIT, which reads the CPU number or the task from SP_EL0.
+constexpr int32_t kKernelInlinedHelpers[] = {kHelperGetSmpProcessorId};
+
+class KernelGenerator final : public CodeGenerator {
+ public:
+  explicit KernelGenerator(std::unique_ptr<kernelsrc::KernelJit> jit) : jit_(std::move(jit)) {}
+  Result<jit::CompiledProgram> Compile(const isa::Program& program) override { return jit_->Compile(program); }
+  void Release(jit::CompiledProgram& program) override { jit_->Release(program); }
+  Result<CodeConventions> Conventions(const std::vector<jit::CompiledProgram>& compiled) const override {
+    return KernelConventions(compiled);
+  }
+  std::span<const int32_t> InlinedHelpers() const override { return kKernelInlinedHelpers; }
+
+ private:
+  std::unique_ptr<kernelsrc::KernelJit> jit_;
+};
+
+}  // namespace
+
+std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::JitOptions& options) {
+  return std::make_unique<ModelGenerator>(sandbox, options);
+}
+
+Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics) {
+  auto jit = kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(),
+                                          {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
+                                           static_cast<uint32_t>(guest::kThreadInfoCpuOffset)}, atomics);
+  if (!jit) return jit.error();
+  return std::unique_ptr<CodeGenerator>(std::make_unique<KernelGenerator>(std::move(jit).value()));
+}
+
+Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram>& compiled) {
+  CodeConventions conventions;
+  conventions.search_extable = kernelsrc::KernelJit::Fixup;
+  conventions.kernel_virtual_calls = true;
+  // The kernel pushes only the callee-saved registers a subprogram uses,
+  // so its frames differ in size; bpfdiff's interpreter gives every call
+  // depth the same layout. A case whose frames all agree runs with that
+  // layout; any other is not comparable yet.
+  std::optional<uint64_t> frame;
+  std::string first;
+  for (size_t p = 0; p < compiled.size(); ++p) {
+    for (size_t s = 0; s < compiled[p].subprograms.size(); ++s) {
+      const jit::CompiledSubprogram& sub = compiled[p].subprograms[s];
+      const std::string where = fmt::format("program {} subprogram {}", p, s);
+      const auto bytes = kernelsrc::PrologueFrameBytes(sub);
+      if (!bytes) return Fail("the kernel's prologue of {} is not of the shape bpfdiff reads", where);
+      if (!frame) {
+        frame = bytes;
+        first = where;
+      } else if (*bytes != *frame) {
+        return Fail("the kernel's frames differ in size ({} bytes in {}, {} in {}: it saves only the "
+                    "callee-saved registers each uses), and bpfdiff's interpreter lays every frame out alike",
+                    *frame, first, *bytes, where);
+      }
+    }
+    if (!compiled[p].subprograms.empty()) {
+      const auto words = kernelsrc::TailCallEntryWords(compiled[p].subprograms.front());
+      if (!words) return Fail("the kernel's prologue of program {} has no tail-call entry", p);
+      conventions.tail_call_entry_offset = uint64_t{*words} * 4;
+    }
+  }
+  if (!frame) return Fail("nothing compiled");
+  conventions.geometry = {*frame, kernelsrc::kStackDepth + *frame};
+  return conventions;
+}
+
+}  // namespace bpfdiff

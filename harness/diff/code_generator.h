@@ -1,0 +1,47 @@
+// Where a JIT engine's code comes from: bpfdiff's model of the arm64 JIT
+// (jit/), or the kernel's own, built from a Linux tree (kernelsrc/). Both
+// write the same artifact (jit::CompiledProgram) into the sandbox's pack;
+// what differs in how their code runs is said by their CodeConventions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "harness/machine/jit_call.h"
+#include "harness/machine/sandbox.h"
+#include "isa/program.h"
+#include "jit/jit.h"
+#include "support/result.h"
+
+namespace bpfdiff {
+
+class CodeGenerator {
+ public:
+  virtual ~CodeGenerator() = default;
+  virtual Result<jit::CompiledProgram> Compile(const isa::Program& program) = 0;
+  virtual void Release(jit::CompiledProgram& program) = 0;
+  // How the code of a prepared case runs. An error says why its runs
+  // cannot be compared with the interpreter's (the reason is reported as
+  // "not comparable", never as a divergence).
+  virtual Result<CodeConventions> Conventions(const std::vector<jit::CompiledProgram>& compiled) const = 0;
+  // Helpers whose calls the code performs inline, whatever the case asks
+  // for (the kernel's JIT: bpf_jit_inlines_helper_call()).
+  virtual std::span<const int32_t> InlinedHelpers() const { return {}; }
+};
+
+// bpfdiff's model JIT.
+std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::JitOptions& options);
+
+// The kernel's JIT, from the tree this build read; an error when the build
+// has none, or its layouts disagree with the guest's.
+Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics);
+
+// The conventions of the kernel's code for `compiled`, read from the code
+// (exposed for tests): the frame every subprogram's prologue builds must be
+// the same size, so that one StackGeometry describes the run.
+Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram>& compiled);
+
+}  // namespace bpfdiff

@@ -1,0 +1,105 @@
+/* The C interface between the kernel's JIT, compiled from a Linux tree
+ * under our shims (jit_subprogs.c, services.c), and bpfdiff's C++
+ * (kernel_jit.cc). Plain C types only: the kernel's headers stay on the C
+ * side, bpfdiff's on the C++ side. */
+#ifndef BPFDIFF_KERNELSRC_BRIDGE_H
+#define BPFDIFF_KERNELSRC_BRIDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* struct bpf_insn, as laid out in the uapi header. */
+struct bpfdiff_kjit_insn {
+	uint8_t code;
+	uint8_t regs; /* dst in bits 0..3, src in bits 4..7 */
+	int16_t off;
+	int32_t imm;
+};
+
+/* What the kernel's services are in bpfdiff's world. Every address is a
+ * guest address. */
+struct bpfdiff_kjit_world {
+	void *owner;
+	/* bpf_jit_binary_pack_alloc: a slot for an image of `image_bytes`,
+	 * from bpfdiff's prog pack. Returns 0, or -ENOMEM with the pack's
+	 * reason in the log. */
+	int (*pack_alloc)(void *owner, uint32_t image_bytes, uint64_t *rx_header,
+			  uint64_t *rx_image, uint8_t **rw_header, uint8_t **rw_image);
+	/* bpf_jit_binary_pack_finalize: RW -> RX, flush, free the RW buffer. */
+	void (*pack_finalize)(void *owner, uint64_t rx_header);
+	/* bpf_jit_binary_pack_free, also of an unfinalized slot. */
+	void (*pack_free)(void *owner, uint64_t rx_header);
+	/* aarch64_insn_copy and aarch64_insn_set: writes to RX memory. */
+	void (*text_copy)(void *owner, uint64_t rx, const void *bytes, size_t length);
+	void (*text_set)(void *owner, uint64_t rx, uint32_t word, size_t length);
+	/* flush_icache_range */
+	void (*flush_icache)(void *owner, uint64_t begin, uint64_t end);
+	/* Where helper `id` lives (what the verifier's fixup and
+	 * bpf_jit_get_func_addr make of a helper's imm). */
+	uint64_t (*helper_address)(void *owner, int32_t id);
+	/* The guest's stand-in for the kernel symbol dummy_tramp, the default
+	 * target of every image's PLT. */
+	uint64_t dummy_tramp;
+	/* cpus_have_cap(ARM64_HAS_LSE_ATOMICS) */
+	int lse_atomics;
+};
+
+/* A program as the verifier leaves it for the JIT, before jit_subprogs()
+ * splits it: subprogram i starts at starts[i] (starts[0] == 0), calls to
+ * subprograms are `call pc-relative`, and every subprogram gets
+ * `stack_depth` bytes of BPF stack. */
+struct bpfdiff_kjit_program {
+	const struct bpfdiff_kjit_insn *insns;
+	uint32_t length;
+	const uint32_t *starts;
+	uint32_t count;
+	uint32_t stack_depth;
+};
+
+/* What the JIT made of one subprogram. `offsets` (length + 1 entries,
+ * provided by the caller) receives ctx->offset in bytes: the start of
+ * each instruction's code, and at [length] the end of the body. */
+struct bpfdiff_kjit_image {
+	uint64_t rx_image;
+	uint32_t jited_bytes; /* prologue, body, epilogue and the PLT */
+	uint64_t rx_extable;
+	uint32_t extable_entries;
+	uint32_t *offsets;
+};
+
+/* Runs the kernel's JIT over `program` as the verifier's jit_subprogs()
+ * does: one bpf_int_jit_compile() per subprogram, then, for more than one,
+ * the calls resolved and an extra pass each. `images` has one entry per
+ * subprogram. Returns 0, or -1 with a message (the kernel's own, where it
+ * gave one) in `message`; on failure no slot stays allocated. One compile
+ * at a time per thread. */
+int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
+			 const struct bpfdiff_kjit_program *program,
+			 struct bpfdiff_kjit_image *images, char *message, size_t message_size);
+
+/* ex_handler_bpf, the kernel's fixup of a faulting PROBE_MEM load, applied
+ * to the entry at guest address `entry_address` whose 12 bytes are
+ * `entry`: returns the pc to resume at and, in *cleared_register, the
+ * register it zeroes (-1 for none). */
+uint64_t bpfdiff_kjit_fixup(const uint8_t entry[12], uint64_t entry_address,
+			    int *cleared_register);
+
+/* offsetof()s that the kernel's JIT bakes into the code it emits. */
+struct bpfdiff_kjit_layout {
+	uint32_t array_max_entries; /* struct bpf_array, map.max_entries */
+	uint32_t array_ptrs;        /* struct bpf_array, ptrs */
+	uint32_t prog_bpf_func;     /* struct bpf_prog, bpf_func */
+	uint32_t thread_info_cpu;   /* struct thread_info, cpu */
+	uint32_t extable_entry_size;
+};
+struct bpfdiff_kjit_layout bpfdiff_kjit_get_layout(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

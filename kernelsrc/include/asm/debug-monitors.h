@@ -1,0 +1,3 @@
+#pragma once
+#include <asm/brk-imm.h>
+#include <asm/insn.h>

@@ -1,0 +1,3 @@
+#pragma once
+/* No kprobes in user space: the section attribute goes. */
+#define __kprobes

@@ -1,0 +1,260 @@
+#include "kernelsrc/kernel_jit.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernelsrc/bridge.h"
+
+namespace bpfdiff::kernelsrc {
+
+std::optional<KernelTree> BuiltKernelTree() {
+  return KernelTree{BPFDIFF_KERNEL_TREE, BPFDIFF_KERNEL_VERSION};
+}
+
+struct KernelJit::Impl {
+  jit::ProgPack& pack;
+  jit::TextPatcher& patcher;
+  KernelJitWorld world;
+  jit::AtomicLowering atomics;
+
+  // Slots of the compile in progress, by RX header address, and what each
+  // held when it was finalized (the RW buffer goes at finalize).
+  std::map<uint64_t, std::unique_ptr<jit::PackAllocation>> slots;
+  std::map<uint64_t, std::vector<uint8_t>> finalized_images;  // by RX image
+  std::string pack_error;
+
+  bpfdiff_kjit_world Bridge();
+};
+
+namespace {
+
+KernelJit::Impl& ImplOf(void* owner) { return *static_cast<KernelJit::Impl*>(owner); }
+
+int PackAlloc(void* owner, uint32_t image_bytes, uint64_t* rx_header, uint64_t* rx_image,
+              uint8_t** rw_header, uint8_t** rw_image) {
+  KernelJit::Impl& impl = ImplOf(owner);
+  auto allocation = impl.pack.Alloc(image_bytes);
+  if (!allocation) {
+    impl.pack_error = allocation.message();
+    return -1;
+  }
+  jit::PackAllocation& slot = **allocation;
+  *rx_header = slot.rx_slot();
+  *rx_image = slot.rx_image();
+  *rw_image = slot.rw_image();
+  *rw_header = slot.rw_image() - (slot.rx_image() - slot.rx_slot());
+  impl.slots[slot.rx_slot()] = std::move(allocation).value();
+  return 0;
+}
+
+void PackFinalize(void* owner, uint64_t rx_header) {
+  KernelJit::Impl& impl = ImplOf(owner);
+  auto it = impl.slots.find(rx_header);
+  if (it == impl.slots.end()) return;
+  jit::PackAllocation& slot = *it->second;
+  impl.finalized_images[slot.rx_image()].assign(slot.rw_image(), slot.rw_image() + slot.image_bytes());
+  impl.pack.Finalize(slot);
+}
+
+void PackFree(void* owner, uint64_t rx_header) {
+  KernelJit::Impl& impl = ImplOf(owner);
+  auto it = impl.slots.find(rx_header);
+  if (it == impl.slots.end()) return;
+  impl.finalized_images.erase(it->second->rx_image());
+  impl.pack.Free(std::move(it->second));
+  impl.slots.erase(it);
+}
+
+void TextCopy(void* owner, uint64_t rx, const void* bytes, size_t length) {
+  ImplOf(owner).patcher.Copy(rx, {static_cast<const uint8_t*>(bytes), length}, jit::TextOrigin::kFinalize);
+}
+
+void TextSet(void* owner, uint64_t rx, uint32_t word, size_t length) {
+  ImplOf(owner).patcher.Fill(rx, length, word, jit::TextOrigin::kFree);
+}
+
+void FlushIcache(void* owner, uint64_t begin, uint64_t end) {
+  ImplOf(owner).patcher.FlushIcache(begin, end, jit::TextOrigin::kFinalize);
+}
+
+uint64_t HelperAddress(void* owner, int32_t id) {
+  const jit::JitEnvironment& env = ImplOf(owner).world.environment;
+  // As the model's JIT: an id beyond the helper table calls the stub that
+  // reports a bad call.
+  if (id < 0 || static_cast<uint64_t>(id) > env.max_helper_id) return env.bad_callx_stub;
+  return env.helper_base + static_cast<uint64_t>(id) * env.helper_stride;
+}
+
+Status CheckLayout(const KernelJitWorld& world) {
+  const jit::JitEnvironment& env = world.environment;
+  const bpfdiff_kjit_layout layout = bpfdiff_kjit_get_layout();
+  if (layout.thread_info_cpu != world.thread_info_cpu_offset) {
+    return Fail("the kernel shims keep thread_info's cpu at offset {}, the guest at {}: the inlined "
+                "bpf_get_smp_processor_id() would read the wrong field (kernelsrc/include/asm/thread_info.h)",
+                layout.thread_info_cpu, world.thread_info_cpu_offset);
+  }
+  if (layout.array_max_entries != env.map_max_entries_offset || layout.array_ptrs != env.map_ptrs_offset ||
+      layout.prog_bpf_func != env.prog_bpf_func_offset) {
+    return Fail("the kernel shims lay out struct bpf_array (max_entries at {}, ptrs at {}) and struct "
+                "bpf_prog (bpf_func at {}) unlike the guest (at {}, {} and {}): the kernel's tail calls "
+                "would read the wrong fields (kernelsrc/include/linux/bpf.h)",
+                layout.array_max_entries, layout.array_ptrs, layout.prog_bpf_func,
+                env.map_max_entries_offset, env.map_ptrs_offset, env.prog_bpf_func_offset);
+  }
+  if (layout.extable_entry_size != jit::kExtableEntrySize) {
+    return Fail("the kernel shims' exception-table entry has {} bytes, the guest reads {}",
+                layout.extable_entry_size, jit::kExtableEntrySize);
+  }
+  return {};
+}
+
+}  // namespace
+
+bpfdiff_kjit_world KernelJit::Impl::Bridge() {
+  bpfdiff_kjit_world bridge{};
+  bridge.owner = this;
+  bridge.pack_alloc = PackAlloc;
+  bridge.pack_finalize = PackFinalize;
+  bridge.pack_free = PackFree;
+  bridge.text_copy = TextCopy;
+  bridge.text_set = TextSet;
+  bridge.flush_icache = FlushIcache;
+  bridge.helper_address = HelperAddress;
+  bridge.dummy_tramp = world.dummy_tramp;
+  bridge.lse_atomics = atomics == jit::AtomicLowering::kLse ? 1 : 0;
+  return bridge;
+}
+
+KernelJit::KernelJit(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+KernelJit::~KernelJit() = default;
+
+Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack& pack, jit::TextPatcher& patcher,
+                                                     const KernelJitWorld& world,
+                                                     jit::AtomicLowering atomics) {
+  if (auto status = CheckLayout(world); !status) return status.error();
+  auto impl = std::make_unique<Impl>(Impl{pack, patcher, world, atomics, {}, {}, {}});
+  return std::unique_ptr<KernelJit>(new KernelJit(std::move(impl)));
+}
+
+Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program) {
+  Impl& impl = *impl_;
+  static_assert(sizeof(bpfdiff_kjit_insn) == 8, "struct bpf_insn is 8 bytes");
+  std::vector<bpfdiff_kjit_insn> insns(program.insns.size());
+  for (size_t i = 0; i < insns.size(); ++i) {
+    const isa::Insn& insn = program.insns[i];
+    insns[i] = {insn.opcode, static_cast<uint8_t>(((insn.src & 0xf) << 4) | (insn.dst & 0xf)), insn.offset, insn.imm};
+  }
+  const size_t count = program.subprogram_starts.size();
+  std::vector<std::vector<uint32_t>> offsets(count);
+  std::vector<bpfdiff_kjit_image> images(count);
+  for (size_t sub = 0; sub < count; ++sub) {
+    offsets[sub].assign(program.SubprogramEnd(sub) - program.subprogram_starts[sub] + 1, 0);
+    images[sub].offsets = offsets[sub].data();
+  }
+  const bpfdiff_kjit_program request{insns.data(), static_cast<uint32_t>(insns.size()),
+                                     program.subprogram_starts.data(), static_cast<uint32_t>(count),
+                                     kStackDepth};
+  const bpfdiff_kjit_world bridge = impl.Bridge();
+  impl.pack_error.clear();
+  std::array<char, 512> message{};
+  const int result = bpfdiff_kjit_compile(&bridge, &request, images.data(), message.data(), message.size());
+  if (result != 0) {
+    impl.slots.clear();
+    impl.finalized_images.clear();
+    std::string why = message.data();
+    if (!impl.pack_error.empty()) why += fmt::format(" (the pack: {})", impl.pack_error);
+    return Fail("{}", why);
+  }
+
+  jit::CompiledProgram compiled;
+  for (size_t sub = 0; sub < count; ++sub) {
+    const bpfdiff_kjit_image& image = images[sub];
+    jit::CompiledSubprogram out;
+    out.first_slot = program.subprogram_starts[sub];
+    out.end_slot = program.SubprogramEnd(sub);
+    out.rx_image = image.rx_image;
+    out.code_words = image.jited_bytes / 4;
+    out.rx_extable = image.rx_extable;
+    out.extable_entries = image.extable_entries;
+    out.offsets.resize(offsets[sub].size());
+    std::transform(offsets[sub].begin(), offsets[sub].end(), out.offsets.begin(),
+                   [](uint32_t bytes) { return bytes / 4; });
+    const std::vector<uint8_t>& bytes = impl.finalized_images[image.rx_image];
+    out.words.resize(std::min<size_t>(out.code_words, bytes.size() / 4));
+    std::memcpy(out.words.data(), bytes.data(), out.words.size() * 4);
+    for (auto it = impl.slots.begin(); it != impl.slots.end(); ++it) {
+      if (it->second->rx_image() == image.rx_image) {
+        out.allocation = std::move(it->second);
+        impl.slots.erase(it);
+        break;
+      }
+    }
+    compiled.subprograms.push_back(std::move(out));
+  }
+  impl.finalized_images.clear();
+  return compiled;
+}
+
+void KernelJit::Release(jit::CompiledProgram& program) {
+  for (auto& sub : program.subprograms) impl_->pack.Free(std::move(sub.allocation));
+  program.subprograms.clear();
+}
+
+std::optional<jit::Fixup> KernelJit::Fixup(const uint8_t* rx_extable, uint64_t rx_extable_address,
+                                           uint32_t entries, uint64_t pc) {
+  for (uint32_t e = 0; e < entries; ++e) {
+    const uint64_t offset = uint64_t{e} * jit::kExtableEntrySize;
+    int32_t insn = 0;
+    std::memcpy(&insn, rx_extable + offset, 4);
+    if (rx_extable_address + offset + static_cast<int64_t>(insn) != pc) continue;
+    int cleared = -1;
+    const uint64_t resume = bpfdiff_kjit_fixup(rx_extable + offset, rx_extable_address + offset, &cleared);
+    return jit::Fixup{resume, cleared < 0 ? 31 : cleared};
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr uint32_t kMovX26Sp = 0x910003fa;  // add x26, sp, #0: the tail-call count pointer
+
+// STP (64-bit, pre-index) with Rn = sp: 1010 1001 10 imm7 Rt2 Rn Rt.
+std::optional<uint64_t> PushedBytes(uint32_t word) {
+  if ((word & 0xffc003e0) != 0xa98003e0) return std::nullopt;
+  const int32_t imm7 = static_cast<int32_t>(word << 10) >> 25;
+  return static_cast<uint64_t>(-imm7) * 8;
+}
+
+// SUB (immediate, 64-bit) sp, sp, #imm12: the BPF stack, the prologue's end.
+bool IsStackReservation(uint32_t word) { return (word & 0xffc003ff) == 0xd10003ff; }
+
+constexpr size_t kLongestPrologue = 24;
+
+}  // namespace
+
+std::optional<uint64_t> PrologueFrameBytes(const jit::CompiledSubprogram& subprogram) {
+  uint64_t pushed = 0;
+  for (size_t i = 0; i < subprogram.words.size() && i < kLongestPrologue; ++i) {
+    const uint32_t word = subprogram.words[i];
+    if (auto bytes = PushedBytes(word)) {
+      pushed += *bytes;
+      continue;
+    }
+    if (IsStackReservation(word)) return pushed;
+  }
+  return std::nullopt;
+}
+
+std::optional<uint32_t> TailCallEntryWords(const jit::CompiledSubprogram& main_subprogram) {
+  for (size_t i = 0; i < main_subprogram.words.size() && i < kLongestPrologue; ++i) {
+    if (main_subprogram.words[i] == kMovX26Sp) return static_cast<uint32_t>(i + 1);
+  }
+  return std::nullopt;
+}
+
+}  // namespace bpfdiff::kernelsrc

@@ -1,0 +1,33 @@
+// The kernel's JIT in a build that found no Linux tree: every request for it
+// says how to get one.
+#include "kernelsrc/kernel_jit.h"
+
+namespace bpfdiff::kernelsrc {
+
+struct KernelJit::Impl {};
+
+std::optional<KernelTree> BuiltKernelTree() { return std::nullopt; }
+
+KernelJit::KernelJit(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+KernelJit::~KernelJit() = default;
+
+Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack&, jit::TextPatcher&, const KernelJitWorld&,
+                                                     jit::AtomicLowering) {
+  return Fail("this bpfdiff was built without a Linux tree, so it has no kernel JIT: run "
+              "ci/kernel_source.sh (Debian's linux-source-6.12) or configure with "
+              "-DBPFDIFF_KERNEL_SOURCE=<tree>, then build again");
+}
+
+Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program&) {
+  return Fail("this bpfdiff was built without a Linux tree");
+}
+
+void KernelJit::Release(jit::CompiledProgram& program) { program.subprograms.clear(); }
+
+std::optional<jit::Fixup> KernelJit::Fixup(const uint8_t*, uint64_t, uint32_t, uint64_t) { return std::nullopt; }
+
+std::optional<uint64_t> PrologueFrameBytes(const jit::CompiledSubprogram&) { return std::nullopt; }
+
+std::optional<uint32_t> TailCallEntryWords(const jit::CompiledSubprogram&) { return std::nullopt; }
+
+}  // namespace bpfdiff::kernelsrc

@@ -1,0 +1,19 @@
+/* Force-included before each kernel file: what a configured arm64 kernel
+ * build provides implicitly (its generated autoconf.h and the macros that
+ * reach every file through the kernel's header tree). The configuration is
+ * Debian's arm64 one for 6.12 where it changes the JIT's code. */
+#pragma once
+#define __KERNEL__ 1
+#define CONFIG_64BIT 1
+#define CONFIG_ARM64 1
+#define CONFIG_ARM64_LSE_ATOMICS 1
+#define CONFIG_ARM64_BTI_KERNEL 1
+#define CONFIG_ARM64_PTR_AUTH_KERNEL 1
+#define CONFIG_MITIGATE_SPECTRE_BRANCH_HISTORY 1
+#define CONFIG_ARM64_SW_TTBR0_PAN 1
+#include <linux/kconfig.h>
+/* bpf_jit_comp.c holds one file-scope asm() of arm64 code (dummy_tramp, the
+ * PLT's default target); it cannot assemble on the host. glibc and the
+ * tools headers write __asm__, so only that statement uses the bare
+ * keyword. bpfdiff defines dummy_tramp itself (kernelsrc/services.c). */
+#define asm(...)

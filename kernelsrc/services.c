@@ -1,0 +1,393 @@
+/* The kernel services that arch/arm64/net/bpf_jit_comp.c and
+ * arch/arm64/lib/insn.c link against, mapped onto bpfdiff's world through
+ * the callbacks of the compile in progress (bridge.h). Where a service
+ * differs from the kernel's, SHIMS.md says why. */
+#include <linux/filter.h>
+#include <linux/memory.h>
+#include <linux/slab.h>
+#include <asm/cacheflush.h>
+#include <asm/cpufeature.h>
+#include <asm/insn.h>
+#include <asm/patching.h>
+#include <asm/set_memory.h>
+#include <linux/arm-smccc.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kernelsrc/services.h"
+
+static _Thread_local struct bpfdiff_kjit_session *session;
+
+void bpfdiff_kjit_enter(struct bpfdiff_kjit_session *s) { session = s; }
+void bpfdiff_kjit_leave(void) { session = NULL; }
+struct bpfdiff_kjit_session *bpfdiff_kjit_current(void) { return session; }
+
+/* Diagnostics: the last message, and the first WARN, of this compile. */
+
+void bpfdiff_kernel_log(const char *fmt, ...)
+{
+	va_list args;
+
+	if (!session)
+		return;
+	va_start(args, fmt);
+	vsnprintf(session->log, sizeof(session->log), fmt, args);
+	va_end(args);
+}
+
+void bpfdiff_kernel_warn(const char *file, int line)
+{
+	const char *base;
+
+	if (!session || session->warned)
+		return;
+	base = strrchr(file, '/');
+	snprintf(session->warning, sizeof(session->warning), "%s:%d", base ? base + 1 : file, line);
+	session->warned = 1;
+}
+
+void bpfdiff_kernel_bug(const char *file, int line)
+{
+	bpfdiff_kernel_warn(file, line);
+	longjmp(session->on_bug, 1);
+}
+
+/* Memory of the JIT itself (its offset table, jit_data): the host heap,
+ * each block linked into the session, so that what a failing compile
+ * leaves behind (the jit_data of a function whose extra pass never came)
+ * is freed when the compile ends. Nothing the kernel allocates outlives it. */
+
+struct kernel_block {
+	struct kernel_block *prev, *next;
+	size_t size;
+	size_t pad; /* keeps the payload 16-byte aligned, as kmalloc's */
+};
+
+static void *kernel_alloc(size_t size, int zero)
+{
+	struct kernel_block *b = zero ? calloc(1, sizeof(*b) + size) : malloc(sizeof(*b) + size);
+
+	if (!b)
+		return NULL;
+	b->size = size;
+	b->prev = NULL;
+	b->next = session->blocks;
+	if (session->blocks)
+		session->blocks->prev = b;
+	session->blocks = b;
+	return b + 1;
+}
+
+static void kernel_free(const void *p)
+{
+	struct kernel_block *b;
+
+	if (!p)
+		return;
+	b = (struct kernel_block *)p - 1;
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		session->blocks = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
+	free(b);
+}
+
+void bpfdiff_kjit_free_leftovers(struct bpfdiff_kjit_session *s)
+{
+	while (s->blocks) {
+		struct kernel_block *b = s->blocks;
+
+		s->blocks = b->next;
+		free(b);
+	}
+}
+
+void *kzalloc(size_t size, int flags) { (void)flags; return kernel_alloc(size, 1); }
+void *kcalloc(size_t n, size_t size, int flags)
+{
+	(void)flags;
+	return size && n > SIZE_MAX / size ? NULL : kernel_alloc(n * size, 1);
+}
+void *kvcalloc(size_t n, size_t size, int flags) { return kcalloc(n, size, flags); }
+void *kvmalloc(size_t size, int flags) { (void)flags; return kernel_alloc(size, 0); }
+void kfree(const void *p) { kernel_free(p); }
+void kvfree(const void *p) { kernel_free(p); }
+
+/* The prog pack: bpfdiff's, in guest memory. Pointers to RX memory are
+ * guest addresses; the JIT only computes with them and hands them back. */
+
+struct bpf_binary_header *bpf_jit_binary_pack_alloc(unsigned int proglen, u8 **ro_image,
+						    unsigned int alignment,
+						    struct bpf_binary_header **rw_hdr, u8 **rw_image,
+						    bpf_jit_fill_hole_t bpf_fill_ill_insns,
+						    bool was_classic)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+	uint64_t rx_header, rx_image;
+	u8 *rw_header, *rw;
+
+	(void)was_classic;
+	(void)bpf_fill_ill_insns; /* the pack fills its RW buffers with the same word */
+	if (alignment > BPF_IMAGE_ALIGNMENT) {
+		bpfdiff_kernel_log("bpfdiff's pack aligns images to %d bytes, the JIT asked for %u",
+				   BPF_IMAGE_ALIGNMENT, alignment);
+		return NULL;
+	}
+	if (session->slot_count == session->slot_capacity) {
+		bpfdiff_kernel_log("more allocations than subprograms");
+		return NULL;
+	}
+	if (w->pack_alloc(w->owner, proglen, &rx_header, &rx_image, &rw_header, &rw) != 0)
+		return NULL;
+	session->slots[session->slot_count++] =
+		(struct bpfdiff_kjit_slot){ rx_header, rw, proglen };
+	*rw_hdr = (struct bpf_binary_header *)rw_header;
+	*rw_image = rw;
+	*ro_image = (u8 *)(uintptr_t)rx_image;
+	return (struct bpf_binary_header *)(uintptr_t)rx_header;
+}
+
+/* The PLT's target is the kernel symbol dummy_tramp. Ours is a host
+ * function nobody calls; in the image it becomes the guest's stand-in, so
+ * that the image does not depend on where the host loaded bpfdiff. */
+void dummy_tramp(void) {}
+
+static void point_plt_at_guest(uint64_t rx_header)
+{
+	const uint64_t host = (uint64_t)(uintptr_t)&dummy_tramp;
+	u8 *rw_image = NULL;
+	uint64_t image_bytes = 0, at;
+	uint32_t i;
+
+	for (i = 0; i < session->slot_count; i++) {
+		if (session->slots[i].rx_header == rx_header) {
+			rw_image = session->slots[i].rw_image;
+			image_bytes = session->slots[i].image_bytes;
+		}
+	}
+	if (!rw_image)
+		return;
+
+	for (at = image_bytes & ~7ull; at >= 8; at -= 8) {
+		uint64_t value;
+		u32 ldr, br;
+
+		memcpy(&value, rw_image + at, 8);
+		if (value != host)
+			continue;
+		memcpy(&ldr, rw_image + at - 8, 4);
+		memcpy(&br, rw_image + at - 4, 4);
+		/* ldr x10, #8; br x10: build_plt() */
+		if (ldr != 0x5800004a || br != 0xd61f0140)
+			continue;
+		value = session->world->dummy_tramp;
+		memcpy(rw_image + at, &value, 8);
+		return;
+	}
+}
+
+int bpf_jit_binary_pack_finalize(struct bpf_binary_header *ro_header,
+				 struct bpf_binary_header *rw_header)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+
+	(void)rw_header;
+	point_plt_at_guest((uint64_t)(uintptr_t)ro_header);
+	w->pack_finalize(w->owner, (uint64_t)(uintptr_t)ro_header);
+	return 0;
+}
+
+void bpf_jit_binary_pack_free(struct bpf_binary_header *ro_header,
+			      struct bpf_binary_header *rw_header)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+	const uint64_t rx_header = (uint64_t)(uintptr_t)ro_header;
+	uint32_t i;
+
+	(void)rw_header;
+	for (i = 0; i < session->slot_count; i++) {
+		if (session->slots[i].rx_header == rx_header)
+			session->slots[i] = session->slots[--session->slot_count];
+	}
+	w->pack_free(w->owner, rx_header);
+}
+
+struct bpf_binary_header *bpf_jit_binary_pack_hdr(const struct bpf_prog *fp)
+{
+	(void)fp;
+	return NULL; /* bpf_jit_free() is not used: bpfdiff frees its slots */
+}
+
+void *bpf_prog_pack_alloc(u32 size, bpf_jit_fill_hole_t bpf_fill_ill_insns, bool was_classic)
+{
+	(void)size;
+	(void)bpf_fill_ill_insns;
+	(void)was_classic;
+	(void)bpf_fill_ill_insns; /* the pack fills its RW buffers with the same word */
+	bpfdiff_kernel_log("trampolines are not built through the kernel's JIT yet");
+	return NULL;
+}
+
+void bpf_prog_pack_free(void *ptr, u32 size)
+{
+	(void)ptr;
+	(void)size;
+}
+
+/* Text patching and cache maintenance: bpfdiff's patcher, which the
+ * lifecycle checks watch. */
+
+void *aarch64_insn_copy(void *dst, void *src, size_t len)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+
+	if ((uintptr_t)dst & 3)
+		return NULL;
+	w->text_copy(w->owner, (uint64_t)(uintptr_t)dst, src, len);
+	return dst;
+}
+
+void *aarch64_insn_set(void *dst, u32 insn, size_t len)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+
+	if ((uintptr_t)dst & 3)
+		return NULL;
+	w->text_set(w->owner, (uint64_t)(uintptr_t)dst, insn, len);
+	return dst;
+}
+
+int aarch64_insn_patch_text_nosync(void *addr, u32 insn)
+{
+	return aarch64_insn_set(addr, insn, 4) ? 0 : -EINVAL;
+}
+
+int aarch64_insn_read(void *addr, u32 *insnp)
+{
+	(void)addr;
+	(void)insnp;
+	return -EINVAL; /* text_poke on a live image is not modelled here yet */
+}
+
+void flush_icache_range(unsigned long start, unsigned long end)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+
+	w->flush_icache(w->owner, start, end);
+}
+
+int set_memory_ro(unsigned long addr, int numpages) { (void)addr; (void)numpages; return 0; }
+int set_memory_rw(unsigned long addr, int numpages) { (void)addr; (void)numpages; return 0; }
+struct mutex text_mutex;
+
+/* What the verifier and kernel/bpf/core.c give the JIT. */
+
+int bpf_jit_enable = 1;
+
+u64 __bpf_call_base(u64 r1, u64 r2, u64 r3, u64 r4, u64 r5)
+{
+	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5;
+	return 0;
+}
+
+int bpf_jit_get_func_addr(const struct bpf_prog *prog, const struct bpf_insn *insn,
+			  bool extra_pass, u64 *func_addr, bool *func_addr_fixed)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+
+	if (insn->src_reg == BPF_PSEUDO_CALL) {
+		/* As core.c: unknown until the extra pass, then the callee's image. */
+		*func_addr_fixed = false;
+		if (!extra_pass) {
+			*func_addr = 0;
+			return 0;
+		}
+		if (!prog->aux->func || (u32)insn->off >= prog->aux->func_cnt)
+			return -EINVAL;
+		*func_addr = (u64)(uintptr_t)prog->aux->func[insn->off]->bpf_func;
+		return 0;
+	}
+	if (insn->src_reg != 0) {
+		bpfdiff_kernel_log("kfunc calls are not supported by bpfdiff's world");
+		return -EINVAL;
+	}
+	*func_addr_fixed = true;
+	*func_addr = w->helper_address(w->owner, insn->imm);
+	return 0;
+}
+
+struct bpf_prog *bpf_jit_blind_constants(struct bpf_prog *fp) { return fp; }
+void bpf_jit_prog_release_other(struct bpf_prog *fp, struct bpf_prog *fp_other)
+{
+	(void)fp;
+	(void)fp_other;
+}
+
+void bpf_prog_fill_jited_linfo(struct bpf_prog *prog, const u32 *insn_to_jit_off)
+{
+	/* The JIT passes ctx->offset + 1; the entry before is the first
+	 * instruction's start, which bpfdiff's localization needs too. */
+	if (prog->aux->bpfdiff_offsets)
+		memcpy(prog->aux->bpfdiff_offsets, insn_to_jit_off - 1, (prog->len + 1) * sizeof(u32));
+}
+
+void bpf_jit_dump(unsigned int flen, unsigned int proglen, u32 pass, void *image)
+{
+	(void)flen, (void)proglen, (void)pass, (void)image;
+}
+
+void bpf_prog_unlock_free(struct bpf_prog *fp) { (void)fp; }
+bool bpf_prog_kallsyms_verify_off(const struct bpf_prog *fp) { (void)fp; return true; }
+int __bpf_address_lookup(unsigned long addr, unsigned long *size, unsigned long *off, char *sym)
+{
+	(void)addr, (void)size, (void)off, (void)sym;
+	return 0;
+}
+
+u64 bpf_arena_get_kern_vm_start(struct bpf_arena *arena) { (void)arena; return 0; }
+u64 bpf_arena_get_user_vm_start(struct bpf_arena *arena) { (void)arena; return 0; }
+
+/* Trampolines are not built through the kernel's JIT yet: these are only
+ * linked, never reached. */
+void __bpf_tramp_enter(struct bpf_tramp_image *tr) { (void)tr; }
+void __bpf_tramp_exit(struct bpf_tramp_image *tr) { (void)tr; }
+bpf_trampoline_enter_t bpf_trampoline_enter(const struct bpf_prog *prog) { (void)prog; return NULL; }
+bpf_trampoline_exit_t bpf_trampoline_exit(const struct bpf_prog *prog) { (void)prog; return NULL; }
+void bpf_tramp_image_put(struct bpf_tramp_image *im) { (void)im; }
+
+/* The CPU bpfdiff models. */
+
+bool cpus_have_cap(unsigned int num)
+{
+	return num == ARM64_HAS_LSE_ATOMICS && session && session->world->lse_atomics;
+}
+
+enum mitigation_state arm64_get_spectre_v2_state(void) { return SPECTRE_UNAFFECTED; }
+u8 get_spectre_bhb_loop_value(void) { return 0; }
+bool is_spectre_bhb_fw_mitigated(void) { return false; }
+bool supports_clearbhb(int scope) { (void)scope; return false; }
+bool __nospectre_bhb;
+bool cpu_mitigations_off(void) { return false; }
+struct user_namespace { int unused; } init_user_ns;
+bool ns_capable_noaudit(struct user_namespace *ns, int cap) { (void)ns, (void)cap; return true; }
+enum arm_smccc_conduit arm_smccc_1_1_get_conduit(void) { return SMCCC_CONDUIT_NONE; }
+
+/* tools/include/linux/bitops.h declares it; tools/lib has the body. */
+unsigned long __sw_hweight64(__u64 w) { return (unsigned long)__builtin_popcountll(w); }
+
+struct bpfdiff_kjit_layout bpfdiff_kjit_get_layout(void)
+{
+	struct bpfdiff_kjit_layout layout = {
+		.array_max_entries = offsetof(struct bpf_array, map.max_entries),
+		.array_ptrs = offsetof(struct bpf_array, ptrs),
+		.prog_bpf_func = offsetof(struct bpf_prog, bpf_func),
+		.thread_info_cpu = offsetof(struct thread_info, cpu),
+		.extable_entry_size = sizeof(struct exception_table_entry),
+	};
+	return layout;
+}

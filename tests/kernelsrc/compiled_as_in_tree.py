@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The kernel's files were compiled as they are in the tree.
+
+For each file of the kernel that the build compiles (bpf_jit_comp.c and
+insn.c), the compile database must show:
+  - the file compiled is the tree's own (its path is inside the tree, not a
+    copy in bpfdiff or in the build);
+  - no -D on its command line but the build type's -DNDEBUG (the
+    configuration comes only from kernelsrc/prelude.h);
+and, when the tree was extracted from Debian's tarball by
+ci/kernel_source.sh, the file is byte for byte the tarball's.
+
+usage: compiled_as_in_tree.py <compile_commands.json> <tree> <file>...
+"""
+import hashlib
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__)
+        return 2
+    database, tree, files = sys.argv[1], os.path.realpath(sys.argv[2]), sys.argv[3:]
+    with open(database) as f:
+        commands = {os.path.realpath(e["file"]): e for e in json.load(f)}
+    failures = []
+    stamp = os.path.join(tree, ".bpfdiff-extracted")
+    tarball = None
+    if os.path.exists(stamp):
+        with open(stamp) as f:
+            tarball = f.read().split()[-1]
+    originals = {}
+    if tarball:
+        # One pass over the tarball for every file (it is 150 MB of xz).
+        members = [f"linux-source-6.12/{os.path.relpath(os.path.realpath(p), tree)}" for p in files]
+        with tempfile.TemporaryDirectory() as scratch:
+            subprocess.run(["tar", "-xJf", tarball, "-C", scratch, *members], check=True)
+            for member in members:
+                with open(os.path.join(scratch, member), "rb") as f:
+                    originals[member] = f.read()
+    for path in files:
+        path = os.path.realpath(path)
+        relative = os.path.relpath(path, tree)
+        if relative.startswith(".."):
+            failures.append(f"{path} is not inside the tree {tree}")
+            continue
+        entry = commands.get(path)
+        if entry is None:
+            failures.append(f"{relative}: not in the compile database: the build compiles some other file")
+            continue
+        arguments = entry.get("arguments") or shlex.split(entry["command"])
+        defines = [a for a in arguments if a.startswith("-D") and a != "-DNDEBUG"]
+        if defines:
+            failures.append(f"{relative}: compiled with {defines}: configuration belongs in kernelsrc/prelude.h")
+        with open(path, "rb") as f:
+            compiled = f.read()
+        line = f"{relative}: {len(compiled)} bytes, sha256 {sha256(compiled)[:16]}"
+        if tarball:
+            member = f"linux-source-6.12/{relative}"
+            if originals[member] != compiled:
+                failures.append(f"{relative}: differs from {member} in {tarball}")
+                continue
+            line += f", identical to {member} in {tarball}"
+        print(line)
+    for failure in failures:
+        print("FAIL", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

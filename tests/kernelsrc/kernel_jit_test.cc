@@ -1,0 +1,154 @@
+// The kernel's arm64 JIT, built from the tree under our shims: it compiles
+// into bpfdiff's pack, its code is what the kernel would emit, and its
+// tables are what bpfdiff's engines read.
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "jit/a64/disasm/a64_disassembler.h"
+#include "kernelsrc/kernel_jit.h"
+#include "oracle/guest_layout.h"
+#include "tests/jit/jit_test_support.h"
+
+namespace bpfdiff {
+namespace {
+
+using jit_testing::Asm;
+using jit_testing::MustProgram;
+
+struct KernelJitFixture {
+  std::unique_ptr<Sandbox> sandbox = jit_testing::MakeSandbox();
+  std::unique_ptr<kernelsrc::KernelJit> jit;
+
+  explicit KernelJitFixture(jit::AtomicLowering lowering) {
+    auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
+                                                {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
+                                           static_cast<uint32_t>(guest::kThreadInfoCpuOffset)}, lowering);
+    EXPECT_TRUE(created.ok()) << created.message();
+    if (created) jit = std::move(created).value();
+  }
+};
+
+std::vector<std::string> Listing(const jit::CompiledSubprogram& sub) {
+  auto disassembler = A64Disassembler::Create();
+  EXPECT_TRUE(disassembler.ok()) << disassembler.message();
+  std::vector<std::string> lines;
+  for (uint32_t i = 0; i < sub.code_words; ++i) {
+    auto text = disassembler->Disassemble(sub.words[i], sub.rx_image + 4ull * i);
+    lines.push_back(text ? *text : fmt::format(".word 0x{:08x}", sub.words[i]));
+  }
+  return lines;
+}
+
+TEST(kernel_jit, CompilesMovExitAsTheKernelDoes) {
+  KernelJitFixture f(jit::AtomicLowering::kLse);
+  ASSERT_NE(f.jit, nullptr);
+  auto compiled = f.jit->Compile(MustProgram(Asm("mov %r0, 42\nexit")));
+  ASSERT_TRUE(compiled.ok()) << compiled.message();
+  ASSERT_EQ(compiled->subprograms.size(), 1u);
+  const auto& sub = compiled->subprograms[0];
+  // The main prologue as bpf_jit_comp.c's comment gives it, with BTI and
+  // PAC (Debian's configuration), no callee-saved register in use, and the
+  // 512-byte stack every subprogram gets; then r0 = 42 in x7, and the
+  // epilogue, and the PLT (build_plt) after it.
+  const std::vector<std::string> expected = {
+      "bti jc", "add x9, x30, #0", "nop", "paciasp", "stp x29, x30, [sp, #-16]!", "mov x29, sp",
+      "stp xzr, x26, [sp, #-16]!", "mov x26, sp", "bti j", "sub sp, sp, #512",
+      "mov x7, #42",
+      "add sp, sp, #512", "ldp xzr, x26, [sp], #16", "ldp x29, x30, [sp], #16", "add x0, x7, #0",
+      "autiasp", "ret",
+      "nop", "ldr x10, #8", "br x10"};
+  EXPECT_EQ(Listing(sub), expected);
+  EXPECT_EQ(sub.offsets, (std::vector<uint32_t>{10, 11, 11}));  // mov at word 10, exit is the epilogue
+  EXPECT_EQ(sub.extable_entries, 0u);
+  // The PLT's target is the guest's dummy_tramp, in RX memory right after
+  // the code.
+  uint64_t target = 0;
+  const uint8_t* rx = f.sandbox->env().memory().HostPointer(sub.rx_image + 4ull * sub.code_words, 8);
+  ASSERT_NE(rx, nullptr);
+  std::memcpy(&target, rx, 8);
+  EXPECT_EQ(target, guest::kDummyTrampAddress);
+  f.jit->Release(*compiled);
+}
+
+// Every program of the corpora, compiled by the kernel's JIT with both
+// lowerings: each compiles, or the kernel refuses it with its own message;
+// every word of what it emits decodes, and the RX copy is what it emitted.
+struct CorpusCount {
+  size_t programs = 0;
+  size_t words = 0;
+  std::map<std::string, size_t> refusals;  // by the kernel's message
+};
+
+void CompileCorpus(const std::vector<jit_testing::NamedCase>& cases, CorpusCount& count) {
+  auto disassembler = A64Disassembler::Create();
+  ASSERT_TRUE(disassembler.ok()) << disassembler.message();
+  for (const jit::AtomicLowering lowering : {jit::AtomicLowering::kLse, jit::AtomicLowering::kLlSc}) {
+    KernelJitFixture f(lowering);
+    ASSERT_NE(f.jit, nullptr);
+    const GuestMemory& memory = f.sandbox->env().memory();
+    for (const auto& c : cases) {
+      auto loaded = LoadCase(c.source);
+      if (!loaded) continue;
+      for (size_t p = 0; p < loaded->programs.size(); ++p) {
+        auto compiled = f.jit->Compile(loaded->programs[p].program);
+        if (!compiled) {
+          ++count.refusals[compiled.message()];
+          continue;
+        }
+        ++count.programs;
+        for (const auto& sub : compiled->subprograms) {
+          ASSERT_EQ(sub.words.size(), sub.code_words) << c.name;
+          ASSERT_EQ(sub.offsets.size(), sub.end_slot - sub.first_slot + 1u) << c.name;
+          EXPECT_TRUE(std::is_sorted(sub.offsets.begin(), sub.offsets.end())) << c.name;
+          EXPECT_LE(sub.offsets.back(), sub.code_words) << c.name;
+          const uint8_t* rx = memory.HostPointer(sub.rx_image, 4ull * sub.code_words);
+          ASSERT_NE(rx, nullptr);
+          for (uint32_t i = 0; i < sub.code_words; ++i) {
+            uint32_t in_rx;
+            std::memcpy(&in_rx, rx + 4ull * i, 4);
+            EXPECT_EQ(in_rx, sub.words[i]) << c.name << " word " << i;
+            EXPECT_NE(sub.words[i], jit::kBreakFault) << c.name << " word " << i;
+            EXPECT_TRUE(disassembler->Disassemble(sub.words[i], sub.rx_image + 4ull * i).has_value())
+                << c.name << fmt::format(" word {} = 0x{:08x}", i, sub.words[i]);
+            ++count.words;
+          }
+        }
+        f.jit->Release(*compiled);
+      }
+    }
+    // Everything was released: only the sandbox's resident program is left.
+    const jit::PackAccounting accounting = f.sandbox->pack().Accounting();
+    EXPECT_EQ(accounting.chunks_used, 1u);
+    EXPECT_EQ(accounting.live_rw_buffers, 0);
+  }
+}
+
+void Report(const char* corpus, const CorpusCount& count) {
+  fmt::print("kernel_jit {}: {} programs compiled (both lowerings), {} words checked\n", corpus, count.programs,
+             count.words);
+  for (const auto& [message, n] : count.refusals) fmt::print("  refused {} times: {}\n", n, message);
+}
+
+TEST(kernel_jit, SharedSuite) {
+  const auto dir = jit_testing::SharedSuiteDir();
+  if (!dir) GTEST_SKIP() << "the shared suite is not at " << BPFDIFF_CONFORMANCE_SUITE;
+  CorpusCount count;
+  CompileCorpus(jit_testing::ReadDataFiles(*dir), count);
+  Report("shared suite", count);
+  EXPECT_GT(count.programs, 2 * 150u);
+}
+
+TEST(kernel_jit, OwnVectorsAndSeeds) {
+  CorpusCount count;
+  CompileCorpus(jit_testing::ReadDataFiles(jit_testing::OwnVectorsDir()), count);
+  CompileCorpus(jit_testing::ReadFuzzSeeds(jit_testing::FuzzSeedDir()), count);
+  Report("own vectors and diff_fuzzer seeds", count);
+  EXPECT_GT(count.programs, 2 * 50u);
+}
+
+}  // namespace
+}  // namespace bpfdiff
