@@ -9,7 +9,11 @@
 
 namespace bpfdiff::fuzz {
 
-Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs, UnicornFault unicorn_fault) {
+Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs, UnicornFault unicorn_fault,
+                                                         std::string_view engines_choice) {
+  if (engines_choice != kAllEngines && engines_choice != kKernelEngines) {
+    return Fail("engines '{}': {} or {}", engines_choice, kAllEngines, kKernelEngines);
+  }
   std::unique_ptr<DiffHarness> harness(new DiffHarness());
   SandboxOptions options;
   options.pack_bugs = bugs.pack;
@@ -17,7 +21,9 @@ Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs
   auto sandbox = Sandbox::Create(options);
   if (!sandbox) return sandbox.error();
   harness->sandbox_ = std::move(sandbox).value();
-  auto engines = MakeEngines(*harness->sandbox_, kAllEngines, bugs.jit);
+  // Both choices are the interpreter, then one JIT in the LSE and the LL/SC
+  // lowering: OptionsFor's engine limit counts on that order.
+  auto engines = MakeEngines(*harness->sandbox_, engines_choice, bugs.jit);
   if (!engines) return engines.error();
   // Every engine, the interpreter first: the reference, whose coverage counts.
   static_cast<InterpreterEngine&>(*engines->front()).set_coverage(&harness->executed_);

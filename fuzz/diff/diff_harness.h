@@ -24,7 +24,10 @@ namespace bpfdiff::fuzz {
 // sandbox().UnicornFailure() tells when one failed.
 class DiffHarness {
  public:
-  static Result<std::unique_ptr<DiffHarness>> Create(const PlantedBugs& bugs, UnicornFault unicorn_fault = {});
+  // `engines`: "all" (the interpreter and bpfdiff's JIT in both lowerings)
+  // or "kernel" (the interpreter and the kernel's JIT in both lowerings).
+  static Result<std::unique_ptr<DiffHarness>> Create(const PlantedBugs& bugs, UnicornFault unicorn_fault = {},
+                                                     std::string_view engines = "all");
 
   struct InputRun {
     std::optional<CaseSource> source;  // nullopt: not an input of ours

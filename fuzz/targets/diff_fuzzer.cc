@@ -44,7 +44,7 @@ void ReportStats() {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   settings = new bpfdiff::fuzz::TargetSettings(bpfdiff::fuzz::ReadTargetSettings("diff_fuzzer"));
   stats = new bpfdiff::fuzz::FuzzStats("diff_fuzzer");
-  auto created = bpfdiff::fuzz::DiffHarness::Create(settings->bugs, settings->unicorn_fault);
+  auto created = bpfdiff::fuzz::DiffHarness::Create(settings->bugs, settings->unicorn_fault, settings->engines);
   if (!created) {
     ReportStats();
     bpfdiff::fuzz::ExitOnHarnessFailure("diff_fuzzer", created.message());

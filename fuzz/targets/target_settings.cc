@@ -22,6 +22,14 @@ TargetSettings ReadTargetSettings(std::string_view target) {
   if (const char* stats = std::getenv("BPFDIFF_FUZZ_STATS_JSON"); stats != nullptr) {
     settings.stats_path = ExpandStatsPath(stats, static_cast<long>(getpid()));
   }
+  if (const char* engines = std::getenv("BPFDIFF_ENGINES"); engines != nullptr && *engines != '\0') {
+    if (std::string_view(engines) != "all" && std::string_view(engines) != "kernel") {
+      fmt::print(stderr, "{}: BPFDIFF_ENGINES is '{}': all or kernel\n", target, engines);
+      std::exit(2);
+    }
+    settings.engines = engines;
+    fmt::print(stderr, "{}: BPFDIFF_ENGINES={}\n", target, engines);
+  }
   if (const char* fault = std::getenv("BPFDIFF_UNICORN_FAULT"); fault != nullptr && *fault != '\0') {
     auto parsed = ParseUnicornFault(fault);
     if (!parsed) {

@@ -10,6 +10,10 @@
 //                                     each a process of its own, write a
 //                                     file each (DIR/diff_fuzzer.%p.json)
 //                                     instead of overwriting one
+//   BPFDIFF_ENGINES=all|kernel        diff_fuzzer's engines: the interpreter
+//                                     and bpfdiff's JIT (all, the default)
+//                                     or the kernel's own JIT (kernel: a
+//                                     build that read a Linux tree)
 //   BPFDIFF_UNICORN_FAULT=CALL[:SKIP] a Unicorn call made to fail on purpose
 //                                     (open, map or start; after SKIP such
 //                                     calls succeeded), to show what the
@@ -45,6 +49,7 @@ struct TargetSettings {
   PlantedBugs bugs;
   std::string stats_path;     // empty: no stats file; `%p` already replaced
   UnicornFault unicorn_fault;  // none by default
+  std::string engines = "all";  // harness/diff/engines.h: all or kernel
 };
 
 TargetSettings ReadTargetSettings(std::string_view target);
