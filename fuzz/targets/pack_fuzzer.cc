@@ -8,6 +8,9 @@
 // would not start), the target says so once and exits with status 2
 // (fuzz/targets/target_settings.h).
 //
+// Its stats say which states of the allocator and of the grace period the
+// campaign reached (fuzz/pack/pack_states.h).
+//
 // Thin glue: the script format, the world and its checks live elsewhere.
 #include "fuzz/targets/libfuzzer_entry_points.h"
 
@@ -34,6 +37,7 @@ struct Totals {
   uint64_t calls_replayed = 0;
   uint64_t by_cpus[5] = {};
   std::map<std::string, uint64_t> not_comparable;  // reason -> calls
+  bpfdiff::fuzz::PackStates states;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_print = start;
 
@@ -49,6 +53,7 @@ struct Totals {
     calls_not_comparable += r.calls_not_comparable;
     calls_replayed += r.calls_replayed;
     for (const auto& [reason, calls] : r.not_comparable_reasons) not_comparable[reason] += calls;
+    states.Add(r.states);
   }
   double Seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
   void Print() const {
@@ -59,6 +64,16 @@ struct Totals {
                scripts, scripts / std::max(seconds, 1e-9), by_cpus[1], by_cpus[2], by_cpus[3], by_cpus[4],
                operations, loads, loads_rejected, frees, stale_calls, calls_compared, calls_not_comparable);
     for (const auto& [reason, calls] : not_comparable) fmt::print(stderr, "pack_fuzzer:   not comparable: {} {}\n", reason, calls);
+    std::string reached, not_reached, largest;
+    for (const auto& [state, times] : states.Reached()) {
+      std::string& list = times > 0 ? reached : not_reached;
+      list += fmt::format("{}{}", list.empty() ? "" : ", ", state);
+      if (times > 0) list += fmt::format(" {}", times);
+    }
+    for (const auto& [value, most] : states.Largest()) largest += fmt::format("{}{} {}", largest.empty() ? "" : ", ", value, most);
+    fmt::print(stderr, "pack_fuzzer:   states reached: {}\n", reached.empty() ? "none" : reached);
+    fmt::print(stderr, "pack_fuzzer:   states NOT reached: {}\n", not_reached.empty() ? "none" : not_reached);
+    fmt::print(stderr, "pack_fuzzer:   largest: {}\n", largest);
   }
   bpfdiff::fuzz::FuzzStatsFile ToFile() const {
     bpfdiff::fuzz::FuzzStatsFile file;
@@ -72,6 +87,8 @@ struct Totals {
                      {"calls_replayed", calls_replayed}};
     for (int cpus = 1; cpus <= 4; ++cpus) file.counters.emplace_back(fmt::format("scripts_on_{}_cpus", cpus), by_cpus[cpus]);
     file.not_comparable = bpfdiff::fuzz::MostFrequentFirst({not_comparable.begin(), not_comparable.end()});
+    for (const auto& [state, times] : states.Reached()) file.states_reached.emplace_back(state, times);
+    for (const auto& [value, most] : states.Largest()) file.states_largest.emplace_back(value, most);
     return file;
   }
 };
