@@ -8,10 +8,14 @@
 // would not start), the target says so once and exits with status 2
 // (fuzz/targets/target_settings.h).
 //
-// Its stats say which states of the allocator and of the grace period the
+// Its inputs are mutated as scripts, operations inserted, deleted,
+// duplicated and reordered, by a mutator that steers toward full bitmap
+// words, big images and CPUs inside programs being freed
+// (fuzz/pack/script_mutator.h); its stats say which of those states the
 // campaign reached (fuzz/pack/pack_states.h).
 //
-// Thin glue: the script format, the world and its checks live elsewhere.
+// Thin glue: the script format, the mutator, the world and its checks
+// live elsewhere.
 #include "fuzz/targets/libfuzzer_entry_points.h"
 
 #include <chrono>
@@ -24,6 +28,7 @@
 
 #include "fuzz/findings/pack_frames.h"
 #include "fuzz/pack/pack_script.h"
+#include "fuzz/pack/script_mutator.h"
 #include "fuzz/targets/target_settings.h"
 
 namespace {
@@ -138,4 +143,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     totals->Print();
   }
   return 0;
+}
+
+// libFuzzer's own mutations; absent (null) in the replay build, which has
+// no libFuzzer and never mutates.
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size) __attribute__((weak));
+
+// One mutation in kLibFuzzerShare is libFuzzer's own: its byte edits and
+// comparison-guided replacements reach argument values the script mutator
+// draws only at random.
+constexpr unsigned kLibFuzzerShare = 8;
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned seed) {
+  // A non-script (the empty input an empty corpus starts from) goes to the
+  // script mutator, which generates a script in its place.
+  if (LLVMFuzzerMutate != nullptr && seed % kLibFuzzerShare == 0 && size > 0 && data[0] == bpfdiff::fuzz::kPackScriptVersion) {
+    return LLVMFuzzerMutate(data, size, max_size);
+  }
+  return bpfdiff::fuzz::MutatePackScript(data, size, max_size, seed);
+}
+
+extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* first, size_t first_size, const uint8_t* second,
+                                            size_t second_size, uint8_t* out, size_t max_out, unsigned seed) {
+  return bpfdiff::fuzz::CrossOverPackScripts(first, first_size, second, second_size, out, max_out, seed);
 }
