@@ -17,7 +17,7 @@ void VisitFields(const PackStates& s, Visit visit) {
   visit("frees_leaving_a_hole", s.frees_leaving_a_hole);
   visit("images_crossing_a_page", s.images_crossing_a_page);
   visit("images_ending_at_chunk_end", s.images_ending_at_chunk_end);
-  visit("images_ending_at_pack_end", s.images_ending_at_pack_end);
+  visit("images_in_a_packs_last_page", s.images_in_a_packs_last_page);
   visit("oversize_images", s.oversize_images);
   visit("frees_deferred", s.frees_deferred);
   visit("frees_deferred_cpu_inside_directly", s.frees_deferred_cpu_inside_directly);
@@ -41,7 +41,7 @@ void PackStates::Add(const PackStates& o) {
   frees_leaving_a_hole += o.frees_leaving_a_hole;
   images_crossing_a_page += o.images_crossing_a_page;
   images_ending_at_chunk_end += o.images_ending_at_chunk_end;
-  images_ending_at_pack_end += o.images_ending_at_pack_end;
+  images_in_a_packs_last_page += o.images_in_a_packs_last_page;
   oversize_images += o.oversize_images;
   frees_deferred += o.frees_deferred;
   frees_deferred_cpu_inside_directly += o.frees_deferred_cpu_inside_directly;
@@ -104,7 +104,8 @@ void PackStateObserver::AfterLoad(int id) {
       continue;
     }
     const uint64_t chunks = a.slot_bytes() / jit::kChunkSize;
-    if (a.first_chunk() + chunks == jit::kChunksPerPack) ++states_.images_ending_at_pack_end;
+    const uint64_t last_page = (jit::kPackSize - guest::kPageSize) / jit::kChunkSize;
+    if (a.first_chunk() + chunks > last_page) ++states_.images_in_a_packs_last_page;
     // The words this slot set bits in: one of them full now was filled by it.
     const std::vector<uint64_t>* bitmap = world_.sandbox().pack().Bitmap(a.pack());
     for (uint64_t w = a.first_chunk() / 64; bitmap != nullptr && w <= (a.first_chunk() + chunks - 1) / 64; ++w) {

@@ -25,7 +25,7 @@ struct PackStates {
   // Big images.
   uint64_t images_crossing_a_page = 0;       // first and last byte on different 4 KiB pages
   uint64_t images_ending_at_chunk_end = 0;   // at most one word of BRK tail after the image
-  uint64_t images_ending_at_pack_end = 0;    // the slot is the pack's last chunks
+  uint64_t images_in_a_packs_last_page = 0;  // the slot ends in the pack's last 4 KiB
   uint64_t oversize_images = 0;              // larger than a pack: an allocation of their own
   // Frees deferred by the grace period, and those while a CPU was inside
   // the freed program, by how it got there. A CPU in a subprogram of a

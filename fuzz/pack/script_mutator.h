@@ -6,8 +6,8 @@
 //    then frees of every other one (holes between live programs), then a
 //    larger load that first fit must search past them;
 //  - big images: sizes from classes around the chunk (64 bytes), the page
-//    (4 KiB and a few of them) and the pack (up to 64 KiB, and now and then
-//    an oversize image);
+//    (4 KiB and a few of them) and the pack (up to 64 KiB, now and then an
+//    oversize image, and rarely a pack filled to its end);
 //  - a CPU inside the program being freed, by each way the world has: a
 //    call of it stopped a few instructions in, a tail caller stopped just
 //    past its tail call into it, a program with subprograms stopped

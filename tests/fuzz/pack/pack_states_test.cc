@@ -55,6 +55,19 @@ TEST(PackStates, PageSizedImagesCrossAPageAndEightKiBFillsAWord) {
   EXPECT_GT(word.largest_image_bytes, 8192u);
 }
 
+TEST(PackStates, ImagesUpToAPacksEndReachItsLastPage) {
+  std::vector<uint8_t> script = Header(1);
+  for (int i = 0; i < 31; ++i) AppendLoad(script, 4, 253);  // about 63 KiB each
+  std::vector<uint8_t> short_of_it = script;
+  for (int i = 0; i < 22; ++i) AppendLoad(script, 4, 135);  // 4.2 KiB each: past the last page's start
+  for (int i = 0; i < 8; ++i) AppendLoad(short_of_it, 4, 135);
+  EXPECT_GE(StatesOf(script).images_in_a_packs_last_page, 1u);
+  const PackStates short_states = StatesOf(short_of_it);
+  EXPECT_EQ(short_states.images_in_a_packs_last_page, 0u);
+  EXPECT_EQ(short_states.most_live_programs, 39u);
+  EXPECT_GE(short_states.most_full_bitmap_words, 490u);  // of 512
+}
+
 TEST(PackStates, AFreeBetweenLiveProgramsLeavesAHoleTheNextLargerLoadPasses) {
   std::vector<uint8_t> script = Header(1);
   AppendLoad(script, 6);
