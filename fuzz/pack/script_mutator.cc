@@ -248,7 +248,7 @@ PackScript Generate(size_t max_size, Draw& draw) {
   PackScript script;
   script.cpus = static_cast<int>(draw.Between(1, 4));
   for (int i = 0; i < 8; ++i) script.seed |= uint64_t{draw.Byte()} << (8 * i);
-  const uint32_t scenarios = draw.Between(2, 6);
+  const uint32_t scenarios = draw.Between(1, 4);
   size_t size = kPackScriptHeaderSize;
   for (uint32_t s = 0; s < scenarios && size < max_size; ++s) {
     const size_t before = script.ops.size();
