@@ -1,6 +1,7 @@
 #include "fuzz/pack/pack_states.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "jit/prog_pack.h"
 #include "oracle/guest_layout.h"
@@ -63,6 +64,17 @@ std::vector<std::pair<std::string, uint64_t>> PackStates::Largest() const {
   std::vector<std::pair<std::string, uint64_t>> out;
   VisitLargest(*this, [&](const char* name, uint64_t value) { out.emplace_back(name, value); });
   return out;
+}
+
+void StatesAsCounters(const PackStates& states, std::span<uint8_t, kPackStateCounters> counters) {
+  size_t next = 0;
+  const auto put = [&](uint64_t value) {
+    if (next < counters.size()) counters[next++] = static_cast<uint8_t>(std::min<uint64_t>(value, 255));
+  };
+  VisitFields(states, [&](const char*, uint64_t times) { put(times); });
+  put(states.most_live_programs);
+  put(states.most_full_bitmap_words);
+  put(static_cast<uint64_t>(std::bit_width(states.largest_image_bytes)));
 }
 
 bool PackStateObserver::ChunkUsed(int pack, int64_t chunk) const {

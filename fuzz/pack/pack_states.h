@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,14 @@ struct PackStates {
   std::vector<std::pair<std::string, uint64_t>> Largest() const;
   friend bool operator==(const PackStates&, const PackStates&) = default;
 };
+
+// One byte per event and per largest value: what a fuzz target hands its
+// engine as extra coverage, so that an input that reaches a state (or
+// reaches it more often, or a larger value) is kept even when it ran no
+// new code. A byte is the event's count, or the value (the image size as
+// its log2), capped at 255.
+inline constexpr size_t kPackStateCounters = 15;
+void StatesAsCounters(const PackStates& states, std::span<uint8_t, kPackStateCounters> counters);
 
 // Looks at the world around a script's operations and counts into `states`.
 class PackStateObserver {

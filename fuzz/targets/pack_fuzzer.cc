@@ -99,6 +99,13 @@ struct Totals {
 };
 Totals* totals = nullptr;
 
+// The states a script reached, as coverage: libFuzzer reads this section
+// as its "extra counters" after each input (and clears it before the
+// next), so that a script that first gets a CPU inside a program by a
+// tail call is kept even though the free it defers runs no new code. In
+// the replay build it is an ordinary array.
+__attribute__((used, section("__libfuzzer_extra_counters"))) uint8_t state_counters[bpfdiff::fuzz::kPackStateCounters];
+
 // On stderr, and to BPFDIFF_FUZZ_STATS_JSON for the nightly report: at exit
 // and before the abort of a broken invariant.
 void ReportTotals() {
@@ -127,6 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!result->is_script) return 0;
   totals->Add(*result);
+  bpfdiff::fuzz::StatesAsCounters(result->states, state_counters);
   if (!result->violations.empty()) {
     fmt::print(stderr, "==== bpfdiff: PACK INVARIANT BROKEN ({} CPUs, operation {}) ====\n", result->cpus,
                result->operations);

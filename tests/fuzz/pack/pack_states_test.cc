@@ -1,5 +1,8 @@
 // State coverage of pack scripts: each state is counted by the script made
 // to reach it, and not by a script that stays clear of it.
+#include <algorithm>
+#include <array>
+
 #include <gtest/gtest.h>
 
 #include "fuzz/pack/pack_script.h"
@@ -145,6 +148,20 @@ TEST(PackStates, AddSumsEventsAndKeepsTheLargest) {
   // Every state is listed, reached or not: a report names those never reached.
   EXPECT_EQ(a.Reached().size(), 12u);
   EXPECT_EQ(a.Largest().size(), 3u);
+}
+
+TEST(PackStates, EveryStateHasACounterOfItsOwn) {
+  std::array<uint8_t, kPackStateCounters> counters{};
+  StatesAsCounters(PackStates{}, counters);
+  EXPECT_EQ(counters, (std::array<uint8_t, kPackStateCounters>{})) << "no state, no counter";
+  PackStates states;
+  EXPECT_EQ(states.Reached().size() + states.Largest().size(), kPackStateCounters);
+  states.frees_deferred_cpu_inside_by_tail_call = 1000;  // capped
+  states.largest_image_bytes = 4096;                     // log2 + 1
+  StatesAsCounters(states, counters);
+  EXPECT_EQ(counters[9], 255);
+  EXPECT_EQ(counters[14], 13);
+  EXPECT_EQ(std::count(counters.begin(), counters.end(), 0), 13);
 }
 
 }  // namespace
