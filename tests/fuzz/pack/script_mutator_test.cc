@@ -123,5 +123,26 @@ TEST(PackScriptMutator, GeneratedScriptsReachTheDeepStates) {
   EXPECT_EQ(states.frees_deferred_cpu_inside_nested_in_interrupt, 0u);
 }
 
+// The mutator without any feedback, as a chain from the empty input: its
+// mutants keep reaching the states (a mutator that broke the scenarios'
+// shape, say a free that no longer follows its step, would not).
+TEST(PackScriptMutator, AChainOfMutantsFromEmptyReachesTheDeepStates) {
+  PackStates states;
+  std::vector<uint8_t> input;
+  for (unsigned seed = 1; seed <= 60; ++seed) {
+    input = Mutated(input, 4096, seed);
+    auto result = RunPackScript(input, PackScriptOptions{});
+    ASSERT_TRUE(result) << result.message();
+    EXPECT_TRUE(result->violations.empty()) << "seed " << seed;
+    states.Add(result->states);
+  }
+  EXPECT_GT(states.loads_filling_a_bitmap_word, 0u);
+  EXPECT_GT(states.images_crossing_a_page, 0u);
+  EXPECT_GT(states.frees_leaving_a_hole, 0u);
+  EXPECT_GT(states.frees_deferred_cpu_inside_directly, 0u);
+  EXPECT_GT(states.frees_deferred_cpu_inside_by_tail_call, 0u);
+  EXPECT_GT(states.frees_deferred_cpu_inside_by_local_call, 0u);
+}
+
 }  // namespace
 }  // namespace bpfdiff::fuzz
