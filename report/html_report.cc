@@ -293,6 +293,9 @@ void Fuzz(Out out, const std::vector<FuzzTarget>& fuzz) {
     for (const auto& [name, count] : t.stats->counters) {
       counters += fmt::format("{}{} {}", counters.empty() ? "" : ", ", E(name), count);
     }
+    if (const std::string states = StatesSummary(*t.stats); !states.empty()) {
+      counters += fmt::format("<br><span class=\"states\">{}</span>", E(states));
+    }
     // Every target's runs that could not be compared, with why.
     uint64_t not_comparable = 0;
     std::string reasons;

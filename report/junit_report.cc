@@ -137,6 +137,7 @@ Suite FuzzSuite(const FuzzTarget& target) {
   if (target.stats) {
     c.output = fmt::format("{} inputs in {:.1f} s", target.stats->inputs, target.stats->seconds);
     for (const auto& [name, count] : target.stats->counters) c.output += fmt::format(", {} {}", name, count);
+    if (const std::string states = StatesSummary(*target.stats); !states.empty()) c.output += "; " + states;
   } else {
     c.output = "no stats (the target wrote none)";
   }

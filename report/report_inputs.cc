@@ -95,6 +95,18 @@ FuzzStats MergeWorkerStats(const FuzzStats& a, const FuzzStats& b) {
   merged.not_comparable = fuzz::MostFrequentFirst(std::move(merged.not_comparable));
   AddCounts(merged.rejected, b.rejected);
   merged.rejected = fuzz::MostFrequentFirst(std::move(merged.rejected));
+  // Each worker reached its own states: the times add up, the largest
+  // values do not.
+  AddCounts(merged.states_reached, b.states_reached);
+  for (const auto& entry : b.states_largest) {
+    auto it = std::find_if(merged.states_largest.begin(), merged.states_largest.end(),
+                           [&](const auto& known) { return known.first == entry.first; });
+    if (it == merged.states_largest.end()) {
+      merged.states_largest.push_back(entry);
+    } else {
+      it->second = std::max(it->second, entry.second);
+    }
+  }
   if (a.forms && b.forms) {
     merged.forms = MergeForms(*a.forms, *b.forms);
   } else if (b.forms) {

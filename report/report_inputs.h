@@ -53,9 +53,9 @@ Result<std::vector<FuzzRun>> LoadFuzzRuns(const std::filesystem::path& path);
 // writing its file): they are added up (MergeWorkerStats).
 Result<std::vector<FuzzTarget>> MergeFuzz(const std::vector<FuzzRun>& runs, const std::vector<FuzzStats>& stats);
 
-// Two workers of one target: inputs, counters and reasons summed, the
-// longer time (they ran side by side), a form completed if either
-// completed it.
+// Two workers of one target: inputs, counters, reasons and the times a
+// state was reached summed, the longer time (they ran side by side), a
+// form completed if either completed it, the larger of each largest value.
 FuzzStats MergeWorkerStats(const FuzzStats& a, const FuzzStats& b);
 
 }  // namespace bpfdiff::report

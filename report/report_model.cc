@@ -3,9 +3,26 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "report/planted_trend.h"
 
 namespace bpfdiff::report {
+
+std::string StatesSummary(const FuzzStats& stats) {
+  if (stats.states_reached.empty() && stats.states_largest.empty()) return "";
+  std::string not_reached;
+  for (const auto& [state, times] : stats.states_reached) {
+    if (times == 0) not_reached += fmt::format("{}{}", not_reached.empty() ? "" : ", ", state);
+  }
+  std::string line = not_reached.empty() ? "every state reached" : "states not reached: " + not_reached;
+  std::string largest;
+  for (const auto& [value, most] : stats.states_largest) {
+    largest += fmt::format("{}{} {}", largest.empty() ? "" : ", ", value, most);
+  }
+  if (!largest.empty()) line += "; largest: " + largest;
+  return line;
+}
 
 bool ReportModel::Passed() const {
   const bool fuzz_clean = std::none_of(fuzz.begin(), fuzz.end(), [](const FuzzTarget& t) { return t.failed(); });

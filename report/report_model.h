@@ -53,6 +53,12 @@ struct FuzzTarget {
   bool failed() const { return run && !run->clean(); }
 };
 
+// A target's state coverage (the stats file's "states", pack_fuzzer's) in
+// one line: the states it never reached, named, then the largest values;
+// empty when the target counts no states.
+//   "states not reached: a, b; largest: most_live_programs 48, ..."
+std::string StatesSummary(const FuzzStats& stats);
+
 // The headline numbers of one night: what the trend is drawn from.
 struct HistoryEntry {
   std::string timestamp;  // UTC, ISO 8601

@@ -109,6 +109,7 @@ std::string FuzzLine(const FuzzTarget& t) {
                         s.not_comparable.size() == 1 ? "" : "s");
   }
   if (s.forms) line += fmt::format("; forms {}/{} completed", s.forms->completed, s.forms->total);
+  if (const std::string states = StatesSummary(s); !states.empty()) line += "; " + states;
   return line;
 }
 

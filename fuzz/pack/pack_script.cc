@@ -54,7 +54,7 @@ std::vector<int> Freeable(const World& world) {
 class ScriptRunner {
  public:
   ScriptRunner(World& world, const PackScriptOptions& options, PackScriptResult& result)
-      : world_(world), options_(options), result_(result) {}
+      : world_(world), options_(options), result_(result), states_(world, result.states) {}
 
   void Run(const PackScript& script) {
     for (const PackOp& op : script.ops) {
@@ -82,6 +82,7 @@ class ScriptRunner {
       return;
     }
     ++result_.loads;
+    states_.AfterLoad(*id);
     if (!options_.trace) return;  // what follows only describes the load
     const auto probes = std::count_if(insns.begin(), insns.end(), [](const isa::Insn& insn) {
       const uint8_t mode = isa::ModeOf(insn.opcode);
@@ -121,14 +122,22 @@ class ScriptRunner {
         if (id < 0) return;
         // The slot's name must be read before the free.
         const std::string name = options_.trace ? world_.SlotName(id) : std::string();
+        const PackStateObserver::FreeContext context = states_.BeforeFree(id);
         world_.Free(id);
+        states_.AfterFree(context);
         ++result_.frees;
         if (!options_.trace) return;
         const std::vector<int> waiting = world_.WaitingFor(id);
         if (waiting.empty()) {
           Trace("free {}", name);
         } else {
-          Trace("free {}: deferred until CPUs {} pass a quiescent point", name, fmt::join(waiting, ", "));
+          std::vector<std::string> inside;
+          for (const World::CpuInside& cpu : context.inside) {
+            inside.push_back(fmt::format("cpu {} is inside{}{}", cpu.cpu, cpu.by_tail_call ? " by a tail call" : "",
+                                         cpu.in_subprogram ? " in a subprogram" : ""));
+          }
+          Trace("free {}: deferred until CPUs {} pass a quiescent point{}{}", name, fmt::join(waiting, ", "),
+                inside.empty() ? "" : "; ", fmt::join(inside, ", "));
         }
         return;
       }
@@ -170,6 +179,7 @@ class ScriptRunner {
   World& world_;
   const PackScriptOptions& options_;
   PackScriptResult& result_;
+  PackStateObserver states_;
 };
 
 }  // namespace

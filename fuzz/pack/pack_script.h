@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/pack/pack_states.h"
 #include "harness/lifecycle/world.h"
 #include "harness/planted/planted_bugs.h"
 #include "support/result.h"
@@ -122,6 +123,7 @@ struct PackScriptResult {
   // Calls compared with an interpreter run that followed prog_array
   // entries updated while they ran, as their tail calls read them.
   uint64_t calls_replayed = 0;
+  PackStates states;  // what the script reached (pack_states.h)
   std::vector<lifecycle::Violation> violations;
   std::vector<std::string> trace;
 };

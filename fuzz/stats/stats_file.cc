@@ -76,6 +76,10 @@ Json FuzzStatsToJson(const FuzzStatsFile& stats) {
     json["forms"]["completed"] = stats.forms->completed;
     json["forms"]["not_completed"] = stats.forms->not_completed;
   }
+  if (!stats.states_reached.empty() || !stats.states_largest.empty()) {
+    json["states"]["reached"] = CountsToJson(stats.states_reached);
+    json["states"]["largest"] = CountsToJson(stats.states_largest);
+  }
   return json;
 }
 
@@ -111,6 +115,17 @@ Result<FuzzStatsFile> FuzzStatsFromJson(const Json& json, std::string_view where
   auto forms = FormsField(json, where);
   if (!forms) return forms.error();
   stats.forms = std::move(forms).value();
+  if (json.contains("states") && !json["states"].is_null()) {
+    const Json& states = json["states"];
+    if (!states.is_object()) return Fail("{}: 'states' must be an object", where);
+    const std::string states_where = fmt::format("{}: states", where);
+    auto reached = CountsObject(states, "reached", states_where);
+    if (!reached) return reached.error();
+    stats.states_reached = std::move(reached).value();
+    auto largest = CountsObject(states, "largest", states_where);
+    if (!largest) return largest.error();
+    stats.states_largest = std::move(largest).value();
+  }
   return stats;
 }
 

@@ -6,7 +6,13 @@
 //   {"target": "diff_fuzzer", "seconds": 60.2, "inputs": 1234,
 //    "counters": {"compared": 100, ...},
 //    "reasons": {"not_comparable": {"<reason>": 12, ...}, "rejected": {...}},
-//    "forms": {"total": 174, "generated": 172, "completed": 168, "not_completed": ["ldabs b", ...]}}
+//    "forms": {"total": 174, "generated": 172, "completed": 168, "not_completed": ["ldabs b", ...]},
+//    "states": {"reached": {"loads_filling_a_bitmap_word": 3, ...}, "largest": {"largest_image_bytes": 65536, ...}}}
+//
+// "states" (optional; pack_fuzzer's) is state coverage: how many times
+// each state was reached, 0 for a state never reached, and the largest
+// values seen. Workers' "reached" add up; their "largest" do not (the
+// larger one is kept).
 //
 // Reasons are written most frequent first, every one of them. A reader
 // also takes "poisoned" for "not_comparable" (files written before the
@@ -43,6 +49,8 @@ struct FuzzStatsFile {
   NamedCounts not_comparable;  // reason -> cases, most frequent first
   NamedCounts rejected;
   std::optional<FormCoverage> forms;
+  NamedCounts states_reached;  // state -> times reached (0: never)
+  NamedCounts states_largest;  // value -> largest seen
 };
 
 // Reasons counted by category, most frequent first (ties by name), so that

@@ -8,7 +8,14 @@
 // would not start), the target says so once and exits with status 2
 // (fuzz/targets/target_settings.h).
 //
-// Thin glue: the script format, the world and its checks live elsewhere.
+// Its inputs are mutated as scripts, operations inserted, deleted,
+// duplicated and reordered, by a mutator that steers toward full bitmap
+// words, big images and CPUs inside programs being freed
+// (fuzz/pack/script_mutator.h); its stats say which of those states the
+// campaign reached (fuzz/pack/pack_states.h).
+//
+// Thin glue: the script format, the mutator, the world and its checks
+// live elsewhere.
 #include "fuzz/targets/libfuzzer_entry_points.h"
 
 #include <chrono>
@@ -21,6 +28,7 @@
 
 #include "fuzz/findings/pack_frames.h"
 #include "fuzz/pack/pack_script.h"
+#include "fuzz/pack/script_mutator.h"
 #include "fuzz/targets/target_settings.h"
 
 namespace {
@@ -34,6 +42,7 @@ struct Totals {
   uint64_t calls_replayed = 0;
   uint64_t by_cpus[5] = {};
   std::map<std::string, uint64_t> not_comparable;  // reason -> calls
+  bpfdiff::fuzz::PackStates states;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_print = start;
 
@@ -49,6 +58,7 @@ struct Totals {
     calls_not_comparable += r.calls_not_comparable;
     calls_replayed += r.calls_replayed;
     for (const auto& [reason, calls] : r.not_comparable_reasons) not_comparable[reason] += calls;
+    states.Add(r.states);
   }
   double Seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
   void Print() const {
@@ -59,6 +69,16 @@ struct Totals {
                scripts, scripts / std::max(seconds, 1e-9), by_cpus[1], by_cpus[2], by_cpus[3], by_cpus[4],
                operations, loads, loads_rejected, frees, stale_calls, calls_compared, calls_not_comparable);
     for (const auto& [reason, calls] : not_comparable) fmt::print(stderr, "pack_fuzzer:   not comparable: {} {}\n", reason, calls);
+    std::string reached, not_reached, largest;
+    for (const auto& [state, times] : states.Reached()) {
+      std::string& list = times > 0 ? reached : not_reached;
+      list += fmt::format("{}{}", list.empty() ? "" : ", ", state);
+      if (times > 0) list += fmt::format(" {}", times);
+    }
+    for (const auto& [value, most] : states.Largest()) largest += fmt::format("{}{} {}", largest.empty() ? "" : ", ", value, most);
+    fmt::print(stderr, "pack_fuzzer:   states reached: {}\n", reached.empty() ? "none" : reached);
+    fmt::print(stderr, "pack_fuzzer:   states NOT reached: {}\n", not_reached.empty() ? "none" : not_reached);
+    fmt::print(stderr, "pack_fuzzer:   largest: {}\n", largest);
   }
   bpfdiff::fuzz::FuzzStatsFile ToFile() const {
     bpfdiff::fuzz::FuzzStatsFile file;
@@ -72,10 +92,19 @@ struct Totals {
                      {"calls_replayed", calls_replayed}};
     for (int cpus = 1; cpus <= 4; ++cpus) file.counters.emplace_back(fmt::format("scripts_on_{}_cpus", cpus), by_cpus[cpus]);
     file.not_comparable = bpfdiff::fuzz::MostFrequentFirst({not_comparable.begin(), not_comparable.end()});
+    for (const auto& [state, times] : states.Reached()) file.states_reached.emplace_back(state, times);
+    for (const auto& [value, most] : states.Largest()) file.states_largest.emplace_back(value, most);
     return file;
   }
 };
 Totals* totals = nullptr;
+
+// The states a script reached, as coverage: libFuzzer reads this section
+// as its "extra counters" after each input (and clears it before the
+// next), so that a script that first gets a CPU inside a program by a
+// tail call is kept even though the free it defers runs no new code. In
+// the replay build it is an ordinary array.
+__attribute__((used, section("__libfuzzer_extra_counters"))) uint8_t state_counters[bpfdiff::fuzz::kPackStateCounters];
 
 // On stderr, and to BPFDIFF_FUZZ_STATS_JSON for the nightly report: at exit
 // and before the abort of a broken invariant.
@@ -105,6 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!result->is_script) return 0;
   totals->Add(*result);
+  bpfdiff::fuzz::StatesAsCounters(result->states, state_counters);
   if (!result->violations.empty()) {
     fmt::print(stderr, "==== bpfdiff: PACK INVARIANT BROKEN ({} CPUs, operation {}) ====\n", result->cpus,
                result->operations);
@@ -121,4 +151,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     totals->Print();
   }
   return 0;
+}
+
+// libFuzzer's own mutations; absent (null) in the replay build, which has
+// no libFuzzer and never mutates.
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size) __attribute__((weak));
+
+// One mutation in kLibFuzzerShare is libFuzzer's own: its byte edits and
+// comparison-guided replacements reach argument values the script mutator
+// draws only at random.
+constexpr unsigned kLibFuzzerShare = 8;
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned seed) {
+  // A non-script (the empty input an empty corpus starts from) goes to the
+  // script mutator, which generates a script in its place.
+  if (LLVMFuzzerMutate != nullptr && seed % kLibFuzzerShare == 0 && size > 0 && data[0] == bpfdiff::fuzz::kPackScriptVersion) {
+    return LLVMFuzzerMutate(data, size, max_size);
+  }
+  return bpfdiff::fuzz::MutatePackScript(data, size, max_size, seed);
+}
+
+extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* first, size_t first_size, const uint8_t* second,
+                                            size_t second_size, uint8_t* out, size_t max_out, unsigned seed) {
+  return bpfdiff::fuzz::CrossOverPackScripts(first, first_size, second, second_size, out, max_out, seed);
 }

@@ -653,6 +653,28 @@ const std::vector<isa::Insn>* World::Source(int id) const {
   return &programs_[static_cast<size_t>(id)]->source;
 }
 
+const jit::CompiledProgram* World::Compiled(int id) const {
+  if (id < 0 || id >= kMaxPrograms) return nullptr;
+  const Program* p = programs_[static_cast<size_t>(id)].get();
+  return p != nullptr && p->state != Program::State::kFreed ? &p->compiled : nullptr;
+}
+
+std::vector<World::CpuInside> World::CpusInside(int id) const {
+  std::vector<CpuInside> inside;
+  const jit::CompiledProgram* compiled = Compiled(id);
+  if (compiled == nullptr) return inside;
+  for (int cpu = 0; cpu < cpus(); ++cpu) {
+    const Cpu& c = cpus_[static_cast<size_t>(cpu)];
+    if (c.call == nullptr || c.stale) continue;
+    const jit::CompiledSubprogram* sub = compiled->SubprogramAt(sandbox_->machine(cpu).ReadPc());
+    if (sub == nullptr) continue;
+    // Only a tail call moves a call into a program other than the one it
+    // started in (the ownership invariant holds every other way out).
+    inside.push_back({cpu, c.program != id, sub != &compiled->subprograms.front()});
+  }
+  return inside;
+}
+
 std::vector<int> World::LivePrograms() const {
   std::vector<int> live;
   for (size_t id = 0; id < programs_.size(); ++id) {

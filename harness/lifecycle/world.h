@@ -98,6 +98,22 @@ class World final : private TextListener, private ExecutionObserver {
   std::vector<int> WaitingFor(int id) const;
   // The instructions program `id` was loaded with (nullptr if none).
   const std::vector<isa::Insn>* Source(int id) const;
+  // The images program `id` was compiled into, live or pending free
+  // (nullptr when it is freed or was never loaded): where the allocator
+  // put them, for the fuzzers' state coverage.
+  const jit::CompiledProgram* Compiled(int id) const;
+
+  // A CPU whose pc lies in a program's images, and how it got there: by a
+  // tail call (its call started in another program) or not, and whether
+  // it is in a subprogram (through a local call) or the main image.
+  struct CpuInside {
+    int cpu = 0;
+    bool by_tail_call = false;
+    bool in_subprogram = false;
+  };
+  // The CPUs inside program `id` now (stale calls are never inside a
+  // program: their entry is freed).
+  std::vector<CpuInside> CpusInside(int id) const;
 
  private:
   struct Program {

@@ -99,6 +99,36 @@ TEST(FuzzStatsFile, TheReportReadsBackWhatATargetWrites) {
   EXPECT_EQ(read->forms->not_completed, (std::vector<std::string>{"ldabsw", "ldindw"}));
 }
 
+// State coverage (pack_fuzzer's): every state, a reached one and one never
+// reached (0), in the writer's order, and the largest values.
+TEST(FuzzStatsFile, StatesRoundTripWithThoseNeverReached) {
+  FuzzStatsFile written;
+  written.target = "pack_fuzzer";
+  written.states_reached = {{"images_crossing_a_page", 12}, {"frees_deferred_cpu_inside_by_tail_call", 0}};
+  written.states_largest = {{"largest_image_bytes", 65536}};
+  auto json = Json::parse(FuzzStatsJson(written), nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(json.is_discarded());
+  auto read = FuzzStatsFromJson(json, "test");
+  ASSERT_TRUE(read) << read.message();
+  EXPECT_EQ(read->states_reached, written.states_reached);
+  EXPECT_EQ(read->states_largest, written.states_largest);
+}
+
+TEST(FuzzStatsFile, NoStatesNoStatesObject) {
+  FuzzStatsFile written;
+  written.target = "diff_fuzzer";
+  EXPECT_EQ(FuzzStatsJson(written).find("states"), std::string::npos);
+}
+
+TEST(FuzzStatsFile, AMalformedStatesObjectIsNamed) {
+  for (const char* text : {R"({"target": "t", "seconds": 1, "inputs": 2, "states": 3})",
+                           R"({"target": "t", "seconds": 1, "inputs": 2, "states": {"reached": {"x": -1}}})"}) {
+    auto read = FuzzStatsFromJson(Json::parse(text, nullptr, false), "test");
+    ASSERT_FALSE(read);
+    EXPECT_NE(read.message().find("states"), std::string::npos) << read.message();
+  }
+}
+
 TEST(FuzzStatsFile, FuzzStatsCountsCasesThatWereNotComparable) {
   FuzzStats stats("diff_fuzzer");
   CaseSource source;

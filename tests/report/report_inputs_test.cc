@@ -152,6 +152,22 @@ TEST(ReportInputs, TheStatsOfForkWorkersAddUp) {
   EXPECT_EQ((*merged)[1].stats->inputs, 7u);
 }
 
+TEST(ReportInputs, WorkersStatesAddUpAndTheirLargestValuesDoNot) {
+  FuzzStats a;
+  a.target = "pack_fuzzer";
+  a.states_reached = {{"images_crossing_a_page", 3}, {"frees_deferred_cpu_inside_by_tail_call", 0}};
+  a.states_largest = {{"largest_image_bytes", 100}, {"most_live_programs", 9}};
+  FuzzStats b = a;
+  b.states_reached = {{"images_crossing_a_page", 2}, {"frees_deferred_cpu_inside_by_tail_call", 1}};
+  b.states_largest = {{"largest_image_bytes", 4000}, {"most_live_programs", 5}};
+  auto merged = MergeFuzz({}, {a, b});
+  ASSERT_TRUE(merged) << merged.message();
+  ASSERT_EQ(merged->size(), 1u);
+  const FuzzStats& sum = *(*merged)[0].stats;
+  EXPECT_EQ(sum.states_reached, (NamedCounts{{"images_crossing_a_page", 5}, {"frees_deferred_cpu_inside_by_tail_call", 1}}));
+  EXPECT_EQ(sum.states_largest, (NamedCounts{{"largest_image_bytes", 4000}, {"most_live_programs", 9}}));
+}
+
 TEST(ReportModel, PassesOnlyWhenEveryPartPassed) {
   ReportModel model = FixtureModel();
   EXPECT_FALSE(model.Passed());

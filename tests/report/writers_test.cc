@@ -139,6 +139,34 @@ TEST(Reports, GroupTheNightsFindingsByTheirKind) {
   EXPECT_EQ(json["fuzz"][0]["run"]["finding_kind"], "culprit jset32 (jit)");
 }
 
+// pack_fuzzer's state coverage: every writer names the states the
+// campaign never reached; a target that counts none shows nothing of it.
+TEST(Reports, NameTheStatesACampaignNeverReached) {
+  ReportModel model = FixtureModel();
+  auto pack = std::find_if(model.fuzz.begin(), model.fuzz.end(), [](const FuzzTarget& t) { return t.target == "pack_fuzzer"; });
+  ASSERT_NE(pack, model.fuzz.end());
+  ASSERT_TRUE(pack->stats);
+  pack->stats->states_reached = {{"images_crossing_a_page", 3}, {"frees_deferred_cpu_inside_by_tail_call", 0}};
+  pack->stats->states_largest = {{"largest_image_bytes", 65536}};
+  const std::string line = "states not reached: frees_deferred_cpu_inside_by_tail_call; largest: largest_image_bytes 65536";
+  const std::string text = TextReport(model);
+  EXPECT_TRUE(Contains(text, line)) << text;
+  EXPECT_EQ(Count(text, "states not reached"), 1u) << "diff_fuzzer counts no states";
+  EXPECT_TRUE(Contains(JunitReport(model), line));
+  EXPECT_TRUE(Contains(HtmlReport(model), line));
+  const auto json = Json::parse(JsonReport(model));
+  bool found = false;
+  for (const auto& target : json["fuzz"]) {
+    if (target["target"] != "pack_fuzzer") continue;
+    found = true;
+    EXPECT_EQ(target["stats"]["states"]["reached"]["images_crossing_a_page"], 3);
+    EXPECT_EQ(target["stats"]["states"]["reached"]["frees_deferred_cpu_inside_by_tail_call"], 0);
+  }
+  EXPECT_TRUE(found);
+  pack->stats->states_reached.back().second = 1;
+  EXPECT_TRUE(Contains(TextReport(model), "every state reached; largest: largest_image_bytes 65536"));
+}
+
 TEST(TextReport, SaysAllPassedWhenEveryPartPassed) {
   ReportModel model;
   model.timestamp = "2024-05-01T03:00:00Z";
