@@ -6,7 +6,10 @@
 #     bpf_conformance suite when BPFDIFF_UPSTREAM_SUITE names a checkout's
 #     tests/ directory, on the interpreter and both JIT lowerings, whole
 #     outcomes compared. Without it the report says plainly that only our
-#     own vectors ran. Extra arguments go to `bpfdiff conformance`.
+#     own vectors ran. Extra arguments go to `bpfdiff conformance`. When
+#     the build has the kernel's own JIT (kernelsrc/), the same suites on
+#     interp, kernel-jit and kernel-jit-llsc too, naming the tree; its known
+#     findings (kernelsrc/known_findings.txt) are reported, not run.
 #  2. Fuzzing: each of BPFDIFF_NIGHTLY_FUZZ_TARGETS for
 #     BPFDIFF_NIGHTLY_FUZZ_SECONDS (default 60; 0 skips fuzzing and
 #     coverage) with libFuzzer's -fork over BPFDIFF_NIGHTLY_CORES workers
@@ -157,6 +160,19 @@ fi
 "$bpfdiff" conformance "${suites[@]}" --engine all --include-groups callx --quiet \
   --json "$out/conformance.json" --junit "$out/conformance-junit.xml" "$@" || failed=1
 report_args+=(--conformance "$out/conformance.json")
+# The kernel's own JIT, when this build read a Linux tree: the same suites on
+# interp, kernel-jit and kernel-jit-llsc. Its known findings
+# (kernelsrc/known_findings.txt) are reported and fail nothing; a new
+# divergence fails the night.
+if kernel_tree=$("$bpfdiff" engines --kernel); then
+  echo "nightly: the kernel's JIT: $kernel_tree" | tee "$out/kernel-tree.txt"
+  known=$(grep -v '^#' kernelsrc/known_findings.txt | paste -sd '|')
+  echo "nightly: known findings in the kernel's JIT, not run: $known (kernelsrc/SHIMS.md)"
+  "$bpfdiff" conformance "${suites[@]}" --engine kernel --include-groups callx --quiet \
+    ${known:+--exclude "$known"} --json "$out/conformance-kernel.json" "$@" || failed=1
+else
+  echo "nightly: the kernel's JIT: $kernel_tree"
+fi
 part_took conformance "$part_start"
 
 if ((fuzzing)); then

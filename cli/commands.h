@@ -32,5 +32,6 @@ void AddTriageCommands(CLI::App& app, const Settings& settings, int& exit_code);
 void AddPackCommands(CLI::App& app, const Settings& settings, int& exit_code);    // pack replay, pack itlb
 void AddPlantedCommand(CLI::App& app, const Settings& settings, int& exit_code);  // planted list, table
 void AddSweepCommand(CLI::App& app, const Settings& settings, int& exit_code);    // sweep
+void AddEnginesCommand(CLI::App& app, const Settings& settings, int& exit_code);  // engines
 
 }  // namespace bpfdiff::cli

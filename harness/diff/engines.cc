@@ -44,15 +44,45 @@ const EngineSpec& JitEngineFor(jit::AtomicLowering atomics) {
   return kEngines[1];  // every lowering has a row; the table's test says so
 }
 
-bool IsEngineChoice(std::string_view name) {
+namespace {
+
+// The parts of a comma-separated choice.
+std::vector<std::string_view> PartsOf(std::string_view choice) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = choice.find(',', start);
+    parts.push_back(choice.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (comma == std::string_view::npos) return parts;
+    start = comma + 1;
+  }
+}
+
+bool IsOneChoice(std::string_view name) {
   return name == kAllEngines || name == kKernelEngines || FindEngine(name) != nullptr;
+}
+
+bool Selects(std::string_view choice, const EngineSpec& spec) {
+  for (std::string_view part : PartsOf(choice)) {
+    if (InGroup(part, spec) || part == spec.name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsEngineChoice(std::string_view name) {
+  for (std::string_view part : PartsOf(name)) {
+    if (!IsOneChoice(part)) return false;
+  }
+  return true;
 }
 
 std::string EngineChoices() {
   std::string choices;
   for (const auto& spec : kEngines) choices += fmt::format("{}, ", spec.name);
   choices.resize(choices.size() - 2);
-  return fmt::format("{}, {} or {}", choices, kAllEngines, kKernelEngines);
+  return fmt::format("{}, {} or {}, or several joined by commas (all,kernel)", choices, kAllEngines, kKernelEngines);
 }
 
 Result<std::unique_ptr<Engine>> MakeEngine(Sandbox& sandbox, const EngineSpec& spec, const jit::JitBugs& bugs) {
@@ -69,8 +99,9 @@ Result<std::unique_ptr<Engine>> MakeEngine(Sandbox& sandbox, const EngineSpec& s
 Result<std::vector<std::unique_ptr<Engine>>> MakeEngines(Sandbox& sandbox, std::string_view which,
                                                          const jit::JitBugs& bugs) {
   std::vector<std::unique_ptr<Engine>> engines;
+  if (!IsEngineChoice(which)) return Fail("unknown engine '{}' ({})", which, EngineChoices());
   for (const auto& spec : kEngines) {
-    if (!InGroup(which, spec) && which != spec.name) continue;
+    if (!Selects(which, spec)) continue;
     auto engine = MakeEngine(sandbox, spec, bugs);
     if (!engine) return engine.error();
     engines.push_back(std::move(engine).value());

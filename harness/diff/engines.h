@@ -8,6 +8,7 @@
 //   kernel-jit-llsc  the kernel's own arm64 JIT, LL/SC atomics
 //   all              interp, jit and jit-llsc (interp first: the reference)
 //   kernel           interp, kernel-jit and kernel-jit-llsc
+// Choices join with commas ("all,kernel": all five), in the table's order.
 // The kernel's engines exist in a build that read a Linux tree; asked for in
 // one that did not, they are an error that says how to get one.
 #pragma once
@@ -47,7 +48,8 @@ inline constexpr std::string_view kKernelEngines = "kernel";
 const EngineSpec* FindEngine(std::string_view name);
 // bpfdiff's JIT engine whose atomics are `atomics`.
 const EngineSpec& JitEngineFor(jit::AtomicLowering atomics);
-// Whether `name` selects engines: one of EngineSpecs(), "all" or "kernel".
+// Whether `name` selects engines: one of EngineSpecs(), "all" or "kernel",
+// or several of those joined by commas.
 bool IsEngineChoice(std::string_view name);
 // "interp, jit, ..., all or kernel", for usage and error messages.
 std::string EngineChoices();

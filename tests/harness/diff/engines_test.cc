@@ -79,6 +79,20 @@ TEST(Engines, KernelMakesTheInterpreterAndTheKernelsJitOrSaysWhyNot) {
   }
   EXPECT_EQ(NamesOf(*engines), (std::vector<std::string_view>{"interp", "kernel-jit", "kernel-jit-llsc"}));
   EXPECT_EQ(NamesOf(*engines), NamesOf(JitSource::kKernel));
+  // Joined, in the table's order, each once.
+  auto both = MakeEngines(**sandbox, "kernel,all,jit");
+  ASSERT_TRUE(both) << both.message();
+  EXPECT_EQ(NamesOf(*both),
+            (std::vector<std::string_view>{"interp", "jit", "jit-llsc", "kernel-jit", "kernel-jit-llsc"}));
+}
+
+TEST(Engines, AJoinedChoiceWithAnUnknownPartIsAnError) {
+  EXPECT_TRUE(IsEngineChoice("interp,jit"));
+  EXPECT_FALSE(IsEngineChoice("interp,nope"));
+  EXPECT_FALSE(IsEngineChoice("interp,"));
+  auto sandbox = Sandbox::Create();
+  ASSERT_TRUE(sandbox) << sandbox.message();
+  EXPECT_FALSE(MakeEngines(**sandbox, "jit,nope"));
 }
 
 }  // namespace

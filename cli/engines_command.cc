@@ -1,0 +1,39 @@
+// bpfdiff engines: the engines this build has, one per line (name, whose
+// JIT, what), and the Linux tree the kernel's come from: what the nightly
+// names in its report, and what a maintainer checks first.
+//
+//   engines            the table; the kernel's engines say whether this
+//                      build has them and from which tree
+//   engines --kernel   only the tree ("linux 6.12.118 at PATH"); exit 1
+//                      when the build has no kernel engines
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "harness/diff/engines.h"
+#include "kernelsrc/kernel_jit.h"
+
+namespace bpfdiff::cli {
+
+void AddEnginesCommand(CLI::App& app, const Settings& /*settings*/, int& exit_code) {
+  CLI::App* engines = app.add_subcommand("engines", "The engines of this build, and the Linux tree of the kernel's");
+  auto kernel_only = std::make_shared<bool>(false);
+  engines->add_flag("--kernel", *kernel_only, "Only the tree of the kernel's JIT; exit 1 when the build has none");
+  engines->callback([kernel_only, &exit_code] {
+    const auto tree = kernelsrc::BuiltKernelTree();
+    const std::string where =
+        tree ? fmt::format("linux {} at {}", tree->version.empty() ? "(version unknown)" : tree->version, tree->path)
+             : "not built: no Linux tree (ci/kernel_source.sh, or BPFDIFF_KERNEL_SOURCE)";
+    if (*kernel_only) {
+      fmt::print("{}\n", where);
+      exit_code = tree ? kExitOk : kExitFailed;
+      return;
+    }
+    for (const auto& spec : EngineSpecs()) {
+      const bool kernel = spec.source == JitSource::kKernel && spec.kind == EngineKind::kJit;
+      fmt::print("{}\t{}\n", spec.name, kernel ? fmt::format("{} ({})", spec.what, where) : std::string(spec.what));
+    }
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace bpfdiff::cli
