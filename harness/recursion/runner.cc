@@ -875,7 +875,7 @@ struct ProgramCache::Entry {
   int index = 0;
   ProgramSpec spec;
   jit::CompiledProgram compiled;
-  using Key = std::tuple<Policy, jit::AtomicLowering, bool, bool, bool>;
+  using Key = std::tuple<Policy, jit::AtomicLowering, bool, bool, bool, bool>;
   std::map<Key, std::unique_ptr<jit::InstalledTrampoline>> trampolines;
 };
 
@@ -922,7 +922,8 @@ Result<ProgramCache::Entry*> ProgramCache::Get(int index, const ProgramSpec& spe
 
 Result<const jit::InstalledTrampoline*> ProgramCache::Trampoline(Entry& entry, int index, const RunConfig& config) {
   const Entry::Key key{config.policy, config.lowering, config.bugs.exit_wrong_context,
-                       config.bugs.check_then_increment, config.bugs.rctx_wrong_bits};
+                       config.bugs.check_then_increment, config.bugs.rctx_wrong_bits,
+                       config.bugs.hardirq_as_interrupted};
   auto& slot = entry.trampolines[key];
   if (!slot) {
     jit::TrampolineSpec spec;
