@@ -656,16 +656,24 @@ void FunctionBuilder::BeginIf(const Record& r) {
   const uint8_t op = kConditions[r.Pick(0, std::size(kConditions))];
   Insn jump;
   if (layout_.bounds && op == isa::kJmpJset && r.Flag(2, 0)) {
-    // The bounds mode: a value with bits in its upper half, against one
-    // with the same upper half and the complement low word. They meet only
-    // in the upper halves: a JSET32 takes no branch, a JSET64 does.
+    // The bounds mode: two values that meet only in their upper halves, so
+    // that a JSET32 takes no branch and a JSET64 does. A value with bits
+    // in its upper half, against one with the same upper half and the
+    // complement low word (p4 bit 6 clear), or against one whose low word
+    // is the same, zero, and whose upper half has one more bit (set: the
+    // operands differ only in their upper halves).
     const int picked = PickWritable(r.byte(1));
     const int other = PickWritable(static_cast<uint8_t>(r.byte(1) + 1));
     if (picked < 0 || other < 0 || picked == other) return;
     uint64_t value = Magnitude64(r, r.byte(5), r.byte(6));
     if ((value >> 32) == 0) value |= uint64_t{1} << (32 + r.Pick(4, 32));
+    uint64_t partner = (value & 0xffffffff00000000ULL) | (~value & 0xffffffffULL);
+    if (r.Flag(4, 6)) {
+      value &= 0xffffffff00000000ULL;
+      partner = value | uint64_t{1} << (32 + r.Pick(6, 32));
+    }
     EmitMovImm(static_cast<uint8_t>(picked), value);
-    EmitMovImm(static_cast<uint8_t>(other), (value & 0xffffffff00000000ULL) | (~value & 0xffffffffULL));
+    EmitMovImm(static_cast<uint8_t>(other), partner);
     jump = Make(cls | isa::kSrcX | op, static_cast<uint8_t>(picked), static_cast<uint8_t>(other));
   } else if (layout_.magnitudes) {
     // a class value, against its own low word, one above, one below, or

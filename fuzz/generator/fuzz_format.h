@@ -89,9 +89,13 @@
 //      the upper half (the JIT compares the low 32 bits);
 //    - a related operand (p3 % 9; 8 is new) may have the same upper half
 //      and the complement of the low word; a JSET with a register source
-//      always compares two such values (the first a class value, p5 and
-//      p6, with a bit of the upper half set, p4, if it had none): a 32-bit
-//      JSET finds no common bit, a 64-bit one finds the upper half's;
+//      always compares two values that meet only in their upper halves
+//      (the first a class value, p5 and p6, with a bit of the upper half
+//      set, p4, if it had none): with p4 bit 6 clear, the second has the
+//      same upper half and the complement low word; set, both low words
+//      are zero and the second's upper half has one bit more (p6), so the
+//      operands differ only in their upper halves. A 32-bit JSET finds no
+//      common bit, a 64-bit one does;
 //    - with the operand-magnitude mode, a boundary access (p1 bit 6) with
 //      p1 bit 5 set uses an offset from the classes the JIT tells apart that no
 //      area is large enough for: +-4095 (the largest immediate of an

@@ -6,7 +6,8 @@
 //    on every engine with agreement);
 //  - tail-call indexes below, equal to and above max_entries, and with
 //    garbage in the upper half (the JIT compares the low 32 bits);
-//  - a 32-bit JSET whose operands share bits only in their upper halves;
+//  - a 32-bit JSET whose operands share bits only in their upper halves,
+//    some of them differing only there;
 //  - loads, stores and atomics at every offset class the JIT tells apart:
 //    zero, an immediate (up to +-4095), a register (beyond, both signs),
 //    and the field's limits, each access inside its area.
@@ -84,7 +85,7 @@ struct Reached {
   unsigned chain_cases = 0;
   std::vector<std::vector<uint8_t>> chains;  // a few inputs in chain mode
   unsigned index_below = 0, index_equal = 0, index_above = 0, index_upper_garbage = 0, index_u32_max = 0;
-  unsigned jset32_upper_only = 0;
+  unsigned jset32_upper_only = 0, jset32_only_upper_halves_differ = 0;
   std::array<std::array<unsigned, kOffsetClasses>, kAccesses> offsets{};
   std::vector<std::vector<uint8_t>> far;  // the first few inputs with an access at a limit
 };
@@ -116,7 +117,10 @@ void Classify(const CaseSource& source, const std::vector<uint8_t>& input, Reach
       if (insn.opcode == (isa::kClassJmp32 | isa::kSrcX | isa::kJmpJset)) {
         const auto a = ConstantBefore(program, pc, insn.dst);
         const auto b = ConstantBefore(program, pc, insn.src);
-        if (a && b && ((*a & *b) & 0xffffffffu) == 0 && ((*a & *b) >> 32) != 0) ++reached.jset32_upper_only;
+        if (a && b && ((*a & *b) & 0xffffffffu) == 0 && ((*a & *b) >> 32) != 0) {
+          ++reached.jset32_upper_only;
+          reached.jset32_only_upper_halves_differ += static_cast<uint32_t>(*a) == static_cast<uint32_t>(*b) && *a != *b;
+        }
       }
       if (const auto access = AccessOf(insn)) {
         ++reached.offsets[*access][ClassOf(insn.offset)];
@@ -158,8 +162,10 @@ TEST(FuzzGeneratorBounds, TailCallIndexesAroundMaxEntries) {
 
 TEST(FuzzGeneratorBounds, Jset32WithOperandsThatMeetOnlyInTheirUpperHalves) {
   const Reached& r = WalkOnce();
-  std::printf("jset32 with operands meeting only in the upper halves: %u\n", r.jset32_upper_only);
+  std::printf("jset32 with operands meeting only in the upper halves: %u, of which differing only there: %u\n",
+              r.jset32_upper_only, r.jset32_only_upper_halves_differ);
   EXPECT_GT(r.jset32_upper_only, 0u);
+  EXPECT_GT(r.jset32_only_upper_halves_differ, 0u);
 }
 
 TEST(FuzzGeneratorBounds, EveryOffsetClassOfLoadsStoresAndAtomics) {
