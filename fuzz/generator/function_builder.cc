@@ -129,7 +129,10 @@ void FunctionBuilder::EmitChainTailCall() {
   const size_t targets = layout_.prog_array->entries - 1;
   size_t slot = 0;
   if (role_ == Role::kTailTarget) slot = layout_.chain_to_next ? (function_ + 1) % targets : function_;
-  EmitTailCall(kR6, slot, false);
+  // The JIT must compare the low 32 bits only: a chain that runs on
+  // garbage in the upper half shows a JIT that does not.
+  const uint64_t garbage = layout_.chain_upper_garbage ? uint64_t{0x80000001} << 32 : 0;
+  EmitTailCall(kR6, slot | garbage, false);
 }
 
 void FunctionBuilder::EmitTailCall(uint8_t context, uint64_t index, bool helper_form) {

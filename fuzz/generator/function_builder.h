@@ -33,11 +33,12 @@ struct CaseLayout {
   uint8_t version = kFormatVersion;  // of the input (fuzz_format.h)
   // Version 3, header byte 15 bit 0: operands from the magnitude classes.
   bool magnitudes = false;
-  // Version 4, header byte 15 bits 1, 2 and 4 (with tail-call targets):
+  // Version 4, header byte 15 bits 1, 2, 4 and 5 (with tail-call targets):
   // the main entry and each target end with a tail call, into the target's
-  // own slot or the next target's.
+  // own slot or the next target's, with an upper half or not.
   bool tail_call_chain = false;
   bool chain_to_next = false;
+  bool chain_upper_garbage = false;  // bit 5: the chain's indexes carry an upper half
   // Version 4, header byte 15 bit 3: tail-call indexes around max_entries,
   // the JSET relation, offsets beyond every area (fuzz_format.h).
   bool bounds = false;

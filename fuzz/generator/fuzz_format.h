@@ -78,7 +78,9 @@
 //    (copied first, never written) and end with a tail call (after they
 //    store the registers they observe), the main entry into slot 0, each
 //    target into its own slot (byte 15 bit 4 clear) or the next target's
-//    (set): a chain that always runs to MAX_TAIL_CALL_CNT (33). Two bits,
+//    (set): a chain that always runs to MAX_TAIL_CALL_CNT (33); with byte
+//    15 bit 5 each index of the chain carries 0x80000001 in its upper half
+//    (only the low 32 bits count, so the chain still runs). Two bits,
 //    so that a chain, which runs its targets 33 times, is one random
 //    header in five or so, not one in three;
 //  - byte 15 bit 3, the bounds mode (an upgraded older input has it
@@ -153,5 +155,6 @@ inline constexpr uint8_t kOptionMagnitudes = 1;
 inline constexpr uint8_t kOptionTailCallChain = 0x06;
 inline constexpr uint8_t kOptionBounds = 0x08;
 inline constexpr uint8_t kOptionChainToNext = 0x10;
+inline constexpr uint8_t kOptionChainUpperGarbage = 0x20;
 
 }  // namespace bpfdiff::fuzz

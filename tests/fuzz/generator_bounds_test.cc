@@ -204,7 +204,7 @@ TEST(FuzzGeneratorBounds, TailCallChainsRunToTheLimit) {
   ASSERT_FALSE(r.chains.empty());
   DiffHarness* harness = SharedHarness();
   ASSERT_NE(harness, nullptr);
-  unsigned at_limit = 0;
+  unsigned at_limit = 0, at_limit_with_upper_halves = 0;
   for (const auto& input : r.chains) {
     const auto source = DecodeFuzzInput(input);
     ASSERT_TRUE(source);
@@ -213,9 +213,12 @@ TEST(FuzzGeneratorBounds, TailCallChainsRunToTheLimit) {
     EXPECT_EQ(run.FirstDivergence(), nullptr) << Hex(input);
     // A chain is cut short only by an exit, a fault or a helper's unwind
     // on the way; one that ends at the main entry's end runs 33.
-    at_limit += run.runs.front().outcome->tail_calls.size() == 33;
+    const bool limit = run.runs.front().outcome->tail_calls.size() == 33;
+    at_limit += limit;
+    at_limit_with_upper_halves += limit && (input[15] & kOptionChainUpperGarbage) != 0;
   }
-  std::printf("of %zu of them run, %u took 33 tail calls\n", r.chains.size(), at_limit);
+  std::printf("of %zu of them run, %u took 33 tail calls, %u of those with indexes that have an upper half\n",
+              r.chains.size(), at_limit, at_limit_with_upper_halves);
   EXPECT_GT(at_limit, 0u);
 }
 
