@@ -618,7 +618,12 @@ void FunctionBuilder::PointerSetup(const Record& r) {
     // ptr += imm, staying inside its area (not in a loop: the offset would drift).
     if (loops_ > 0) return;
     const int reg = PickReadable(r.byte(1));
-    if (reg < 0 || reg == kFp || !state_.regs[static_cast<size_t>(reg)].pointer()) return;
+    // Not a reserved register: the chain's r6 must still hold the context
+    // when the function ends (loop counters, reserved too, are scalars).
+    if (reg < 0 || reg == kFp || !state_.regs[static_cast<size_t>(reg)].pointer() ||
+        reserved(static_cast<uint8_t>(reg))) {
+      return;
+    }
     RegState& s = state_.regs[static_cast<size_t>(reg)];
     const int32_t low = s.area == Area::kStack ? layout_.frame_low : 0;
     const int32_t high = s.area == Area::kStack ? 0 : s.limit;
