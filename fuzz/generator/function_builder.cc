@@ -87,11 +87,15 @@ FunctionBuilder::FunctionBuilder(const CaseLayout& layout, Role role, size_t fun
 
 void FunctionBuilder::Build(RecordReader& records) {
   if (InChain()) {
-    // r6 = r1: the context for the chain's tail call at the end, in a
-    // register nothing else writes (calls keep it).
+    // r6 = r1: the context for the chain's tail call, in a register
+    // nothing else writes (calls keep it).
     Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR6, kR1));
     state_.regs[kR6] = state_.regs[kR1];
     reserved_ |= static_cast<uint16_t>(1u << kR6);
+    // A target passes the chain on first: its body runs once, after the
+    // limit, not 33 times (which would make a chain case dozens of times
+    // the cost of another).
+    if (role_ == Role::kTailTarget) EmitChainTailCall();
   }
   for (int n = 0; n < kMaxConstructs && !records.exhausted(); ++n) {
     const Record r = records.Next();
@@ -111,7 +115,7 @@ void FunctionBuilder::Build(RecordReader& records) {
       EmitLocalCall(callee);
     }
   }
-  if (InChain()) {
+  if (InChain() && role_ == Role::kMainEntry) {
     // A tail call that succeeds never reaches the exit: observe first.
     EmitObservations();
     EmitChainTailCall();

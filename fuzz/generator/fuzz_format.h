@@ -75,14 +75,15 @@
 // reached without a seed that points there):
 //  - byte 15 bits 1 and 2 both set, the tail-call chain: with tail-call
 //    targets, the main entry and every target keep the context in r6
-//    (copied first, never written) and end with a tail call (after they
-//    store the registers they observe), the main entry into slot 0, each
-//    target into its own slot (byte 15 bit 4 clear) or the next target's
-//    (set): a chain that always runs to MAX_TAIL_CALL_CNT (33); with byte
+//    (copied first, never written); the main entry ends with a tail call
+//    into slot 0 (after it stores the registers it observes), each target
+//    starts with one into its own slot (byte 15 bit 4 clear) or the next
+//    target's (set), so that its body runs once, after the last tail
+//    call: a chain that always runs to MAX_TAIL_CALL_CNT (33); with byte
 //    15 bit 5 each index of the chain carries 0x80000001 in its upper half
 //    (only the low 32 bits count, so the chain still runs). Two bits,
-//    so that a chain, which runs its targets 33 times, is one random
-//    header in five or so, not one in three;
+//    so that a chain is one random header in five or so, not one in
+//    three;
 //  - byte 15 bit 3, the bounds mode (an upgraded older input has it
 //    clear, and so keeps its case):
 //    - a tail-call record's index (p1 % 8): a slot below max_entries (0..2,

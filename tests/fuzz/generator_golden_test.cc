@@ -506,21 +506,19 @@ TEST(FuzzGeneratorGolden, Version4TailCallChainAndBounds) {
       "95 00 00 00 00 00 00 00\n"  // exit
       "program 1:\n"
       "bf 16 00 00 00 00 00 00\n"  // mov %r6, %r1
-      "bf 12 00 00 00 00 00 00\n"  // mov %r2, %r1
-      "07 02 00 00 04 10 00 00\n"  // add %r2, 4100
-      "62 02 01 f0 00 00 00 00\n"  // stw [%r2-4095], 0
-      "7b 2a 08 fe 00 00 00 00\n"  // stxdw [%r10-504], %r2
-      "7b 6a 28 fe 00 00 00 00\n"  // stxdw [%r10-472], %r6
       "bf 61 00 00 00 00 00 00\n"  // mov %r1, %r6
       "18 12 00 00 04 00 00 00\n"  // lddw %r2, map:4
       "00 00 00 00 00 00 00 00\n"  // (second slot of lddw)
       "b7 03 00 00 01 00 00 00\n"  // mov %r3, 1
       "f5 00 00 00 00 00 00 00\n"  // tail_call
+      "bf 62 00 00 00 00 00 00\n"  // mov %r2, %r6
+      "07 02 00 00 04 10 00 00\n"  // add %r2, 4100
+      "62 02 01 f0 00 00 00 00\n"  // stw [%r2-4095], 0
+      "7b 2a 08 fe 00 00 00 00\n"  // stxdw [%r10-504], %r2
       "7b 6a 28 fe 00 00 00 00\n"  // stxdw [%r10-472], %r6
       "95 00 00 00 00 00 00 00\n"  // exit
       "program 2:\n"
       "bf 16 00 00 00 00 00 00\n"  // mov %r6, %r1
-      "7b 6a 28 fe 00 00 00 00\n"  // stxdw [%r10-472], %r6
       "bf 61 00 00 00 00 00 00\n"  // mov %r1, %r6
       "18 12 00 00 04 00 00 00\n"  // lddw %r2, map:4
       "00 00 00 00 00 00 00 00\n"  // (second slot of lddw)
