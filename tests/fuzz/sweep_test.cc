@@ -73,7 +73,9 @@ TEST(FuzzSweep, CoversEveryOffsetClassOfLoadsStoresAndAtomicsInBounds) {
       const auto& seen = offsets[{kind, size}];
       const auto s = static_cast<int32_t>(size);
       for (int32_t off : {0, 4095 * s, -1, -4096, 32767, -32768}) EXPECT_TRUE(seen.count(off)) << off;
-      if (4096 * s <= 32767) EXPECT_TRUE(seen.count(4096 * s));
+      if (4096 * s <= 32767) {
+        EXPECT_TRUE(seen.count(4096 * s));
+      }
     }
   }
   for (unsigned size : {4u, 8u}) {
