@@ -33,7 +33,7 @@ struct CaseLayout {
   uint8_t version = kFormatVersion;  // of the input (fuzz_format.h)
   // Version 3, header byte 15 bit 0: operands from the magnitude classes.
   bool magnitudes = false;
-  // Version 4, header byte 15 bits 1, 2, 4 and 5 (with tail-call targets):
+  // Version 4, header byte 15 bits 1, 2, 6; 4; 5 (with tail-call targets):
   // the main entry and each target end with a tail call, into the target's
   // own slot or the next target's, with an upper half or not.
   bool tail_call_chain = false;

@@ -199,7 +199,7 @@ void UpgradeFuzzInput(std::vector<uint8_t>& input) {
     input[0] = 3;
   }
   if (input[0] == 3) {
-    // Version 4 reads byte 15 bits 1..5 as the tail-call chain and the
+    // Version 4 reads byte 15 bits 1..6 as the tail-call chain and the
     // bounds mode: both off, every record keeps its meaning.
     if (input[1] != kModeRaw && input.size() > 15) input[15] &= kOptionMagnitudes;
     input[0] = 4;

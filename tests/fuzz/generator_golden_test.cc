@@ -435,14 +435,14 @@ TEST(FuzzGeneratorGolden, Version3MagnitudeModeAndFiveSubprograms) {
   EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
 }
 
-// Version 4: the tail-call chain (byte 15 bits 1 and 2, to the next
+// Version 4: the tail-call chain (byte 15 bits 1, 2 and 6, to the next
 // target: bit 4) and the bounds mode (bit 3) with the magnitude mode (bit 0).
 std::vector<uint8_t> Version4ChainAndBounds() {
   return {
     // version 4, structured, no subprograms, an array map of 8-byte
     // values, two tail-call targets, 16 bytes of memory, seed, chain to the
     // next target, bounds and magnitude modes
-    4, 0x00, 0x00, 0x01, 0x02, 0x10, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x00, 0x1f,
+    4, 0x00, 0x00, 0x01, 0x02, 0x10, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x00, 0x5f,
     // main entry: a tail call with index max_entries (p1 = 4); one with
     // index 0xffffffff (p1 = 6) and upper garbage (p2 % 4 == 0), helper
     // form (p3 bit 0)

@@ -136,7 +136,7 @@ TEST(FuzzGenerator, StructuredInputsOfVersion2UpgradeToTheSameCase) {
 }
 
 TEST(FuzzGenerator, StructuredInputsOfVersion3UpgradeToTheSameCase) {
-  // Version 4 reads byte 15 bits 1..5 (the tail-call chain, the bounds
+  // Version 4 reads byte 15 bits 1..6 (the tail-call chain, the bounds
   // mode); the upgrade clears them, so that every record keeps its meaning.
   std::mt19937_64 random(kSeed + 8);
   size_t misread_differs = 0;
@@ -144,7 +144,7 @@ TEST(FuzzGenerator, StructuredInputsOfVersion3UpgradeToTheSameCase) {
     std::vector<uint8_t> input = RandomStructuredInput(random, 0, 48);
     input[0] = 3;
     input[4] |= 0x01;  // tail-call targets
-    input[15] = static_cast<uint8_t>(random() & 0x3f);
+    input[15] = static_cast<uint8_t>(random() & 0x7f);
     const auto old = DecodeFuzzInput(input);
     ASSERT_TRUE(old);
     std::vector<uint8_t> upgraded = input;
