@@ -139,13 +139,14 @@ void EmitPrologue(Emitter& e, const TrampolineSpec& spec) {
 // that are non-zero, over preempt_count.
 void EmitContextLevel(Emitter& e, const TrampolineSpec& spec) {
   const uint32_t softirq_bits = spec.bugs.rctx_wrong_bits ? kSoftirqMask : kSoftirqOffset;
+  const uint32_t hardirq_bits = spec.bugs.hardirq_as_interrupted ? 0 : kHardirqMask;
   e.Emit(LoadW(kT0, kPerCpu, spec.preempt_count_offset));
   e.Emit(a64::TstImm(Width::kW, kT0, kNmiMask));
   e.Emit(a64::Cset(Width::kW, kRctx, Cond::kNe));
-  e.Emit(a64::TstImm(Width::kW, kT0, kNmiMask | kHardirqMask));
+  e.Emit(a64::TstImm(Width::kW, kT0, kNmiMask | hardirq_bits));
   e.Emit(a64::Cset(Width::kW, kT1, Cond::kNe));
   e.Emit(a64::AddSubShiftedRegister(a64::AddSubOp::kAdd, Width::kW, kRctx, kRctx, kT1));
-  e.Emit(a64::MoveImmediate(Width::kW, kT2, kNmiMask | kHardirqMask | softirq_bits));
+  e.Emit(a64::MoveImmediate(Width::kW, kT2, kNmiMask | hardirq_bits | softirq_bits));
   e.Emit(a64::Tst(Width::kW, kT0, kT2));
   e.Emit(a64::Cset(Width::kW, kT1, Cond::kNe));
   e.Emit(a64::AddSubShiftedRegister(a64::AddSubOp::kAdd, Width::kW, kRctx, kRctx, kT1));

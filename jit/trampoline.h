@@ -68,6 +68,10 @@ struct TrampolineBugs {
   // rctx tests SOFTIRQ_MASK (0xff00) where interrupt_context_level() tests
   // SOFTIRQ_OFFSET (0x100): a bh-disabled task counts as softirq.
   bool rctx_wrong_bits = false;
+  // rctx leaves HARDIRQ_MASK out of its tests: a hardirq is counted as the
+  // context it interrupted (task or softirq), and its exit decrements the
+  // same wrong byte, so the bytes are right again once it returns.
+  bool hardirq_as_interrupted = false;
   // No recursion check at all: the program always runs (what every
   // trampoline did before per-program recursion prevention).
   bool no_recursion_check = false;

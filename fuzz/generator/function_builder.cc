@@ -18,7 +18,7 @@ constexpr int kMaxConstructs = 64;  // per function
 constexpr int kMaxRegionDepth = 4;
 constexpr int kMaxLoopDepth = 2;
 constexpr int kMaxRegionConstructs = 24;
-constexpr uint8_t kR0 = 0, kR1 = 1, kR2 = 2, kR3 = 3, kR4 = 4, kFp = isa::kFramePointer;
+constexpr uint8_t kR0 = 0, kR1 = 1, kR2 = 2, kR3 = 3, kR4 = 4, kR6 = 6, kFp = isa::kFramePointer;
 
 Insn Make(uint8_t opcode, uint8_t dst = 0, uint8_t src = 0, int16_t offset = 0, int32_t imm = 0) {
   return Insn{opcode, dst, src, offset, imm};
@@ -86,6 +86,17 @@ FunctionBuilder::FunctionBuilder(const CaseLayout& layout, Role role, size_t fun
 }
 
 void FunctionBuilder::Build(RecordReader& records) {
+  if (InChain()) {
+    // r6 = r1: the context for the chain's tail call, in a register
+    // nothing else writes (calls keep it).
+    Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR6, kR1));
+    state_.regs[kR6] = state_.regs[kR1];
+    reserved_ |= static_cast<uint16_t>(1u << kR6);
+    // A target passes the chain on first: its body runs once, after the
+    // limit, not 33 times (which would make a chain case dozens of times
+    // the cost of another).
+    if (role_ == Role::kTailTarget) EmitChainTailCall();
+  }
   for (int n = 0; n < kMaxConstructs && !records.exhausted(); ++n) {
     const Record r = records.Next();
     if (r.kind() == kEndOfFunction) break;
@@ -104,8 +115,36 @@ void FunctionBuilder::Build(RecordReader& records) {
       EmitLocalCall(callee);
     }
   }
+  if (InChain() && role_ == Role::kMainEntry) {
+    // A tail call that succeeds never reaches the exit: observe first.
+    EmitObservations();
+    EmitChainTailCall();
+  }
   if (!state_.regs[kR0].readable()) EmitMovImm(kR0, 0);
   EmitExit();
+}
+
+bool FunctionBuilder::InChain() const {
+  return layout_.tail_call_chain && layout_.prog_array && role_ != Role::kSubprogram;
+}
+
+void FunctionBuilder::EmitChainTailCall() {
+  // Slot t holds target t; the last slot is empty.
+  const size_t targets = layout_.prog_array->entries - 1;
+  size_t slot = 0;
+  if (role_ == Role::kTailTarget) slot = layout_.chain_to_next ? (function_ + 1) % targets : function_;
+  // The JIT must compare the low 32 bits only: a chain that runs on
+  // garbage in the upper half shows a JIT that does not.
+  const uint64_t garbage = layout_.chain_upper_garbage ? uint64_t{0x80000001} << 32 : 0;
+  EmitTailCall(kR6, slot | garbage, false);
+}
+
+void FunctionBuilder::EmitTailCall(uint8_t context, uint64_t index, bool helper_form) {
+  if (context != kR1) Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, context));
+  EmitLddw(kR2, isa::kPseudoMapFd, static_cast<uint32_t>(layout_.prog_array->fd));
+  EmitMovImm(kR3, index);
+  Emit(helper_form ? Make(isa::kOpCall, 0, 0, 0, kHelperTailCall) : Make(isa::kOpTailCall));
+  ClobberCallerSaved();
 }
 
 void FunctionBuilder::Emit(Insn insn) {
@@ -115,6 +154,11 @@ void FunctionBuilder::Emit(Insn insn) {
 }
 
 void FunctionBuilder::EmitExit() {
+  EmitObservations();
+  Emit(Make(isa::kOpExit));
+}
+
+void FunctionBuilder::EmitObservations() {
   if (layout_.observe_registers) {
     // *(u64 *)(r10 - 512 + 8 * (reg - 1)) = reg, for each register this
     // function wrote that it may still read: what a caller or the run's
@@ -125,7 +169,6 @@ void FunctionBuilder::EmitExit() {
       Emit(Make(isa::kClassStx | isa::kModeMem | isa::kSizeDW, kFp, reg, static_cast<int16_t>(slot)));
     }
   }
-  Emit(Make(isa::kOpExit));
 }
 
 void FunctionBuilder::Construct(const Record& r) {
@@ -247,7 +290,7 @@ int32_t FunctionBuilder::Magnitude32(const Record& r, uint8_t cls, uint8_t param
 }
 
 uint8_t FunctionBuilder::RelatedOperand(const Record& r, uint8_t a_reg, uint64_t a) {
-  const uint32_t relation = r.Pick(3, 8);
+  const uint32_t relation = r.Pick(3, layout_.bounds ? 9 : 8);
   if (relation == 0) return a_reg;  // the same register
   const int picked = PickWritable(static_cast<uint8_t>(r.byte(3) >> 3));
   if (picked < 0 || picked == a_reg) return a_reg;
@@ -260,6 +303,9 @@ uint8_t FunctionBuilder::RelatedOperand(const Record& r, uint8_t a_reg, uint64_t
     case 5: value = a ^ 0xffffffff00000000ULL; break;  // the same low word, another upper half
     case 6:
     case 7: value = Magnitude64(r, r.byte(4), r.byte(3)); break;
+    // The bounds mode: the same upper half, no bit of the low word in common (a
+    // 32-bit JSET finds none, a 64-bit one the upper half's).
+    case 8: value = (a & 0xffffffff00000000ULL) | (~a & 0xffffffffULL); break;
     default: break;
   }
   EmitMovImm(reg, value);
@@ -409,6 +455,9 @@ std::optional<FunctionBuilder::Access> FunctionBuilder::PickAccess(const Record&
     const auto slot = static_cast<int32_t>(r.Pick(3, slots));
     return Access{kFp, static_cast<int16_t>(layout_.frame_low + slot * static_cast<int32_t>(size))};
   }
+  if (layout_.bounds && layout_.magnitudes && r.Flag(1, 6) && r.Flag(1, 5)) {
+    if (auto far = DisplacedAccess(r, base, low, high, size, aligned)) return far;
+  }
   if (layout_.magnitudes && r.Flag(1, 6)) {
     // Where an addressing form changes, if the area has room for it.
     if (auto offset = BoundaryOffset(r.byte(3), s.offset, low, high, size, aligned)) {
@@ -421,6 +470,36 @@ std::optional<FunctionBuilder::Access> FunctionBuilder::PickAccess(const Record&
   const int32_t offset = at - s.offset;
   if (offset < INT16_MIN || offset > INT16_MAX) return std::nullopt;
   return Access{base, static_cast<int16_t>(offset)};
+}
+
+std::optional<FunctionBuilder::Access> FunctionBuilder::DisplacedAccess(const Record& r, uint8_t base, int32_t low,
+                                                                       int32_t high, unsigned size, bool aligned) {
+  const auto s = static_cast<int32_t>(size);
+  // The offset classes of the JIT's lowerings (jit/memory.cc, atomic.cc)
+  // past what any area holds: an atomic adds +-1..4095 as an immediate and
+  // puts anything else in a register; a load or store encodes 0..4095 *
+  // size (multiples of size) and puts anything else in a register.
+  const int32_t candidates[] = {4095, -4095, 4096, -4096, 4097, -4097, 8191, -8192,
+                                std::min(4095 * s, 32767), std::min(4096 * s, 32767),
+                                32767, -32767, -32768, 32767 - 7, -32768 + 8, 16384};
+  const int32_t offset = candidates[r.Pick(3, std::size(candidates))];
+  // A copy in a register no loop needs to keep (r0..r5 start every
+  // iteration undefined), other than the base itself.
+  const int picked = PickWritable(r.byte(6));
+  if (picked < 0 || picked == base || (loops_ > 0 && picked > 5)) return std::nullopt;
+  const auto copy = static_cast<uint8_t>(picked);
+  const auto span = static_cast<uint32_t>(high - low - s + 1);
+  int32_t at = low + static_cast<int32_t>((r.byte(4) | r.byte(5) << 8) % span);
+  if (aligned) at -= (at - low) % s;
+  // copy = base + (at - offset - base's offset): copy + offset is `at`.
+  const RegState& from = state_.regs[base];
+  const int32_t copy_offset = at - offset;
+  Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, copy, base));
+  Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, copy, 0, 0, copy_offset - from.offset));
+  RegState moved = from;
+  moved.offset = copy_offset;
+  state_.regs[copy] = moved;
+  return Access{copy, static_cast<int16_t>(offset)};
 }
 
 std::optional<FunctionBuilder::Access> FunctionBuilder::OwnAddressAccess(uint8_t choice, unsigned size) const {
@@ -543,7 +622,12 @@ void FunctionBuilder::PointerSetup(const Record& r) {
     // ptr += imm, staying inside its area (not in a loop: the offset would drift).
     if (loops_ > 0) return;
     const int reg = PickReadable(r.byte(1));
-    if (reg < 0 || reg == kFp || !state_.regs[static_cast<size_t>(reg)].pointer()) return;
+    // Not a reserved register: the chain's r6 must still hold the context
+    // when the function ends (loop counters, reserved too, are scalars).
+    if (reg < 0 || reg == kFp || !state_.regs[static_cast<size_t>(reg)].pointer() ||
+        reserved(static_cast<uint8_t>(reg))) {
+      return;
+    }
     RegState& s = state_.regs[static_cast<size_t>(reg)];
     const int32_t low = s.area == Area::kStack ? layout_.frame_low : 0;
     const int32_t high = s.area == Area::kStack ? 0 : s.limit;
@@ -583,7 +667,27 @@ void FunctionBuilder::BeginIf(const Record& r) {
   const uint8_t cls = is32 ? isa::kClassJmp32 : isa::kClassJmp;
   const uint8_t op = kConditions[r.Pick(0, std::size(kConditions))];
   Insn jump;
-  if (layout_.magnitudes) {
+  if (layout_.bounds && op == isa::kJmpJset && r.Flag(2, 0)) {
+    // The bounds mode: two values that meet only in their upper halves, so
+    // that a JSET32 takes no branch and a JSET64 does. A value with bits
+    // in its upper half, against one with the same upper half and the
+    // complement low word (p4 bit 6 clear), or against one whose low word
+    // is the same, zero, and whose upper half has one more bit (set: the
+    // operands differ only in their upper halves).
+    const int picked = PickWritable(r.byte(1));
+    const int other = PickWritable(static_cast<uint8_t>(r.byte(1) + 1));
+    if (picked < 0 || other < 0 || picked == other) return;
+    uint64_t value = Magnitude64(r, r.byte(5), r.byte(6));
+    if ((value >> 32) == 0) value |= uint64_t{1} << (32 + r.Pick(4, 32));
+    uint64_t partner = (value & 0xffffffff00000000ULL) | (~value & 0xffffffffULL);
+    if (r.Flag(4, 6)) {
+      value &= 0xffffffff00000000ULL;
+      partner = value | uint64_t{1} << (32 + r.Pick(6, 32));
+    }
+    EmitMovImm(static_cast<uint8_t>(picked), value);
+    EmitMovImm(static_cast<uint8_t>(other), partner);
+    jump = Make(cls | isa::kSrcX | op, static_cast<uint8_t>(picked), static_cast<uint8_t>(other));
+  } else if (layout_.magnitudes) {
     // a class value, against its own low word, one above, one below, or
     // another class value: the bounds the compare decides on.
     const int picked = PickWritable(r.byte(1));
@@ -782,19 +886,31 @@ void FunctionBuilder::TailCall(const Record& r) {
     if (s.pointer() && s.area == Area::kContext && s.offset == 0) context = reg;
   }
   if (context < 0) return;
-  if (context != kR1) Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, static_cast<uint8_t>(context)));
-  EmitLddw(kR2, isa::kPseudoMapFd, static_cast<uint32_t>(layout_.prog_array->fd));
-  uint64_t index = r.Pick(1, layout_.prog_array->entries + 2);
+  uint64_t index = layout_.bounds ? TailCallIndex(r) : r.Pick(1, layout_.prog_array->entries + 2);
   // Version 3, p2 bit 5: a target calls its own slot, a chain that runs to
   // the tail-call limit.
   if (layout_.version >= 3 && role_ == Role::kTailTarget && r.Flag(2, 5)) index = function_;
-  // Only the low 32 bits count; version 3 puts any value in the upper half.
-  if (r.Pick(2, 16) == 0) {
+  // Only the low 32 bits count; version 3 puts any value in the upper half,
+  // the bounds mode one time in four.
+  if (r.Pick(2, layout_.bounds ? 4 : 16) == 0) {
     index |= layout_.version >= 3 ? uint64_t{r.byte(4) | 1u} << (32 + r.Pick(5, 32)) : uint64_t{1} << 32;
   }
-  EmitMovImm(kR3, index);
-  Emit(r.Flag(3, 0) ? Make(isa::kOpCall, 0, 0, 0, kHelperTailCall) : Make(isa::kOpTailCall));
-  ClobberCallerSaved();
+  EmitTailCall(static_cast<uint8_t>(context), index, r.Flag(3, 0));
+}
+
+uint64_t FunctionBuilder::TailCallIndex(const Record& r) const {
+  // The JIT's bound check is `index >= max_entries` on the low 32 bits,
+  // unsigned: below, the last slot, equal, above, and the values a signed
+  // or off-by-one compare gets wrong.
+  const uint32_t entries = layout_.prog_array->entries;
+  switch (r.Pick(1, 8)) {
+    case 3: return entries - 1;
+    case 4: return entries;
+    case 5: return uint64_t{entries} + 1;
+    case 6: return 0xffffffffULL;
+    case 7: return 0x80000000ULL;
+    default: return r.Pick(5, entries);
+  }
 }
 
 void FunctionBuilder::EarlyExit(const Record& r) {

@@ -33,6 +33,15 @@ struct CaseLayout {
   uint8_t version = kFormatVersion;  // of the input (fuzz_format.h)
   // Version 3, header byte 15 bit 0: operands from the magnitude classes.
   bool magnitudes = false;
+  // Version 4, header byte 15 bits 1, 2, 6; 4; 5 (with tail-call targets):
+  // the main entry and each target end with a tail call, into the target's
+  // own slot or the next target's, with an upper half or not.
+  bool tail_call_chain = false;
+  bool chain_to_next = false;
+  bool chain_upper_garbage = false;  // bit 5: the chain's indexes carry an upper half
+  // Version 4, header byte 15 bit 3: tail-call indexes around max_entries,
+  // the JSET relation, offsets beyond every area (fuzz_format.h).
+  bool bounds = false;
   // Format version 2 (fuzz_format.h): each function stores the registers
   // it wrote below frame_low before it exits; constructs use [frame_low, 0);
   // no legacy packet access (its record kind is an ALU operation); the
@@ -84,6 +93,7 @@ class FunctionBuilder {
   void Emit(isa::Insn insn);
   // The exit of the function, with the observations of version 2 first.
   void EmitExit();
+  void EmitObservations();
   void EmitLddw(uint8_t dst, uint8_t src, uint64_t imm64);
   void EmitMovImm(uint8_t dst, uint64_t value);
 
@@ -126,6 +136,20 @@ class FunctionBuilder {
   // inside [low, high - size], aligned if asked; nullopt when none fits.
   std::optional<int32_t> BoundaryOffset(uint8_t choice, int32_t from, int32_t low, int32_t high, unsigned size,
                                         bool aligned) const;
+  // The bounds mode: an offset no area is large enough for (fuzz_format.h), from
+  // a copy of `base` moved so that the access lands in [low, high - size].
+  std::optional<Access> DisplacedAccess(const Record& r, uint8_t base, int32_t low, int32_t high, unsigned size,
+                                        bool aligned);
+  // The bounds mode: the tail-call index of a record, by its relation to
+  // max_entries (fuzz_format.h).
+  uint64_t TailCallIndex(const Record& r) const;
+  // The tail-call chain (version 4): whether this function is in it, and
+  // the tail call it ends with.
+  bool InChain() const;
+  void EmitChainTailCall();
+  // r1 = ctx (from `context`), r2 = &prog_array, r3 = index; tail call
+  // (the helper form when `helper_form`).
+  void EmitTailCall(uint8_t context, uint64_t index, bool helper_form);
 
   // Constructs.
   void Alu(const Record& r);

@@ -70,6 +70,44 @@
 //    little-endian, so that comparison-guided mutations land on them
 //    (diff_fuzzer hands one mutation in eight to libFuzzer's own, and the
 //    libFuzzer builds trace comparisons).
+//
+// What version 4 changes in structured mode (the bounds the JIT decides on,
+// reached without a seed that points there):
+//  - byte 15 bits 1, 2 and 6 all set, the tail-call chain: with tail-call
+//    targets, the main entry and every target keep the context in r6
+//    (copied first, never written); the main entry ends with a tail call
+//    into slot 0 (after it stores the registers it observes), each target
+//    starts with one into its own slot (byte 15 bit 4 clear) or the next
+//    target's (set), so that its body runs once, after the last tail
+//    call: a chain that always runs to MAX_TAIL_CALL_CNT (33); with byte
+//    15 bit 5 each index of the chain carries 0x80000001 in its upper half
+//    (only the low 32 bits count, so the chain still runs). Three bits,
+//    so that a chain, which makes a case about a quarter dearer, is one
+//    random header in ten or so (with two, diff_fuzzer compared some 10%
+//    fewer cases a minute);
+//  - byte 15 bit 3, the bounds mode (an upgraded older input has it
+//    clear, and so keeps its case):
+//    - a tail-call record's index (p1 % 8): a slot below max_entries (0..2,
+//      slot p5 % max_entries), the last slot, max_entries, max_entries + 1,
+//      0xffffffff, 0x80000000; one in four (p2 % 4 == 0) with garbage in
+//      the upper half (the JIT compares the low 32 bits);
+//    - a related operand (p3 % 9; 8 is new) may have the same upper half
+//      and the complement of the low word; a JSET with a register source
+//      always compares two values that meet only in their upper halves
+//      (the first a class value, p5 and p6, with a bit of the upper half
+//      set, p4, if it had none): with p4 bit 6 clear, the second has the
+//      same upper half and the complement low word; set, both low words
+//      are zero and the second's upper half has one bit more (p6), so the
+//      operands differ only in their upper halves. A 32-bit JSET finds no
+//      common bit, a 64-bit one does;
+//    - with the operand-magnitude mode, a boundary access (p1 bit 6) with
+//      p1 bit 5 set uses an offset from the classes the JIT tells apart that no
+//      area is large enough for: +-4095 (the largest immediate of an
+//      atomic's address), +-4096 and beyond (in a register), 4095 * size
+//      (the largest scaled load/store offset) and 4096 * size, the field's
+//      limits 32767 and -32768 (p3 chooses); the address register is a copy of the
+//      area's pointer moved by the opposite amount (mov, add), so that
+//      the access lands inside the area (p4..p5 where, p6 which register).
 #pragma once
 
 #include <cstddef>
@@ -77,7 +115,7 @@
 
 namespace bpfdiff::fuzz {
 
-inline constexpr uint8_t kFormatVersion = 3;        // what the mutator and the seeds write
+inline constexpr uint8_t kFormatVersion = 4;        // what the mutator writes
 inline constexpr uint8_t kOldestFormatVersion = 1;  // the oldest the decoder reads
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kRecordSize = 8;
@@ -114,5 +152,11 @@ inline constexpr int32_t kObservedRegistersBytes = 8 * kObservedRegisters;
 
 // Structured mode, version 3: the options of header byte 15.
 inline constexpr uint8_t kOptionMagnitudes = 1;
+// Version 4, header byte 15: the tail-call chain (all three bits), its
+// step, the upper half of its indexes, and the bounds mode.
+inline constexpr uint8_t kOptionTailCallChain = 0x46;
+inline constexpr uint8_t kOptionBounds = 0x08;
+inline constexpr uint8_t kOptionChainToNext = 0x10;
+inline constexpr uint8_t kOptionChainUpperGarbage = 0x20;
 
 }  // namespace bpfdiff::fuzz

@@ -128,6 +128,10 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
   }
   layout.version = input[0];
   layout.magnitudes = input[0] >= 3 && (records.HeaderByte(15) & kOptionMagnitudes) != 0;
+  layout.tail_call_chain = input[0] >= 4 && (records.HeaderByte(15) & kOptionTailCallChain) == kOptionTailCallChain;
+  layout.chain_to_next = (records.HeaderByte(15) & kOptionChainToNext) != 0;
+  layout.chain_upper_garbage = (records.HeaderByte(15) & kOptionChainUpperGarbage) != 0;
+  layout.bounds = input[0] >= 4 && (records.HeaderByte(15) & kOptionBounds) != 0;
   layout.context_length = records.HeaderByte(5) % 129;
   source.memory = data.Bytes(layout.context_length);
   source.options.inline_kptr_xchg = records.HeaderByte(14) & 1;
@@ -193,6 +197,12 @@ void UpgradeFuzzInput(std::vector<uint8_t>& input) {
       if (input.size() > 15) input[15] = 0;
     }
     input[0] = 3;
+  }
+  if (input[0] == 3) {
+    // Version 4 reads byte 15 bits 1..6 as the tail-call chain and the
+    // bounds mode: both off, every record keeps its meaning.
+    if (input[1] != kModeRaw && input.size() > 15) input[15] &= kOptionMagnitudes;
+    input[0] = 4;
   }
 }
 

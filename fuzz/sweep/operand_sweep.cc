@@ -400,6 +400,109 @@ std::vector<SweepCase> Atomics() {
   return all;
 }
 
+// The offset classes the JIT tells apart that no base above reaches: the
+// largest immediates (+-4095 for an atomic's address, 4095 * size for a
+// scaled load or store), the first offsets that need a register (+-4096,
+// +-4097, 4096 * size), larger ones, and the field's limits. The address
+// register r8 is r6 (the middle of the input memory) moved by the opposite
+// amount, so that every access lands inside the input memory.
+std::vector<int32_t> FarOffsets(unsigned size) {
+  const auto s = static_cast<int32_t>(size);
+  std::vector<int32_t> offsets = {1,     -1,    4095,   -4095,  4096,   -4096,  4097,  -4097, 4095 * s,
+                                  8191,  -8192, 16384,  -16384, 32760,  -32760, 32767, -32767, -32768};
+  if (4096 * s <= 32767) offsets.push_back(4096 * s);
+  return offsets;
+}
+
+constexpr uint8_t kR8 = 8;
+
+// r8 = r6 + (target - offset): [r8 + offset] is r6 + target. Targets move
+// through [-2048, 2048) with the combination, aligned to `size`.
+int32_t FarTarget(size_t n, unsigned size) {
+  const auto target = static_cast<int32_t>((n * 328) % 3968) - 2048;
+  return static_cast<int32_t>(static_cast<uint32_t>(target) & ~(size - 1));  // rounded down
+}
+
+void EmitFarBase(Cases& cases, int32_t target, int32_t offset) {
+  cases.Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR8, kR6));
+  cases.Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, kR8, 0, 0, target - offset));
+}
+
+std::vector<Insn> FarPrologue() {
+  return {Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR6, kR1),
+          Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAdd, kR6, 0, 0, 2048)};
+}
+
+std::vector<SweepCase> FarLoadsAndStores() {
+  std::vector<SweepCase> all;
+  Cases loads("far loads", kCombosPerCase);
+  loads.set_prologue(FarPrologue());
+  loads.set_memory(PatternMemory());
+  Cases stores("far stores", kCombosPerCase);
+  stores.set_prologue(FarPrologue());
+  stores.set_memory(PatternMemory());
+  size_t n = 0;
+  for (unsigned size : {1u, 2u, 4u, 8u}) {
+    for (const int32_t off : FarOffsets(size)) {
+      for (const uint8_t mode : {isa::kModeMem, isa::kModeMemSx}) {
+        if (mode == isa::kModeMemSx && size == 8) continue;
+        const int32_t target = FarTarget(n++, size);
+        EmitFarBase(loads, target, off);
+        loads.Emit(Make(isa::kClassLdx | mode | SizeCode(size), kR2, kR8, static_cast<int16_t>(off)));
+        loads.StoreResult(kR2);
+        loads.EndCombo(fmt::format("ldx{} u{} [ctx+2048{:+}{:+}]", mode == isa::kModeMemSx ? "sx" : "", 8 * size,
+                                   target - off, off));
+      }
+      // A register and a constant, one after the other at the same place.
+      const int32_t target = FarTarget(n++, size);
+      const uint64_t value = kMagnitudes64[n % std::size(kMagnitudes64)];
+      const int32_t imm = kMagnitudes32[n % std::size(kMagnitudes32)];
+      EmitFarBase(stores, target, off);
+      stores.Lddw(kR2, value);
+      stores.Emit(Make(isa::kClassStx | isa::kModeMem | SizeCode(size), kR8, kR2, static_cast<int16_t>(off)));
+      EmitFarBase(stores, FarTarget(n++, size), off);
+      stores.Emit(Make(isa::kClassSt | isa::kModeMem | SizeCode(size), kR8, 0, static_cast<int16_t>(off), imm));
+      stores.EndCombo(fmt::format("stx/st u{} [r8{:+}] 0x{:x}, {}", 8 * size, off, value, imm));
+    }
+  }
+  Append(all, loads.Take());
+  Append(all, stores.Take());
+  return all;
+}
+
+// Every atomic at every far offset: the word at r6 + target holds a; the
+// atomic applies b through r8 + offset; the fetched value (or r0) goes to
+// the result slot, the word itself stays in the compared input memory.
+std::vector<SweepCase> FarAtomics() {
+  std::vector<SweepCase> all;
+  for (const bool is64 : {true, false}) {
+    const unsigned size = is64 ? 8 : 4;
+    Cases cases(fmt::format("atomic{} far offsets", is64 ? 64 : 32), kCombosPerCase);
+    cases.set_prologue(FarPrologue());
+    cases.set_memory(PatternMemory());
+    size_t n = 0;
+    for (const auto& atomic : kAtomics) {
+      for (const int32_t off : FarOffsets(size)) {
+        const int32_t target = FarTarget(n, size);
+        const uint64_t a = kMagnitudes64[n % std::size(kMagnitudes64)];
+        const uint64_t b = kMagnitudes64[(n * 7 + 3) % std::size(kMagnitudes64)];
+        ++n;
+        cases.Lddw(kR2, a);
+        cases.Emit(Make(isa::kClassStx | isa::kModeMem | isa::kSizeDW, kR6, kR2, static_cast<int16_t>(target)));
+        cases.Lddw(kR3, b);
+        if (atomic.op == isa::kAtomicCmpXchg) cases.Lddw(kR0, n % 2 == 0 ? a : a ^ 1);
+        EmitFarBase(cases, target, off);
+        cases.Emit(Make(isa::kClassStx | isa::kModeAtomic | (is64 ? isa::kSizeDW : isa::kSizeW), kR8, kR3,
+                        static_cast<int16_t>(off), atomic.op));
+        cases.StoreResult(atomic.op == isa::kAtomicCmpXchg ? kR0 : kR3);
+        cases.EndCombo(fmt::format("atomic{} {} [r8{:+}] [0x{:x}] 0x{:x}", is64 ? 64 : 32, atomic.name, off, a, b));
+      }
+    }
+    Append(all, cases.Take());
+  }
+  return all;
+}
+
 // Helper calls whose results have their upper bits (or bit 31) set, and
 // callx with ids that only their low bits make valid.
 std::vector<SweepCase> Calls() {
@@ -525,6 +628,8 @@ std::vector<SweepCase> OperandSweep() {
   Append(all, Loads());
   Append(all, Stores());
   Append(all, Atomics());
+  Append(all, FarLoadsAndStores());
+  Append(all, FarAtomics());
   Append(all, ProbeLoads());
   Append(all, Calls());
   Append(all, SubprogramFrames());

@@ -158,6 +158,12 @@ constexpr PlantedBugInfo kCatalog[] = {
      "trampoline: rctx tests SOFTIRQ_MASK instead of SOFTIRQ_OFFSET (a bh-disabled task counts as softirq)",
      "recursion_fuzzer", "review: bpfdiff's controls for the per-context recursion counters series", false,
      [](PlantedBugs& b) { b.trampoline.rctx_wrong_bits = true; }},
+    {"recursion-hardirq-as-interrupted", BugArea::kRecursion,
+     "trampoline: rctx leaves out HARDIRQ_MASK, a hardirq counts (and uncounts) the interrupted context's byte",
+     "recursion_fuzzer",
+     "726b3d3f141f ftrace: Handle tracing when switching between context (core tracing: an interrupt charged to the "
+     "context it interrupted)",
+     false, [](PlantedBugs& b) { b.trampoline.hardirq_as_interrupted = true; }},
 };
 
 }  // namespace

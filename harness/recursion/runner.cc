@@ -105,6 +105,7 @@ class Runner final : private ExecutionObserver {
     for (int c = 0; c < schedule.cpus; ++c) {
       helpers_.push_back(HelperContext{sandbox.env().memory(), sandbox.env().helper_state(c)});
     }
+    if (config.check_every_event) event_boundaries_ = EventBoundaries();
   }
 
   RunResult Run();
@@ -375,6 +376,30 @@ class Runner final : private ExecutionObserver {
 
   void FinalChecks();
 
+  // The boundaries right after each trampoline instruction with an effect
+  // (where its label's point changes, or a store-exclusive's status
+  // decides it), and each attached program's first instruction: sorted,
+  // for Machine::set_stop_before.
+  std::vector<uint64_t> EventBoundaries() const {
+    std::vector<uint64_t> out;
+    for (size_t p = 0; p < trampolines_.size(); ++p) {
+      const jit::InstalledTrampoline& t = *trampolines_[p];
+      const auto& labels = t.code().labels;
+      for (size_t i = 1; i < labels.size(); ++i) {
+        if (labels[i].mark != labels[i - 1].mark || labels[i].status_reg >= 0) out.push_back(t.entry() + 4 * i);
+      }
+      out.push_back(attachment_.compiled(static_cast<int>(p)).entry());
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+  // After the runner itself changed the state (an interrupt taken, a task
+  // started): the comparison every other event gets at its boundary.
+  void CompareAfterEvent(int cpu) {
+    if (config_.check_every_event && !aborted_) CompareMemory(cpu, -1);
+  }
+
   Sandbox& sandbox_;
   Attachment& attachment_;
   const Schedule& schedule_;
@@ -383,6 +408,7 @@ class Runner final : private ExecutionObserver {
   std::vector<Cpu> cpus_;
   std::vector<HelperContext> helpers_;
   RunResult result_;
+  std::vector<uint64_t> event_boundaries_;
   size_t event_ = 0;
   bool aborted_ = false;
 };
@@ -686,6 +712,7 @@ void Runner::Apply(const Event& e) {
         c.current->preempt_added = kSoftirqDisableOffset;
       }
       StartJobCall(cpu, *c.current);
+      CompareAfterEvent(cpu);
       return;
     }
     case Event::Kind::kSwitch: {
@@ -742,6 +769,7 @@ void Runner::Apply(const Event& e) {
       c.interrupts.push_back(std::move(irq));
       Row(cpu, ctx.level, fmt::format("{} taken", name));
       StartJobCall(cpu, ctx);
+      CompareAfterEvent(cpu);
       return;
     }
     case Event::Kind::kRun: RunSteps(cpu, e.steps); return;
@@ -793,6 +821,7 @@ RunResult Runner::Run() {
     m.set_observer(this);
     m.set_count_atomics(config_.count_atomics);
     m.set_budget(config_.max_steps);
+    m.set_stop_before(config_.check_every_event ? &event_boundaries_ : nullptr);
   }
   for (size_t i = 0; i < schedule_.events.size() && !aborted_; ++i) {
     event_ = i + 1;
@@ -806,6 +835,7 @@ RunResult Runner::Run() {
     m.set_trapped_helpers(nullptr);
     m.set_observer(nullptr);
     m.set_count_atomics(false);
+    m.set_stop_before(nullptr);
     m.set_helper_context(nullptr, nullptr);
   }
   return std::move(result_);
@@ -845,7 +875,7 @@ struct ProgramCache::Entry {
   int index = 0;
   ProgramSpec spec;
   jit::CompiledProgram compiled;
-  using Key = std::tuple<Policy, jit::AtomicLowering, bool, bool, bool>;
+  using Key = std::tuple<Policy, jit::AtomicLowering, bool, bool, bool, bool>;
   std::map<Key, std::unique_ptr<jit::InstalledTrampoline>> trampolines;
 };
 
@@ -892,7 +922,8 @@ Result<ProgramCache::Entry*> ProgramCache::Get(int index, const ProgramSpec& spe
 
 Result<const jit::InstalledTrampoline*> ProgramCache::Trampoline(Entry& entry, int index, const RunConfig& config) {
   const Entry::Key key{config.policy, config.lowering, config.bugs.exit_wrong_context,
-                       config.bugs.check_then_increment, config.bugs.rctx_wrong_bits};
+                       config.bugs.check_then_increment, config.bugs.rctx_wrong_bits,
+                       config.bugs.hardirq_as_interrupted};
   auto& slot = entry.trampolines[key];
   if (!slot) {
     jit::TrampolineSpec spec;

@@ -25,7 +25,13 @@
 // After every stop of a machine the runner finds where the top frame is (its
 // trampoline's boundary label, or inside the program) and advances the
 // model's invocation there; then the per-CPU memory (preempt_count, every
-// program's active state and misses counter) must equal the model's. When a
+// program's active state and misses counter) must equal the model's. With
+// RunConfig::check_every_event the machines also stop after every
+// trampoline instruction that has an effect and at every program entry, so
+// that this comparison happens after each event, not only at the
+// schedule's own stops: the per-CPU state changes only at those
+// instructions (and when the runner enters or leaves an interrupt, where it
+// compares too), so no boundary in between can show anything new. When a
 // call returns, its run/miss result must be the model's decision, and a run
 // must match the interpreter (r0, helper trace, end) and make the trigger
 // calls its program makes.
@@ -56,6 +62,14 @@ struct RunConfig {
   bool check_interpreter = true;
   bool count_atomics = false;
   uint64_t max_steps = 2'000'000;  // arm64 instructions per schedule
+  // Compare the per-CPU state with the model after every event: each
+  // trampoline instruction with an effect (a store, an atomic, the call of
+  // the program and its return), each program entry, each interrupt taken
+  // and each task started. Off: only where the machine stops anyway (the
+  // schedule's own positions, trigger calls, returns), which misses a
+  // counter that is wrong for a while and right again at the next stop;
+  // kept to show that (tests) and to measure what the checks cost.
+  bool check_every_event = true;
 };
 std::string ConfigName(const RunConfig& config);  // "landed/lse"
 

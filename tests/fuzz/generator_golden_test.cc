@@ -21,7 +21,7 @@ namespace bpfdiff::fuzz {
 namespace {
 
 // The newest version these goldens know; each test says its version.
-constexpr uint8_t kNewestGoldenVersion = 3;
+constexpr uint8_t kNewestGoldenVersion = 4;
 
 const std::string kChangedFormat =
     "the generator changed what the bytes of a released format version mean; add a new version to "
@@ -430,6 +430,106 @@ TEST(FuzzGeneratorGolden, Version3MagnitudeModeAndFiveSubprograms) {
       "7b 3a 10 fe 00 00 00 00\n"  // stxdw [%r10-496], %r3
       "95 00 00 00 00 00 00 00\n"  // exit
       "memory: 8 bytes 10656b09b58cbc81\n"
+      "inline kptr_xchg: false\n";
+  const auto source = DecodeFuzzInput(input);
+  EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
+}
+
+// Version 4: the tail-call chain (byte 15 bits 1, 2 and 6, to the next
+// target: bit 4) and the bounds mode (bit 3) with the magnitude mode (bit 0).
+std::vector<uint8_t> Version4ChainAndBounds() {
+  return {
+    // version 4, structured, no subprograms, an array map of 8-byte
+    // values, two tail-call targets, 16 bytes of memory, seed, chain to the
+    // next target, bounds and magnitude modes
+    4, 0x00, 0x00, 0x01, 0x02, 0x10, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x00, 0x5f,
+    // main entry: a tail call with index max_entries (p1 = 4); one with
+    // index 0xffffffff (p1 = 6) and upper garbage (p2 % 4 == 0), helper
+    // form (p3 bit 0)
+    0xea, 0x00, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00,
+    0xea, 0x00, 0x06, 0x04, 0x01, 0x10, 0x03, 0x00,
+    // if jset32 (p0 = 0x87) of a class-30 value and a register with the
+    // same upper half and the complement low word (p3 = 8)
+    0x9c, 0x87, 0x02, 0x01, 0x08, 0x00, 0x1e, 0x00,
+    0xb9, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    // a load of 8 bytes from the context at offset 32767 (p1 = 0x61, p3 =
+    // 10), through r3 = ctx + 8 - 32767 (p4 = 8, p6 = 3)
+    0x50, 0x03, 0x61, 0x00, 0x0a, 0x08, 0x00, 0x03,
+    // a 64-bit atomic fetch-and on the stack at offset -32768 (p1 = 0x60,
+    // p3 = 12), through r4 = r10 - 424 + 32768
+    0x76, 0x01, 0x60, 0x02, 0x0c, 0x10, 0x00, 0x04,
+    0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    // target 0: a 4-byte store of a constant at offset -4095 from ctx + 5
+    // + 4095 (p1 = 0x60, p3 = 1, p4 = 5, p6 = 2)
+    0x64, 0x12, 0x60, 0x00, 0x01, 0x05, 0x00, 0x02,
+    0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    // target 1: nothing but the chain
+  };
+}
+
+TEST(FuzzGeneratorGolden, Version4TailCallChainAndBounds) {
+  const std::vector<uint8_t> input = Version4ChainAndBounds();
+  const std::string golden =
+      "program 0:\n"
+      "bf 16 00 00 00 00 00 00\n"  // mov %r6, %r1
+      "18 12 00 00 04 00 00 00\n"  // lddw %r2, map:4
+      "00 00 00 00 00 00 00 00\n"  // (second slot of lddw)
+      "b7 03 00 00 03 00 00 00\n"  // mov %r3, 3
+      "f5 00 00 00 00 00 00 00\n"  // tail_call
+      "bf 61 00 00 00 00 00 00\n"  // mov %r1, %r6
+      "18 12 00 00 04 00 00 00\n"  // lddw %r2, map:4
+      "00 00 00 00 00 00 00 00\n"  // (second slot of lddw)
+      "18 03 00 00 ff ff ff ff\n"  // lddw %r3, 0x88ffffffff
+      "00 00 00 00 88 00 00 00\n"  // (second slot of lddw)
+      "85 00 00 00 0c 00 00 00\n"  // call 12
+      "18 02 00 00 00 00 00 00\n"  // lddw %r2, 0xdeadbeef00000000
+      "00 00 00 00 ef be ad de\n"  // (second slot of lddw)
+      "18 03 00 00 ff ff ff ff\n"  // lddw %r3, 0xdeadbeefffffffff
+      "00 00 00 00 ef be ad de\n"  // (second slot of lddw)
+      "4e 32 00 00 00 00 00 00\n"  // jset32 %r2, %r3, +0
+      "bf 63 00 00 00 00 00 00\n"  // mov %r3, %r6
+      "07 03 00 00 09 80 ff ff\n"  // add %r3, -32759
+      "79 30 ff 7f 00 00 00 00\n"  // ldxdw %r0, [%r3+32767]
+      "bf a4 00 00 00 00 00 00\n"  // mov %r4, %r10
+      "07 04 00 00 58 7e 00 00\n"  // add %r4, 32344
+      "db 04 00 80 51 00 00 00\n"  // lock fetch and [%r4-32768], %r0
+      "7b 2a 08 fe 00 00 00 00\n"  // stxdw [%r10-504], %r2
+      "7b 3a 10 fe 00 00 00 00\n"  // stxdw [%r10-496], %r3
+      "7b 4a 18 fe 00 00 00 00\n"  // stxdw [%r10-488], %r4
+      "7b 6a 28 fe 00 00 00 00\n"  // stxdw [%r10-472], %r6
+      "bf 61 00 00 00 00 00 00\n"  // mov %r1, %r6
+      "18 12 00 00 04 00 00 00\n"  // lddw %r2, map:4
+      "00 00 00 00 00 00 00 00\n"  // (second slot of lddw)
+      "b7 03 00 00 00 00 00 00\n"  // mov %r3, 0
+      "f5 00 00 00 00 00 00 00\n"  // tail_call
+      "7b 6a 28 fe 00 00 00 00\n"  // stxdw [%r10-472], %r6
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "program 1:\n"
+      "bf 16 00 00 00 00 00 00\n"  // mov %r6, %r1
+      "bf 61 00 00 00 00 00 00\n"  // mov %r1, %r6
+      "18 12 00 00 04 00 00 00\n"  // lddw %r2, map:4
+      "00 00 00 00 00 00 00 00\n"  // (second slot of lddw)
+      "b7 03 00 00 01 00 00 00\n"  // mov %r3, 1
+      "f5 00 00 00 00 00 00 00\n"  // tail_call
+      "bf 62 00 00 00 00 00 00\n"  // mov %r2, %r6
+      "07 02 00 00 04 10 00 00\n"  // add %r2, 4100
+      "62 02 01 f0 00 00 00 00\n"  // stw [%r2-4095], 0
+      "7b 2a 08 fe 00 00 00 00\n"  // stxdw [%r10-504], %r2
+      "7b 6a 28 fe 00 00 00 00\n"  // stxdw [%r10-472], %r6
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "program 2:\n"
+      "bf 16 00 00 00 00 00 00\n"  // mov %r6, %r1
+      "bf 61 00 00 00 00 00 00\n"  // mov %r1, %r6
+      "18 12 00 00 04 00 00 00\n"  // lddw %r2, map:4
+      "00 00 00 00 00 00 00 00\n"  // (second slot of lddw)
+      "b7 03 00 00 00 00 00 00\n"  // mov %r3, 0
+      "f5 00 00 00 00 00 00 00\n"  // tail_call
+      "7b 6a 28 fe 00 00 00 00\n"  // stxdw [%r10-472], %r6
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "map fd 1: array key 4 value 8 entries 4\n"
+      "  values dd6025abe2340c28bc6982726e4f301640c1d67f9fa04d2a0754d2dc6d7afbc1\n"
+      "map fd 4: prog_array key 4 value 8 entries 3 programs 1,2,-1\n"
+      "memory: 16 bytes 10656b09b58cbc815673a7eec30c5f31\n"
       "inline kptr_xchg: false\n";
   const auto source = DecodeFuzzInput(input);
   EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);

@@ -59,6 +59,64 @@ TEST(recursionPlantedBug, RctxWrongBitsIsCaughtInABhDisabledTask) {
   }
 }
 
+// A transient error: the hardirq increments the interrupted context's byte
+// and decrements the same byte on exit, so every byte is right again when
+// the hardirq returns. With nothing scheduled inside the hardirq, no
+// run/miss decision depends on the wrong byte and the machine does not stop
+// while it is wrong: the comparisons at stops alone (check_every_event off,
+// the checker before issue 23) pass the schedule; the comparison after the
+// enter update's store catches it.
+TEST(recursionPlantedBug, HardirqAsInterruptedIsCaughtOnlyByThePerEventCheck) {
+  struct Case {
+    std::string_view schedule;
+    std::string_view message;
+  };
+  const Case cases[] = {
+      // On an idle CPU: the task's byte instead of the hardirq's.
+      {"program 0 loop 1\nhardirq 0 fire 0\n", "program 0 active is [01 00 00 00], the model says [00 00 01 00]"},
+      // Over a task inside another program, and over a softirq: the byte of
+      // the level interrupted.
+      {"program 0 loop 1\nprogram 1 loop 2\ntask 0 A fire 1\nuntil 0 program\nhardirq 0 fire 0\n",
+       "program 0 active is [01 00 00 00], the model says [00 00 01 00]"},
+      {"program 0 loop 1\nprogram 1 loop 2\nsoftirq 0 fire 1\nuntil 0 program\nhardirq 0 fire 0\n",
+       "program 0 active is [00 01 00 00], the model says [00 00 01 00]"},
+  };
+  for (const Case& c : cases) {
+    for (Policy p : {Policy::kPerContext, Policy::kLanded}) {
+      SCOPED_TRACE(fmt::format("{}: {}", PolicyName(p), c.schedule));
+      RunConfig buggy = MakeConfig(p, jit::AtomicLowering::kLse, Bug("recursion-hardirq-as-interrupted"));
+      const RunResult caught = RunText(c.schedule, buggy);
+      ASSERT_TRUE(CaughtByModel(caught));
+      EXPECT_NE(caught.findings.front().message.find(c.message), std::string::npos)
+          << caught.findings.front().Describe();
+      // The same bug, compared only at stops: every decision is right and
+      // every byte is back by then, so the old checker passes it.
+      buggy.check_every_event = false;
+      const RunResult missed = RunText(c.schedule, buggy);
+      EXPECT_TRUE(missed.ok()) << (missed.findings.empty() ? "" : missed.findings.front().Describe());
+      // Without the bug both checkers pass.
+      RunConfig clean = MakeConfig(p);
+      EXPECT_TRUE(RunText(c.schedule, clean).ok());
+      clean.check_every_event = false;
+      EXPECT_TRUE(RunText(c.schedule, clean).ok());
+    }
+  }
+  // A hardirq over the same program at task level is a false recursion: the
+  // decision differs, which both checkers see.
+  constexpr std::string_view kSameProgram = "program 0 loop 2\ntask 0 A fire 0\nuntil 0 program\nhardirq 0 fire 0\n";
+  RunConfig stops_only = MakeConfig(Policy::kPerContext, jit::AtomicLowering::kLse,
+                                    Bug("recursion-hardirq-as-interrupted"));
+  stops_only.check_every_event = false;
+  EXPECT_TRUE(CaughtByModel(RunText(kSameProgram, stops_only)));
+  // The int counter has no per-context byte, and an NMI still counts as NMI.
+  EXPECT_TRUE(RunText(cases[0].schedule, MakeConfig(Policy::kAtomic, jit::AtomicLowering::kLse,
+                                                    Bug("recursion-hardirq-as-interrupted")))
+                  .ok());
+  EXPECT_TRUE(RunText("program 0 loop 1\nnmi 0 fire 0\n", MakeConfig(Policy::kPerContext, jit::AtomicLowering::kLse,
+                                                                   Bug("recursion-hardirq-as-interrupted")))
+                  .ok());
+}
+
 TEST(recursionPlantedBug, CheckThenIncrementIsCaughtWithATaskSwitchInBetween) {
   // The named schedule of the report catches it under atomic: A has read the
   // counter (0) when B takes the CPU, B runs, A increments to 2 and runs.
