@@ -23,23 +23,11 @@ if [[ -f $cache/.bpfdiff-extracted && $(cat "$cache/.bpfdiff-extracted") == "$st
   exit 0
 fi
 
-# What cmake/kernel_source.cmake reads (BPFDIFF_KERNEL_TREE_FILES), plus the
-# user-space headers of tools/ that the shims build on.
-members=(
-  Makefile
-  arch/arm64/net
-  arch/arm64/lib/insn.c
-  arch/arm64/include/asm/insn.h
-  arch/arm64/include/asm/insn-def.h
-  arch/arm64/include/asm/brk-imm.h
-  arch/arm64/include/asm/patching.h
-  arch/arm64/include/asm/asm-extable.h
-  arch/arm64/include/asm/gpr-num.h
-  arch/arm64/tools/gen-cpucaps.awk
-  arch/arm64/tools/cpucaps
-  tools/include
-  tools/arch/x86/include
-)
+# What the build reads (kernelsrc/tree_files.txt, which
+# cmake/kernel_source.cmake checks a tree for), and the user-space headers of
+# tools/ that the shims build on.
+mapfile -t members < <(grep -v '^#' "$(dirname "$0")/../kernelsrc/tree_files.txt")
+members+=(tools/include tools/arch/x86/include)
 
 mkdir -p "${cache%/*}"
 tmp=$(mktemp -d "${cache%/*}/.extract.XXXXXX")

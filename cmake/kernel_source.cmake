@@ -13,23 +13,10 @@ set(BPFDIFF_KERNEL_SOURCE "" CACHE PATH "Linux tree to build the kernel's arm64 
 set(BPFDIFF_KERNEL_JIT "AUTO" CACHE STRING "Build the kernel's arm64 JIT as engines: AUTO, ON or OFF")
 set_property(CACHE BPFDIFF_KERNEL_JIT PROPERTY STRINGS AUTO ON OFF)
 
-# The files of the tree the build reads (ci/kernel_source.sh extracts the
-# same list: keep them in step).
-set(BPFDIFF_KERNEL_TREE_FILES
-  Makefile
-  arch/arm64/net/bpf_jit_comp.c
-  arch/arm64/net/bpf_jit.h
-  arch/arm64/lib/insn.c
-  arch/arm64/include/asm/insn.h
-  arch/arm64/include/asm/insn-def.h
-  arch/arm64/include/asm/brk-imm.h
-  arch/arm64/include/asm/patching.h
-  arch/arm64/include/asm/asm-extable.h
-  arch/arm64/include/asm/gpr-num.h
-  arch/arm64/tools/gen-cpucaps.awk
-  arch/arm64/tools/cpucaps
-  tools/include/linux/kernel.h
-  tools/include/uapi/linux/bpf.h)
+# The files of the tree the build reads (kernelsrc/tree_files.txt, which
+# ci/kernel_source.sh extracts too), and a header of each tools/ directory.
+file(STRINGS "${CMAKE_SOURCE_DIR}/kernelsrc/tree_files.txt" BPFDIFF_KERNEL_TREE_FILES REGEX "^[^#]")
+list(APPEND BPFDIFF_KERNEL_TREE_FILES tools/include/linux/kernel.h tools/include/uapi/linux/bpf.h)
 
 set(_tree "${BPFDIFF_KERNEL_SOURCE}")
 if(_tree STREQUAL "" AND DEFINED ENV{BPFDIFF_KERNEL_SOURCE})
