@@ -28,7 +28,26 @@ Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs
   // Every engine, the interpreter first: the reference, whose coverage counts.
   static_cast<InterpreterEngine&>(*engines->front()).set_coverage(&harness->executed_);
   harness->runner_ = std::make_unique<DifferentialRunner>(*harness->sandbox_, std::move(engines).value());
+  harness->kernel_verifier_forms_ = engines_choice == kKernelEngines;
   return harness;
+}
+
+bool ToKernelVerifierForms(CaseSource& source) {
+  for (const auto& program : source.programs) {
+    for (const auto& insn : program) {
+      if (insn.opcode == isa::kOpCallX) return false;
+    }
+  }
+  for (auto& program : source.programs) {
+    for (auto& insn : program) {
+      const uint8_t cls = isa::ClassOf(insn.opcode);
+      const uint8_t op = isa::OpOf(insn.opcode);
+      if ((cls != isa::kClassAlu && cls != isa::kClassAlu64) || isa::SourceOf(insn.opcode) != isa::kSrcK) continue;
+      if (op != isa::kAluLsh && op != isa::kAluRsh && op != isa::kAluArsh) continue;
+      insn.imm &= cls == isa::kClassAlu64 ? 63 : 31;
+    }
+  }
+  return true;
 }
 
 bool HasAtomics(const CaseSource& source) {
@@ -75,6 +94,7 @@ Localization DiffHarness::Localize(const CaseRun& run) {
 DiffHarness::InputRun DiffHarness::RunInput(std::span<const uint8_t> input, size_t variants) {
   InputRun result;
   result.source = DecodeFuzzInput(input);
+  if (result.source && kernel_verifier_forms_ && !ToKernelVerifierForms(*result.source)) result.source.reset();
   if (result.source) result.run = RunCase(*result.source, variants);
   return result;
 }

@@ -22,10 +22,22 @@ namespace bpfdiff::fuzz {
 // with LL/SC atomics), created once per process. `unicorn_fault` makes a
 // Unicorn call fail on purpose (BPFDIFF_UNICORN_FAULT, read by the mains);
 // sandbox().UnicornFailure() tells when one failed.
+// The forms of `source` that the kernel's verifier would reject and that
+// bpfdiff's load step accepts (harness/diff/kernel_refusals.h), made into
+// ones it accepts where that keeps the program's meaning: a shift by a
+// constant outside [0, width) becomes a shift by the constant masked to the
+// width (RFC 9669's semantics for the register form). False, and `source`
+// unchanged, when a form cannot be (a callx): such a case says nothing of
+// the kernel's JIT, which refuses it.
+bool ToKernelVerifierForms(CaseSource& source);
+
 class DiffHarness {
  public:
   // `engines`: "all" (the interpreter and bpfdiff's JIT in both lowerings)
   // or "kernel" (the interpreter and the kernel's JIT in both lowerings).
+  // With "kernel", inputs are first brought to the forms the kernel's
+  // verifier accepts (ToKernelVerifierForms); one that cannot be is not
+  // ours.
   static Result<std::unique_ptr<DiffHarness>> Create(const PlantedBugs& bugs, UnicornFault unicorn_fault = {},
                                                      std::string_view engines = "all");
 
@@ -54,6 +66,7 @@ class DiffHarness {
   std::unique_ptr<Sandbox> sandbox_;
   std::unique_ptr<DifferentialRunner> runner_;
   std::vector<std::vector<uint8_t>> executed_;
+  bool kernel_verifier_forms_ = false;  // see ToKernelVerifierForms
 };
 
 // Whether any program of the case has an atomic instruction (only then do

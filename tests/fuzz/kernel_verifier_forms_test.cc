@@ -1,0 +1,47 @@
+// diff_fuzzer with the kernel's engines runs only what the kernel's verifier
+// would accept (fuzz/diff/diff_harness.h, ToKernelVerifierForms).
+#include <gtest/gtest.h>
+
+#include "fuzz/diff/diff_harness.h"
+#include "isa/assembler.h"
+
+namespace bpfdiff::fuzz {
+namespace {
+
+CaseSource SourceOf(std::string_view text) {
+  auto insns = isa::Assemble(text);
+  EXPECT_TRUE(insns.ok()) << insns.message();
+  CaseSource source;
+  if (insns) source.programs.push_back(std::move(insns).value());
+  return source;
+}
+
+TEST(FuzzKernelVerifierForms, ShiftsByOutOfRangeConstantsAreMaskedToTheWidth) {
+  CaseSource source = SourceOf(
+      "lsh %r1, 64\nrsh32 %r2, 33\narsh %r3, -1\nlsh32 %r4, -32\nrsh %r5, 63\nlsh %r6, %r7\nexit");
+  ASSERT_TRUE(ToKernelVerifierForms(source));
+  const auto& p = source.programs[0];
+  EXPECT_EQ(p[0].imm, 0);   // 64 & 63
+  EXPECT_EQ(p[1].imm, 1);   // 33 & 31
+  EXPECT_EQ(p[2].imm, 63);  // -1 & 63
+  EXPECT_EQ(p[3].imm, 0);   // -32 & 31
+  EXPECT_EQ(p[4].imm, 63);  // in range: unchanged
+  EXPECT_EQ(p[5].imm, 0);   // a register shift: unchanged
+}
+
+TEST(FuzzKernelVerifierForms, OtherConstantsStay) {
+  CaseSource source = SourceOf("add %r1, 64\nmov32 %r2, -1\nexit");
+  const CaseSource before = source;
+  ASSERT_TRUE(ToKernelVerifierForms(source));
+  EXPECT_EQ(source.programs, before.programs);
+}
+
+TEST(FuzzKernelVerifierForms, CallxCannotBeMadeOneAndLeavesTheSourceAlone) {
+  CaseSource source = SourceOf("mov %r1, 8\nlsh %r2, 64\ncall %r1\nexit");
+  const CaseSource before = source;
+  EXPECT_FALSE(ToKernelVerifierForms(source));
+  EXPECT_EQ(source.programs, before.programs);
+}
+
+}  // namespace
+}  // namespace bpfdiff::fuzz
