@@ -13,6 +13,7 @@
 // planted bug's findings replay. A Unicorn failure (BPFDIFF_UNICORN_FAULT
 // injects one) is an error naming the call, exit 2, and no verdict.
 #include "cli/commands.h"
+#include "harness/diff/engines.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -45,7 +46,7 @@ struct ReplayTally {
 // Every artifact, each on its own: one that does not load, or whose run
 // Unicorn failed, is reported and the next one still runs (on a new
 // harness after a Unicorn failure: the old one can run nothing more).
-int Replay(const std::vector<std::string>& artifacts, const Settings& settings) {
+int Replay(const std::vector<std::string>& artifacts, const std::string& engines, const Settings& settings) {
   auto disassembler = A64Disassembler::Create();
   if (!disassembler) {
     fmt::print(stderr, "bpfdiff replay: {}\n", disassembler.message());
@@ -57,7 +58,7 @@ int Replay(const std::vector<std::string>& artifacts, const Settings& settings) 
   int status = kExitOk;
   for (const auto& path : artifacts) {
     if (!harness && !cannot_create) {
-      auto created = DiffHarness::Create(settings.bugs, settings.unicorn_fault);
+      auto created = DiffHarness::Create(settings.bugs, settings.unicorn_fault, engines);
       if (created) harness = std::move(created).value();
       else cannot_create = created.message();
     }
@@ -90,8 +91,9 @@ bool ReportUnicornFailure(DiffHarness& harness, std::string_view command, std::s
   return failure.has_value();
 }
 
-int Minimize(const std::string& artifact, const std::string& output, const Settings& settings) {
-  auto harness = DiffHarness::Create(settings.bugs, settings.unicorn_fault);
+int Minimize(const std::string& artifact, const std::string& output, const std::string& engines,
+             const Settings& settings) {
+  auto harness = DiffHarness::Create(settings.bugs, settings.unicorn_fault, engines);
   auto source = harness ? LoadArtifact(artifact) : Result<CaseSource>(harness.error());
   if (!source) {
     fmt::print(stderr, "bpfdiff minimize: {}\n", source.message());
@@ -155,13 +157,22 @@ void AddTriageCommands(CLI::App& app, const Settings& settings, int& exit_code) 
       "Run fuzz artifacts (or .data/assembly files) on every engine; each file is replayed and reported, "
       "and the exit status is the worst of them");
   replay->add_option("artifacts", *artifacts, "Crash files, corpus files, .data or assembly files")->required();
-  replay->callback([artifacts, &settings, &exit_code] { exit_code = Replay(*artifacts, settings); });
+  // The engines a fuzz target compares (BPFDIFF_ENGINES for diff_fuzzer).
+  auto engines = std::make_shared<std::string>(kAllEngines);
+  const std::string engines_help = fmt::format(
+      "{}: the interpreter and bpfdiff's JIT; {}: the interpreter and the kernel's own JIT", kAllEngines,
+      kKernelEngines);
+  replay->add_option("--engines", *engines, engines_help)->check(CLI::IsMember({std::string(kAllEngines), std::string(kKernelEngines)}));
+  replay->callback([artifacts, engines, &settings, &exit_code] { exit_code = Replay(*artifacts, *engines, settings); });
 
   auto min_in = std::make_shared<std::string>(), min_out = std::make_shared<std::string>();
   CLI::App* minimize = app.add_subcommand("minimize", "Shrink an artifact while the same divergence persists");
   minimize->add_option("artifact", *min_in)->required();
   minimize->add_option("-o,--output", *min_out, "The minimized case as a .data file")->required();
-  minimize->callback([min_in, min_out, &settings, &exit_code] { exit_code = Minimize(*min_in, *min_out, settings); });
+  minimize->add_option("--engines", *engines, engines_help)->check(CLI::IsMember({std::string(kAllEngines), std::string(kKernelEngines)}));
+  minimize->callback([min_in, min_out, engines, &settings, &exit_code] {
+    exit_code = Minimize(*min_in, *min_out, *engines, settings);
+  });
 
   auto exp_in = std::make_shared<std::string>(), exp_out = std::make_shared<std::string>();
   CLI::App* exporter = app.add_subcommand("export", "Write an artifact as a .data regression test");

@@ -166,7 +166,7 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
     if (i == 0 && interpreter) interpreted_steps = run.outcome->steps;
     if (i == 0 || !reference.outcome) continue;
     const Outcome* against = &*reference.outcome;
-    const StackGeometry geometry = engines_[i]->geometry();
+    const StackGeometry& geometry = run.geometry;
     if (!(geometry == engines_[0]->geometry())) {
       auto it = std::find_if(relaid.begin(), relaid.end(), [&](const auto& r) { return r.first == geometry; });
       if (it == relaid.end()) {
@@ -184,7 +184,7 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
       }
       against = &it->second;
     }
-    run.verdict = CompareWithReference(case_run, reference, *against, run, engines_[i]->inlined_helpers());
+    run.verdict = CompareWithReference(case_run, reference, *against, run, run.inlined_by_code);
   }
   return runs;
 }

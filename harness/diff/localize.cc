@@ -97,6 +97,16 @@ Culprit MakeCulprit(const LoadedCase& loaded, const std::vector<jit::CompiledPro
   return culprit;
 }
 
+// Whether an instruction of the case reads or writes r10 by name.
+bool NamesFramePointer(const LoadedCase& loaded) {
+  for (const auto& program : loaded.programs) {
+    for (const auto& insn : program.program.insns) {
+      if (insn.dst == isa::kFramePointer || insn.src == isa::kFramePointer) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 Localization CompareTraces(const LoadedCase& loaded, const std::vector<jit::CompiledProgram>& compiled,
@@ -104,8 +114,12 @@ Localization CompareTraces(const LoadedCase& loaded, const std::vector<jit::Comp
                            const Outcome& jit_outcome) {
   const std::vector<BoundaryState>& all = interp.states();
   const std::vector<BoundaryState>& b = jit.states();
-  // The registers defined at each of the interpreter's boundaries.
-  std::vector<uint16_t> defined(all.size() + 1, kAllRegisters);
+  // The registers defined at each of the interpreter's boundaries. r10 is
+  // left out when no instruction of the case names it: nothing can observe
+  // it then, and the kernel's prologue sets it only for a program that uses
+  // it.
+  std::vector<uint16_t> defined(all.size() + 1, NamesFramePointer(loaded) ? kAllRegisters
+                                                                          : kAllRegisters & ~RegisterBit(isa::kFramePointer));
   for (size_t i = 0; i < all.size(); ++i) {
     defined[i + 1] = DefinedAfter(InsnAt(loaded, all[i].program, all[i].slot), defined[i], i + 1 < all.size());
   }
