@@ -164,6 +164,8 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program) {
   std::array<char, 512> message{};
   const int result = bpfdiff_kjit_compile(&bridge, &request, images.data(), message.data(), message.size());
   if (result != 0) {
+    // The driver frees what it allocated; anything still held goes too.
+    for (auto& held : impl.slots) impl.pack.Free(std::move(held.second));
     impl.slots.clear();
     impl.finalized_images.clear();
     std::string why = message.data();
