@@ -84,9 +84,12 @@ Result<int> ProgPack::NewPack() {
   return Fail("all {} prog packs are full", packs_.size());
 }
 
-Result<std::unique_ptr<PackAllocation>> ProgPack::Alloc(uint64_t image_bytes) {
+Result<std::unique_ptr<PackAllocation>> ProgPack::Alloc(uint64_t image_bytes, uint64_t alignment) {
   if (image_bytes == 0 || image_bytes % 4 != 0) {
     return Fail("image size {} is not a positive multiple of 4", image_bytes);
+  }
+  if (alignment != 4 && alignment != 8) {
+    return Fail("image alignment {}: the pack aligns images to 4 or 8 bytes (the header's size)", alignment);
   }
   // Room for the header and at least 16 bytes of random hole.
   const uint64_t size = RoundUp(image_bytes + kHeaderSize + 16, kChunkSize);
@@ -134,12 +137,12 @@ Result<std::unique_ptr<PackAllocation>> ProgPack::Alloc(uint64_t image_bytes) {
     allocation->first_chunk_ = *first;
   }
 
-  // The hole before the image: random, 4-byte aligned, at most one chunk.
+  // The hole before the image: random, `alignment`-aligned, at most one chunk.
   const uint64_t hole = std::min<uint64_t>(size - (image_bytes + kHeaderSize), kChunkSize - kHeaderSize);
   random_state_ ^= random_state_ << 13;
   random_state_ ^= random_state_ >> 7;
   random_state_ ^= random_state_ << 17;
-  const uint64_t start = (random_state_ % hole) & ~uint64_t{3};
+  const uint64_t start = (random_state_ % hole) & ~(alignment - 1);
   allocation->image_offset_ = kHeaderSize + start;
   allocation->image_bytes_ = image_bytes;
   allocation->rw_.resize(allocation->slot_bytes_);

@@ -102,7 +102,9 @@ class ProgPack {
 
   // Reserves an RX slot for an image of `image_bytes` (a multiple of 4) and
   // the RW buffer the JIT writes it into, filled with AARCH64_BREAK_FAULT.
-  Result<std::unique_ptr<PackAllocation>> Alloc(uint64_t image_bytes);
+  // The image starts `alignment` bytes aligned (4 or 8: the JIT's request;
+  // 6.12's arm64 JIT asks for 8, so that its PLT target is 8-aligned).
+  Result<std::unique_ptr<PackAllocation>> Alloc(uint64_t image_bytes, uint64_t alignment = 4);
 
   // Copies the RW buffer into the RX slot, flushes the caches for that range
   // and frees the RW buffer (bpf_jit_binary_pack_finalize).

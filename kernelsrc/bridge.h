@@ -24,10 +24,10 @@ struct bpfdiff_kjit_insn {
  * guest address. */
 struct bpfdiff_kjit_world {
 	void *owner;
-	/* bpf_jit_binary_pack_alloc: a slot for an image of `image_bytes`,
-	 * from bpfdiff's prog pack. Returns 0, or -ENOMEM with the pack's
-	 * reason in the log. */
-	int (*pack_alloc)(void *owner, uint32_t image_bytes, uint64_t *rx_header,
+	/* bpf_jit_binary_pack_alloc: a slot for an image of `image_bytes`
+	 * starting `alignment`-aligned, from bpfdiff's prog pack. Returns 0,
+	 * or -1 with the pack's reason kept by the owner. */
+	int (*pack_alloc)(void *owner, uint32_t image_bytes, uint32_t alignment, uint64_t *rx_header,
 			  uint64_t *rx_image, uint8_t **rw_header, uint8_t **rw_image);
 	/* bpf_jit_binary_pack_finalize: RW -> RX, flush, free the RW buffer. */
 	void (*pack_finalize)(void *owner, uint64_t rx_header);

@@ -35,10 +35,11 @@ namespace {
 
 KernelJit::Impl& ImplOf(void* owner) { return *static_cast<KernelJit::Impl*>(owner); }
 
-int PackAlloc(void* owner, uint32_t image_bytes, uint64_t* rx_header, uint64_t* rx_image,
+int PackAlloc(void* owner, uint32_t image_bytes, uint32_t alignment, uint64_t* rx_header, uint64_t* rx_image,
               uint8_t** rw_header, uint8_t** rw_image) {
   KernelJit::Impl& impl = ImplOf(owner);
-  auto allocation = impl.pack.Alloc(image_bytes);
+  // The kernel rounds smaller alignments up to the image's natural 4.
+  auto allocation = impl.pack.Alloc(image_bytes, alignment < 4 ? 4 : alignment);
   if (!allocation) {
     impl.pack_error = allocation.message();
     return -1;

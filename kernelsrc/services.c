@@ -142,7 +142,7 @@ struct bpf_binary_header *bpf_jit_binary_pack_alloc(unsigned int proglen, u8 **r
 		bpfdiff_kernel_log("more allocations than subprograms");
 		return NULL;
 	}
-	if (w->pack_alloc(w->owner, proglen, &rx_header, &rx_image, &rw_header, &rw) != 0)
+	if (w->pack_alloc(w->owner, proglen, alignment, &rx_header, &rx_image, &rw_header, &rw) != 0)
 		return NULL;
 	session->slots[session->slot_count++] =
 		(struct bpfdiff_kjit_slot){ rx_header, rw, proglen };
