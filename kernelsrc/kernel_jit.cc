@@ -83,13 +83,7 @@ void FlushIcache(void* owner, uint64_t begin, uint64_t end) {
   ImplOf(owner).patcher.FlushIcache(begin, end, jit::TextOrigin::kFinalize);
 }
 
-uint64_t HelperAddress(void* owner, int32_t id) {
-  const jit::JitEnvironment& env = ImplOf(owner).world.environment;
-  // As the model's JIT: an id beyond the helper table calls the stub that
-  // reports a bad call.
-  if (id < 0 || static_cast<uint64_t>(id) > env.max_helper_id) return env.bad_callx_stub;
-  return env.helper_base + static_cast<uint64_t>(id) * env.helper_stride;
-}
+uint64_t HelperAddress(void* owner, int32_t id) { return ImplOf(owner).world.environment.HelperAddress(id); }
 
 Status CheckLayout(const KernelJitWorld& world) {
   const jit::JitEnvironment& env = world.environment;
