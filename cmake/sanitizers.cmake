@@ -16,14 +16,33 @@ endif()
 #                    (OSS-Fuzz's $CFLAGS and $CXXFLAGS, ci/oss-fuzz/build.sh)
 if(BPFDIFF_INSTRUMENT STREQUAL "libfuzzer")
   if(BPFDIFF_LIBFUZZER)
-    # Coverage instrumentation for every library; only fuzz targets link the
-    # libFuzzer driver (see fuzz_target.cmake).
-    add_compile_options(-fsanitize=fuzzer-no-link)
-    # Comparisons are traced too (trace-cmp, the default): diff_fuzzer's
+    # SanitizerCoverage as -fsanitize=fuzzer-no-link gives it (edge
+    # counters, indirect calls, the PC table), but only in the code that a
+    # fuzz target exists to explore (fuzz/feedback_allowlist.txt); only
+    # fuzz targets link the libFuzzer driver (see fuzz_target.cmake).
+    # The compiler's dependency files do not name the list, so the build
+    # uses a copy named by its hash: an edit reconfigures, the flag changes
+    # and everything is compiled again.
+    set(_allowlist ${CMAKE_SOURCE_DIR}/fuzz/feedback_allowlist.txt)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_allowlist})
+    file(SHA256 ${_allowlist} _allowlist_hash)
+    string(SUBSTRING ${_allowlist_hash} 0 12 _allowlist_hash)
+    set(_allowlist_copy ${CMAKE_BINARY_DIR}/feedback_allowlist-${_allowlist_hash}.txt)
+    configure_file(${_allowlist} ${_allowlist_copy} COPYONLY)
+    add_compile_options(
+      -fsanitize-coverage=inline-8bit-counters,indirect-calls,pc-table
+      -fsanitize-coverage-allowlist=${_allowlist_copy})
+    # Comparisons are traced (trace-cmp) only where the JITs compare
+    # immediates and offsets with their encoding ranges: the targets that
+    # call bpfdiff_trace_comparisons() (jit/, the kernel's JIT). diff_fuzzer's
     # mutator hands some mutations to libFuzzer's own (LLVMFuzzerMutate),
-    # whose comparison-guided replacements put the JIT's own bounds
-    # (encoding ranges of immediates and offsets) into the records' plain
-    # little-endian words (fuzz/generator/fuzz_format.h).
+    # whose comparison-guided replacements put those bounds into the
+    # records' plain little-endian words (fuzz/generator/fuzz_format.h).
+    # Elsewhere a traced comparison was one more feature per run and said
+    # nothing about the code under test. (-fno-sanitize-coverage wins over
+    # -fsanitize-coverage whatever their order, so it is added where wanted,
+    # not removed where not.)
+    set(BPFDIFF_TRACE_COMPARISONS -fsanitize-coverage=trace-cmp)
     # Every other executable (the CLI, tests, benchmarks) links the coverage
     # runtime without libFuzzer's main.
     add_link_options(-fsanitize=fuzzer-no-link)
@@ -37,3 +56,11 @@ elseif(NOT BPFDIFF_INSTRUMENT STREQUAL "none")
   message(FATAL_ERROR "BPFDIFF_INSTRUMENT is '${BPFDIFF_INSTRUMENT}'; "
                       "use libfuzzer, source-coverage or none")
 endif()
+
+# bpfdiff_trace_comparisons(<target>): trace the target's comparisons for
+# libFuzzer (see above); nothing in any other build.
+function(bpfdiff_trace_comparisons target)
+  if(BPFDIFF_TRACE_COMPARISONS)
+    target_compile_options(${target} PRIVATE ${BPFDIFF_TRACE_COMPARISONS})
+  endif()
+endfunction()

@@ -13,7 +13,12 @@
 #    libunicorn.a (ci/oss-fuzz/check.sh uses Debian's).
 # 2. The fuzz targets only (BPFDIFF_FUZZ_TARGETS_ONLY), linked with
 #    $LIB_FUZZING_ENGINE, fmt header-only and Unicorn's static archive
-#    (BPFDIFF_STATIC_DEPS), in $WORK/bpfdiff.
+#    (BPFDIFF_STATIC_DEPS), in $WORK/bpfdiff. With libFuzzer (the default
+#    when FUZZING_ENGINE is unset, as in ci/oss-fuzz/check.sh) and a
+#    sanitizer, SanitizerCoverage is limited to the code the targets exist
+#    to explore (fuzz/feedback_allowlist.txt), as in our own builds (there
+#    OSS-Fuzz's flags trace comparisons in all of that code, ours in the
+#    JITs only).
 # 3. Into $OUT, every target the build declared (its fuzz_targets.tsv, so a
 #    new target needs no change here), each with <target>.options,
 #    <target>.dict and <target>_seed_corpus.zip when it has them. Seeds are
@@ -38,6 +43,12 @@ if [[ -d "$SRC/unicorn" ]]; then
   cmake --build "$WORK/unicorn"
   cmake --install "$WORK/unicorn" >/dev/null
   export PKG_CONFIG_PATH="$WORK/unicorn-install/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+fi
+
+if [[ "${FUZZING_ENGINE:-libfuzzer}" == libfuzzer && "$SANITIZER" != coverage ]]; then
+  allowlist="-fsanitize-coverage-allowlist=$project_dir/fuzz/feedback_allowlist.txt"
+  CFLAGS="$CFLAGS $allowlist"
+  CXXFLAGS="$CXXFLAGS $allowlist"
 fi
 
 # No build type: $CFLAGS carry OSS-Fuzz's optimisation level, and assertions
