@@ -55,6 +55,18 @@ struct MemorySnapshot {
   friend bool operator==(const MemorySnapshot&, const MemorySnapshot&) = default;
 };
 
+// What one bpf_tail_call found, in the order the checks are made: the
+// index against max_entries, the count against MAX_TAIL_CALL_CNT, the slot.
+struct TailCallAttempt {
+  enum class Result : uint8_t { kTaken, kIndexOutOfRange, kCountAtLimit, kEmptySlot };
+  uint32_t index = 0;        // the low 32 bits of r3, which are all that count
+  uint32_t max_entries = 0;
+  bool upper_half = false;   // r3's upper 32 bits were not zero
+  Result result = Result::kTaken;
+
+  friend bool operator==(const TailCallAttempt&, const TailCallAttempt&) = default;
+};
+
 struct Outcome {
   EndKind end = EndKind::kHarnessError;
   uint64_t r0 = 0;
@@ -66,6 +78,10 @@ struct Outcome {
   std::optional<int32_t> refusing_helper;
   std::vector<HelperCall> helper_calls;
   std::vector<uint32_t> tail_calls;  // program index of each tail call taken
+  // Every bpf_tail_call the run made, taken or not: the interpreter's
+  // account, for the fuzzers' state coverage (the JITs leave it empty). Not
+  // compared: tail_calls is.
+  std::vector<TailCallAttempt> tail_call_attempts;
   MemorySnapshot memory;
   uint64_t steps = 0;  // instructions executed (engine-specific; not compared)
   // The run read memory whose bytes differ between engines by design: JIT

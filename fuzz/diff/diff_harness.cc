@@ -93,8 +93,10 @@ Localization DiffHarness::Localize(const CaseRun& run) {
 
 DiffHarness::InputRun DiffHarness::RunInput(std::span<const uint8_t> input, size_t variants) {
   InputRun result;
+  const uint64_t decode_start = SteadyNanos();
   result.source = DecodeFuzzInput(input);
   if (result.source && kernel_verifier_forms_ && !ToKernelVerifierForms(*result.source)) result.source.reset();
+  runner_->cost().Add(RunPhase::kDecode, SteadyNanos() - decode_start);
   if (result.source) result.run = RunCase(*result.source, variants);
   return result;
 }

@@ -77,6 +77,10 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
   not_comparable_ += !reasons.empty();
   const Outcome* reference = run.runs.empty() || !run.runs.front().outcome ? nullptr : &*run.runs.front().outcome;
   if (reference != nullptr) ++ends_[std::string(EndKindName(reference->end))];
+  if (reference != nullptr) tail_call_states_.Count(*reference);
+  for (const auto& variant : run.variants) {
+    if (!variant.empty() && variant.front().outcome) tail_call_states_.Count(*variant.front().outcome);
+  }
   if (!all_match || reference == nullptr) return;
   ++matched_;
   if (reference->end != EndKind::kExit && reference->end != EndKind::kUnwind) return;
@@ -124,6 +128,8 @@ FuzzStatsFile FuzzStats::ToFile() const {
   file.not_comparable = MostFrequentFirst({not_comparable_reasons_.begin(), not_comparable_reasons_.end()});
   file.rejected = MostFrequentFirst({rejected_reasons_.begin(), rejected_reasons_.end()});
   file.forms = FormCoverage{forms_total(), forms_generated(), forms_completed(), MissingForms()};
+  file.states_reached = tail_call_states_.Reached();
+  file.states_largest = tail_call_states_.Largest();
   return file;
 }
 
@@ -158,6 +164,59 @@ void FuzzStats::Print() const {
              100.0 * static_cast<double>(forms_completed()) / static_cast<double>(forms_total()), ends,
              ReasonLines("not comparable", not_comparable_reasons_, kReasonsShown),
              ReasonLines("rejected", rejected_reasons_, kReasonsShown));
+  fmt::print(stderr, "{}", StateLines(tail_call_states_));
+}
+
+std::string StateLines(const TailCallStates& states) {
+  std::string reached, not_reached;
+  for (const auto& [state, runs] : states.Reached()) {
+    if (runs == 0) {
+      not_reached += fmt::format("{}{}", not_reached.empty() ? "" : ", ", state);
+    } else {
+      reached += fmt::format("{}{} {}", reached.empty() ? "" : ", ", state, runs);
+    }
+  }
+  return fmt::format("  tail calls: runs that reached {}; longest chain {}\n  tail calls NOT reached: {}\n",
+                     reached.empty() ? "none" : reached, states.longest_chain,
+                     not_reached.empty() ? "none" : not_reached);
+}
+
+void FuzzStats::PrintFinal() const {
+  Print();
+  if (cost_ == nullptr) return;
+  fmt::print(stderr, "#{} {}", target_, DescribeCost(*cost_, compared_, Seconds(), target_nanos_, mutation_nanos_));
+}
+
+std::string DescribeCost(const RunCost& cost, uint64_t compared, double wall_seconds, uint64_t target_nanos,
+                         uint64_t mutation_nanos) {
+  const double wall_ns = std::max(wall_seconds * 1e9, 1.0);
+  const double per = static_cast<double>(std::max<uint64_t>(compared, 1));
+  std::string out = fmt::format("cost: {:.1f} s for {} compared programs, {:.1f} µs each\n", wall_seconds, compared,
+                                wall_ns / per / 1e3);
+  out += fmt::format("  {:<44} {:>6}  {:>11}\n", "phase", "share", "µs/compared");
+  auto row = [&](std::string_view name, double ns) {
+    out += fmt::format("  {:<44} {:>5.1f}%  {:>11.1f}\n", name, 100.0 * ns / wall_ns, ns / per / 1e3);
+  };
+  const double translation = static_cast<double>(cost.EstimatedTranslationNanos());
+  for (size_t p = 0; p < static_cast<size_t>(RunPhase::kCount); ++p) {
+    const auto phase = static_cast<RunPhase>(p);
+    const double ns = static_cast<double>(cost.Nanos(phase));
+    if (phase == RunPhase::kEmulatorFirst) {
+      row("emulator translation (estimated)", translation);
+      row("emulator execution, first runs", ns - translation);
+      continue;
+    }
+    row(PhaseName(phase), ns);
+  }
+  const double runner = static_cast<double>(cost.TotalNanos());
+  const double target = static_cast<double>(target_nanos);
+  row("the target, elsewhere (stats, findings)", std::max(target - runner, 0.0));
+  row("our mutators", static_cast<double>(mutation_nanos));
+  row("libFuzzer's own (rest of the wall time)",
+      std::max(wall_ns - std::max(target, runner) - static_cast<double>(mutation_nanos), 0.0));
+  out += fmt::format("  guest instructions per compared program: {:.0f} executed, {:.0f} translated\n",
+                     static_cast<double>(cost.guest_executed) / per, static_cast<double>(cost.guest_translated) / per);
+  return out;
 }
 
 }  // namespace bpfdiff::fuzz

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "fuzz/stats/stats_file.h"
+#include "fuzz/stats/tail_call_states.h"
 #include "harness/diff/differential.h"
+#include "harness/diff/run_cost.h"
 #include "isa/opcode_table.h"
 
 namespace bpfdiff::fuzz {
@@ -37,6 +39,16 @@ class FuzzStats {
   // every one).
   void Print() const;
   static constexpr size_t kReasonsShown = 10;
+  // Print(), then where the time went (DescribeCost) when a cost is set:
+  // what a target prints at its end.
+  void PrintFinal() const;
+
+  // The cost model: the runner's phases (kept by the runner, which outlives
+  // the stats' last print), and the wall time spent inside the target's
+  // callback and inside its mutators, as the target measures them.
+  void set_cost(const RunCost* cost) { cost_ = cost; }
+  void AddTargetNanos(uint64_t ns) { target_nanos_ += ns; }
+  void AddMutationNanos(uint64_t ns) { mutation_nanos_ += ns; }
   // The counters as the nightly report reads them (fuzz/stats/stats_file.h).
   FuzzStatsFile ToFile() const;
 
@@ -45,6 +57,7 @@ class FuzzStats {
   size_t forms_completed() const;
   std::vector<std::string> MissingForms() const;
   const std::vector<bool>& completed() const { return completed_; }
+  const TailCallStates& tail_call_states() const { return tail_call_states_; }
 
  private:
   std::string target_;
@@ -57,7 +70,24 @@ class FuzzStats {
   std::map<std::string, uint64_t> ends_;
   std::vector<bool> generated_;
   std::vector<bool> completed_;
+  TailCallStates tail_call_states_;
+  const RunCost* cost_ = nullptr;
+  uint64_t target_nanos_ = 0, mutation_nanos_ = 0;
 };
+
+// Two lines: the tail-call states reached (runs each) and the longest chain,
+// then those never reached ("none" when all were).
+std::string StateLines(const TailCallStates& states);
+
+// Where `wall_seconds` of fuzzing went, phase by phase (run_cost.h): each
+// phase's share of the wall time and its µs per compared program, the
+// emulator's first runs split into translation (estimated as
+// RunCost::EstimatedTranslationNanos says) and execution; what the target
+// did outside the runner; our mutators; and libFuzzer's own work (the rest
+// of the wall time). Then the guest instructions executed and translated
+// per compared program.
+std::string DescribeCost(const RunCost& cost, uint64_t compared, double wall_seconds, uint64_t target_nanos,
+                         uint64_t mutation_nanos);
 
 // A not-comparable or rejection reason with its numbers taken out, so that reasons
 // that differ only in an instruction index or address count together.

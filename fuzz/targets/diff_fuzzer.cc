@@ -35,7 +35,7 @@ constexpr size_t kVariantsPerInput = 4;
 // and before the abort of a divergence.
 void ReportStats() {
   if (stats == nullptr) return;
-  stats->Print();
+  stats->PrintFinal();
   bpfdiff::fuzz::WriteStats(*settings, stats->ToFile());
 }
 
@@ -50,11 +50,32 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     bpfdiff::fuzz::ExitOnHarnessFailure("diff_fuzzer", created.message());
   }
   harness = created->release();
+  stats->set_cost(&harness->runner().cost());
   std::atexit(ReportStats);
   return 0;
 }
 
+namespace {
+
+// Adds the wall time of a scope to one of the stats' cost counters.
+class CostScope {
+ public:
+  explicit CostScope(void (bpfdiff::fuzz::FuzzStats::*add)(uint64_t)) : add_(add), start_(bpfdiff::SteadyNanos()) {}
+  ~CostScope() {
+    if (stats != nullptr) (stats->*add_)(bpfdiff::SteadyNanos() - start_);
+  }
+  CostScope(const CostScope&) = delete;
+  CostScope& operator=(const CostScope&) = delete;
+
+ private:
+  void (bpfdiff::fuzz::FuzzStats::*add_)(uint64_t);
+  uint64_t start_;
+};
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const CostScope cost(&bpfdiff::fuzz::FuzzStats::AddTargetNanos);
   auto result = harness->RunInput({data, size}, kVariantsPerInput);
   if (!result.source) {
     stats->NotOurs();
@@ -96,11 +117,13 @@ extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size) 
 constexpr unsigned kLibFuzzerShare = 8;
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned seed) {
+  const CostScope cost(&bpfdiff::fuzz::FuzzStats::AddMutationNanos);
   if (LLVMFuzzerMutate != nullptr && seed % kLibFuzzerShare == 0) return LLVMFuzzerMutate(data, size, max_size);
   return bpfdiff::fuzz::MutateInput(data, size, max_size, seed);
 }
 
 extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* first, size_t first_size, const uint8_t* second,
                                             size_t second_size, uint8_t* out, size_t max_out, unsigned seed) {
+  const CostScope cost(&bpfdiff::fuzz::FuzzStats::AddMutationNanos);
   return bpfdiff::fuzz::CrossOverInputs(first, first_size, second, second_size, out, max_out, seed);
 }

@@ -55,6 +55,7 @@ std::vector<std::string> CaseRun::NotComparableReasons() const {
 CaseRun DifferentialRunner::Run(const CaseSource& source, const RunOptions& options) {
   sandbox_.pack().set_hole_state(hole_state_);
   CaseRun result;
+  const uint64_t load_start = SteadyNanos();
   auto loaded = LoadCase(source);
   if (!loaded) {
     result.load_error = loaded.message();
@@ -76,6 +77,7 @@ CaseRun DifferentialRunner::Run(const CaseSource& source, const RunOptions& opti
   GuestEnvironment& env = sandbox_.env();
   // Both forms of the case have the same maps, programs and memory.
   env.Install(loaded_case);
+  cost_.Add(RunPhase::kLoad, SteadyNanos() - load_start);
 
   // Prepare every engine (compile), then run them one after another.
   const size_t count = std::min(engines_.size(), options.engine_limit);
@@ -85,7 +87,12 @@ CaseRun DifferentialRunner::Run(const CaseSource& source, const RunOptions& opti
     Engine& engine = *engines_[i];
     failed[i].engine = std::string(engine.name());
     failed[i].ran_jit_only_rewrites = result.loaded_without_jit_rewrites && engine.RunsJitOnlyRewrites();
-    if (auto status = engine.Prepare(result.LoadedFor(engine.RunsJitOnlyRewrites())); !status) {
+    const uint64_t prepare_start = SteadyNanos();
+    const uint64_t text_start = sandbox_.patcher().busy_nanos();
+    const Status status = engine.Prepare(result.LoadedFor(engine.RunsJitOnlyRewrites()));
+    ChargeWithText(engine.kind() == EngineKind::kInterpreter ? RunPhase::kInterpreter : RunPhase::kJitCompile,
+                   prepare_start, text_start);
+    if (!status) {
       failed[i].prepare_error = status.message();
       failed[i].verdict = RefusalVerdict(i, engine.name(), status.message(), loaded_case);
       continue;
@@ -97,15 +104,25 @@ CaseRun DifferentialRunner::Run(const CaseSource& source, const RunOptions& opti
     }
     prepared.push_back(i);
   }
-  result.runs = RunEngines(result, prepared, failed, options);
+  result.runs = RunEngines(result, prepared, failed, options, /*first=*/true);
   for (const auto& memory : options.input_variants) {
     if (memory.size() != loaded_case.memory.size()) continue;
     env.ReplaceContext(memory);
-    result.variants.push_back(RunEngines(result, prepared, failed, options));
+    result.variants.push_back(RunEngines(result, prepared, failed, options, /*first=*/false));
     result.variant_memories.push_back(memory);
   }
+  const uint64_t release_start = SteadyNanos();
+  const uint64_t text_start = sandbox_.patcher().busy_nanos();
   for (size_t i : prepared) engines_[i]->Release();
+  ChargeWithText(RunPhase::kRelease, release_start, text_start);
   return result;
+}
+
+void DifferentialRunner::ChargeWithText(RunPhase phase, uint64_t start, uint64_t text_start) {
+  const uint64_t total = SteadyNanos() - start;
+  const uint64_t text = std::min(total, sandbox_.patcher().busy_nanos() - text_start);
+  cost_.Add(phase, total - text);
+  cost_.Add(RunPhase::kPackText, text);
 }
 
 Verdict DifferentialRunner::CompareWithReference(const CaseRun& case_run, const EngineRun& reference,
@@ -138,7 +155,8 @@ Verdict DifferentialRunner::CompareWithReference(const CaseRun& case_run, const 
 
 std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
                                                       const std::vector<size_t>& prepared,
-                                                      std::vector<EngineRun> runs, const RunOptions& options) {
+                                                      std::vector<EngineRun> runs, const RunOptions& options,
+                                                      bool first) {
   GuestEnvironment& env = sandbox_.env();
   const EngineRun& reference = runs.front();
   // BPF instructions the reference interpreter ran, for the JITs' budgets.
@@ -161,8 +179,19 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
     run.geometry = engines_[i]->geometry();
     const auto inlined = engines_[i]->inlined_helpers();
     run.inlined_by_code.assign(inlined.begin(), inlined.end());
+    const uint64_t run_start = SteadyNanos();
+    const Engine::GuestWork work_before = engines_[i]->guest_work();
     env.ResetForRun(engines_[i]->cpu());
     run.outcome = engines_[i]->Run(budget);
+    const Engine::GuestWork work_after = engines_[i]->guest_work();
+    if (interpreter) {
+      cost_.Add(RunPhase::kInterpreter, SteadyNanos() - run_start);
+    } else {
+      cost_.Add(first ? RunPhase::kEmulatorFirst : RunPhase::kEmulatorLater, SteadyNanos() - run_start);
+      ++(first ? cost_.first_runs : cost_.later_runs);
+      cost_.guest_executed += work_after.executed - work_before.executed;
+      cost_.guest_translated += work_after.translated - work_before.translated;
+    }
     if (i == 0 && interpreter) interpreted_steps = run.outcome->steps;
     if (i == 0 || !reference.outcome) continue;
     const Outcome* against = &*reference.outcome;
@@ -177,14 +206,18 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
                          fmt::format("{} cannot lay its frames out as {} does", reference.engine, run.engine)};
           continue;
         }
+        const uint64_t relaid_start = SteadyNanos();
         env.ResetForRun(ref.cpu());
         relaid.emplace_back(geometry, ref.Run(options.interp_budget));
+        cost_.Add(RunPhase::kInterpreter, SteadyNanos() - relaid_start);
         ref.UseGeometry(own);
         it = relaid.end() - 1;
       }
       against = &it->second;
     }
+    const uint64_t compare_start = SteadyNanos();
     run.verdict = CompareWithReference(case_run, reference, *against, run, run.inlined_by_code);
+    cost_.Add(RunPhase::kCompare, SteadyNanos() - compare_start);
   }
   return runs;
 }

@@ -10,6 +10,7 @@
 
 #include "harness/diff/compare.h"
 #include "harness/diff/engine.h"
+#include "harness/diff/run_cost.h"
 #include "harness/machine/sandbox.h"
 #include "oracle/load.h"
 
@@ -85,8 +86,10 @@ class DifferentialRunner {
  private:
   // One run of every prepared engine from the installed state; compares
   // each with the first.
+  // `first`: the case's first runs (the JITs' code is new to the emulator),
+  // not those on another input memory.
   std::vector<EngineRun> RunEngines(const CaseRun& case_run, const std::vector<size_t>& prepared,
-                                    std::vector<EngineRun> failed, const RunOptions& options);
+                                    std::vector<EngineRun> failed, const RunOptions& options, bool first);
   // The verdict on `run` against `reference` (both ran): Compare(), or
   // CompareHelperWithInlined() when one of them ran the JIT-only rewrites;
   // a divergence the engines may show by design is not comparable.
@@ -99,11 +102,20 @@ class DifferentialRunner {
   Sandbox& sandbox() { return sandbox_; }
   // The pack layout state every case starts from.
   uint64_t hole_state() const { return hole_state_; }
+  // Where the time of every case run so far went (run_cost.h). The caller
+  // adds what happens before Run (decoding an input).
+  RunCost& cost() { return cost_; }
+  const RunCost& cost() const { return cost_; }
 
  private:
+  // Charges the time since `start` to `phase`, less the text patcher's work
+  // since `text_start`, which goes to kPackText.
+  void ChargeWithText(RunPhase phase, uint64_t start, uint64_t text_start);
+
   Sandbox& sandbox_;
   std::vector<std::unique_ptr<Engine>> engines_;
   uint64_t hole_state_;  // the pack's, when the runner was made
+  RunCost cost_;
 };
 
 }  // namespace bpfdiff

@@ -68,6 +68,15 @@ class Engine {
   virtual std::span<const int32_t> inlined_helpers() const { return {}; }
   // Frees what Prepare() made.
   virtual void Release() = 0;
+
+  // Guest instructions the engine's runs executed, and those its emulator
+  // translated first, since the engine was made (the cost model,
+  // harness/diff/run_cost.h); none for the interpreter.
+  struct GuestWork {
+    uint64_t executed = 0;
+    uint64_t translated = 0;
+  };
+  virtual GuestWork guest_work() const { return {}; }
 };
 
 }  // namespace bpfdiff

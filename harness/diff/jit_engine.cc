@@ -80,8 +80,11 @@ CallPrograms JitEngine::InstallPrograms() {
 std::optional<Outcome> JitEngine::RunOn(Machine& machine, uint64_t budget) {
   GuestEnvironment& env = sandbox_.env();
   JitCall call(env, machine, cpu_, InstallPrograms());
+  const uint64_t translated_before = machine.instructions_translated();
   call.Start(0, {env.context_address(), env.context_length(), 0, 0, 0}, budget);
   Outcome outcome = *call.Step();
+  guest_work_.executed += machine.steps();
+  guest_work_.translated += machine.instructions_translated() - translated_before;
   if (call.imprecise()) return std::nullopt;
   if (outcome.fault) {
     // Faults are reported at the slot of the source program, as the

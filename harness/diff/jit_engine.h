@@ -40,6 +40,7 @@ class JitEngine final : public Engine {
   std::optional<std::string> not_comparable() const override { return not_comparable_; }
   std::span<const int32_t> inlined_helpers() const override { return generator_->InlinedHelpers(); }
   void Release() override;
+  GuestWork guest_work() const override { return guest_work_; }
 
   const std::vector<jit::CompiledProgram>& compiled() const { return compiled_; }
 
@@ -59,6 +60,7 @@ class JitEngine final : public Engine {
   std::vector<jit::CompiledProgram> compiled_;
   CodeConventions conventions_ = ModelConventions();
   std::optional<std::string> not_comparable_;
+  GuestWork guest_work_;
 };
 
 // Whether the code of BPF slot `slot` of `program` is not empty (its

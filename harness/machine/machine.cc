@@ -306,6 +306,7 @@ void Machine::OnBlock(uc_engine* uc, uint64_t address, uint32_t size, void* self
   auto* m = static_cast<Machine*>(self);
   if (m->MarkTranslated(address, address + size) || address == m->fresh_start_) {
     m->translated_instructions_ += size / 4;
+    m->translated_total_ += size / 4;
   }
   m->fresh_start_ = 0;
   if (m->mode_ == MachineMode::kFast) {

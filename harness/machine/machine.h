@@ -198,6 +198,10 @@ class Machine {
   // breakpoints) are null here.
   void set_recycle_after(uint64_t instructions) { recycle_after_ = instructions; }
   uint64_t engines_opened() const { return engines_opened_; }
+  // Guest instructions translated since the machine was made, engines
+  // recycled included, as counted for recycling: a block whose code was
+  // new to the engine (its first run, or the first after a cache drop).
+  uint64_t instructions_translated() const { return translated_total_; }
 
   // Instructions executed by class, for the recursion cost figures.
   uint64_t atomic_instructions() const { return atomic_instructions_; }
@@ -267,6 +271,7 @@ class Machine {
   std::vector<uint64_t> translated_;
   uint64_t unicorn_cache_removals_ = 0;
   uint64_t translated_instructions_ = 0;
+  uint64_t translated_total_ = 0;
   // Where this Resume started, when nothing there was translated since the
   // engine was opened: the first block is then new (see set_recycle_after).
   uint64_t fresh_start_ = 0;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct TextCounters {
   uint64_t flushes = 0;
   uint64_t bytes_copied = 0;
   uint64_t bytes_filled = 0;
+  uint64_t nanos = 0;  // wall time spent in these operations (the cost model: harness/diff/run_cost.h)
 };
 
 class TextListener {
@@ -45,12 +47,18 @@ class UnicornTextPatcher final : public jit::TextPatcher {
     return counters_[static_cast<size_t>(origin)];
   }
   void ResetCounters() { counters_ = {}; }
+  // Wall time of every operation since the patcher was made, whatever its
+  // origin (ResetCounters leaves it): for callers that time around it.
+  uint64_t busy_nanos() const { return busy_nanos_; }
 
  private:
   GuestMemory& memory_;
   std::vector<Machine*> machines_;
   TextListener* listener_ = nullptr;
   std::array<TextCounters, 4> counters_{};
+  uint64_t busy_nanos_ = 0;
+  // Adds the time since `start` to the origin's counters and busy_nanos_.
+  void Charge(jit::TextOrigin origin, std::chrono::steady_clock::time_point start);
 };
 
 }  // namespace bpfdiff

@@ -60,14 +60,27 @@ namespace bpfdiff::interp {
   const uint32_t slot = U32(r_[3]);
   const uint8_t* max_entries = memory_.Translate(map + guest::kMapMaxEntriesOffset, 4, AccessKind::kRead);
   if (max_entries == nullptr) return Fault(pc, map + guest::kMapMaxEntriesOffset, 4, AccessKind::kRead);
-  if (slot >= ReadSized(max_entries, 4)) return Next(pc + 1);
-  if (tail_call_count_ >= guest::kMaxTailCalls) return Next(pc + 1);
+  TailCallAttempt& attempt = outcome_.tail_call_attempts.emplace_back();
+  attempt.index = slot;
+  attempt.max_entries = static_cast<uint32_t>(ReadSized(max_entries, 4));
+  attempt.upper_half = (r_[3] >> 32) != 0;
+  if (slot >= attempt.max_entries) {
+    attempt.result = TailCallAttempt::Result::kIndexOutOfRange;
+    return Next(pc + 1);
+  }
+  if (tail_call_count_ >= guest::kMaxTailCalls) {
+    attempt.result = TailCallAttempt::Result::kCountAtLimit;
+    return Next(pc + 1);
+  }
   ++tail_call_count_;
   const uint64_t entry = map + guest::kMapPtrsOffset + uint64_t{slot} * 8;
   const uint8_t* prog_ptr = memory_.Translate(entry, 8, AccessKind::kRead);
   if (prog_ptr == nullptr) return Fault(pc, entry, 8, AccessKind::kRead);
   const uint64_t prog = ReadSized(prog_ptr, 8);
-  if (prog == 0) return Next(pc + 1);
+  if (prog == 0) {
+    attempt.result = TailCallAttempt::Result::kEmptySlot;
+    return Next(pc + 1);
+  }
   // The program object's index is the harness's bookkeeping, not the
   // program's read (GuestMemory::Inspect).
   const uint8_t* target_index = memory_.Inspect(prog + guest::kProgIndexOffset, 4, AccessKind::kRead);

@@ -171,5 +171,70 @@ TEST(FuzzStatsFile, ReasonsAreWrittenMostFrequentFirst) {
   EXPECT_EQ(MostFrequentFirst({{"b", 1}, {"a", 5}, {"c", 5}}), (NamedCounts{{"a", 5}, {"c", 5}, {"b", 1}}));
 }
 
+// Tail-call states count runs (a run with two refused indexes at
+// max_entries counts once), keep the longest chain, and name the states
+// never reached.
+TEST(FuzzTailCallStates, RunsThatReachEachStateAndTheLongestChain) {
+  using Result = TailCallAttempt::Result;
+  TailCallStates states;
+  Outcome chain;
+  chain.tail_calls.assign(33, 1);
+  chain.tail_call_attempts.assign(33, TailCallAttempt{0, 1, false, Result::kTaken});
+  chain.tail_call_attempts.push_back({0, 1, false, Result::kCountAtLimit});
+  states.Count(chain);
+  Outcome bounds;
+  bounds.tail_call_attempts = {{4, 4, false, Result::kIndexOutOfRange},
+                               {4, 4, true, Result::kIndexOutOfRange},
+                               {9, 4, false, Result::kIndexOutOfRange},
+                               {1, 4, true, Result::kTaken}};
+  bounds.tail_calls = {2};
+  states.Count(bounds);
+  states.Count(Outcome{});
+  EXPECT_EQ(states.taken, 2u);
+  EXPECT_EQ(states.chain_to_the_limit, 1u);
+  EXPECT_EQ(states.index_at_max_entries, 1u);
+  EXPECT_EQ(states.index_above_max_entries, 1u);
+  EXPECT_EQ(states.taken_with_upper_half, 1u);
+  EXPECT_EQ(states.refused_with_upper_half, 1u);
+  EXPECT_EQ(states.empty_slot, 0u);
+  EXPECT_EQ(states.longest_chain, 33u);
+  const std::string lines = StateLines(states);
+  EXPECT_NE(lines.find("tail_call_chain_to_the_limit 1"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("longest chain 33"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("tail calls NOT reached: tail_call_to_an_empty_slot\n"), std::string::npos) << lines;
+}
+
+// The cost section: shares of the wall time and µs per compared program,
+// the emulator's first runs split into translation and execution, and
+// libFuzzer's own time as the rest of the wall time.
+TEST(FuzzCost, SharesAndTimesPerComparedProgram) {
+  RunCost cost;
+  cost.Add(RunPhase::kDecode, 100'000'000);        // 0.1 s
+  cost.Add(RunPhase::kEmulatorFirst, 300'000'000);  // 0.3 s over 100 first runs
+  cost.Add(RunPhase::kEmulatorLater, 100'000'000);  // 0.1 s over 100 later runs
+  cost.first_runs = 100;
+  cost.later_runs = 100;
+  cost.guest_executed = 5000;
+  cost.guest_translated = 1000;
+  // 1 s of wall time, 0.6 s inside the target, 0.1 s mutating, 100 programs.
+  const std::string text = DescribeCost(cost, 100, 1.0, 600'000'000, 100'000'000);
+  EXPECT_NE(text.find("1.0 s for 100 compared programs, 10000.0 µs each"), std::string::npos) << text;
+  auto line = [&](std::string_view name) {
+    const size_t at = text.find(name);
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+  };
+  EXPECT_NE(line("decode and generate").find("10.0%"), std::string::npos) << text;
+  EXPECT_NE(line("decode and generate").find("1000.0"), std::string::npos) << text;
+  // First runs 0.3 s, later runs at 1 ms each: 0.2 s of translation.
+  EXPECT_NE(line("emulator translation").find("20.0%"), std::string::npos) << text;
+  EXPECT_NE(line("emulator execution, first runs").find("10.0%"), std::string::npos) << text;
+  // Inside the target 0.6 s, of which the runner 0.5 s.
+  EXPECT_NE(line("the target, elsewhere").find("10.0%"), std::string::npos) << text;
+  EXPECT_NE(line("our mutators").find("10.0%"), std::string::npos) << text;
+  // 1 s - 0.6 s - 0.1 s.
+  EXPECT_NE(line("libFuzzer's own").find("30.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("50 executed, 10 translated"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace bpfdiff::fuzz

@@ -306,6 +306,38 @@ TEST(oracle_control, TailCallsToEmptySlotsCountTowardsTheLimit) {
   EXPECT_TRUE(ExitsWith(RunCase(c), 2));
 }
 
+// Every bpf_tail_call is accounted for, taken or not, with why: what the
+// fuzzers' tail-call state coverage counts (fuzz/stats/tail_call_states.h).
+TEST(oracle_control, EveryTailCallAttemptIsRecordedWithItsResult) {
+  using Result = TailCallAttempt::Result;
+  const Outcome taken = RunCase(TailCallCase({-1, 1, 2}, 3, "1"));
+  ASSERT_EQ(taken.tail_call_attempts.size(), 1u);
+  EXPECT_EQ(taken.tail_call_attempts[0], (TailCallAttempt{1, 3, false, Result::kTaken}));
+  const Outcome empty = RunCase(TailCallCase({-1, 1, 2}, 3, "0"));
+  ASSERT_EQ(empty.tail_call_attempts.size(), 1u);
+  EXPECT_EQ(empty.tail_call_attempts[0], (TailCallAttempt{0, 3, false, Result::kEmptySlot}));
+  const Outcome at = RunCase(TailCallCase({1, 2}, 2, "2"));
+  ASSERT_EQ(at.tail_call_attempts.size(), 1u);
+  EXPECT_EQ(at.tail_call_attempts[0], (TailCallAttempt{2, 2, false, Result::kIndexOutOfRange}));
+  Case upper = TailCallCase({-1, 1, 2}, 3, "0");
+  upper.programs[0] = "lddw %r2, map:5\nlddw %r3, 0x100000002\ntail_call\nmov %r0, 1\nexit";
+  const Outcome garbage = RunCase(upper);
+  ASSERT_EQ(garbage.tail_call_attempts.size(), 1u);
+  EXPECT_EQ(garbage.tail_call_attempts[0], (TailCallAttempt{2, 3, true, Result::kTaken}));
+}
+
+TEST(oracle_control, TheAttemptAfterThe33rdTailCallIsRefusedAtTheLimit) {
+  Case c;
+  c.maps = {ProgArray(5, 1, {1})};
+  c.programs = {"lddw %r2, map:5\nmov %r3, 0\ntail_call\nmov %r0, -1\nexit",
+                "lddw %r2, map:5\nmov %r3, 0\ntail_call\nmov %r0, 7\nexit"};
+  const Outcome outcome = RunCase(c);
+  ASSERT_TRUE(ExitsWith(outcome, 7));
+  ASSERT_EQ(outcome.tail_call_attempts.size(), 34u);
+  EXPECT_EQ(outcome.tail_call_attempts[32].result, TailCallAttempt::Result::kTaken);
+  EXPECT_EQ(outcome.tail_call_attempts[33].result, TailCallAttempt::Result::kCountAtLimit);
+}
+
 TEST(oracle_control, FaultInATailCalledProgramNamesThatProgram) {
   Case c = TailCallCase({1}, 1, "0");
   c.programs[1] = "mov %r0, 0\nmov %r2, 0\nldxw %r0, [%r2+4]\nexit";

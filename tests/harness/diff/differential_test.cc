@@ -284,5 +284,51 @@ TEST(DifferentialKptrXchg, CompareIgnoresOnlyTheInlinedHelpersCalls) {
   EXPECT_EQ(CompareHelperWithInlined(helper, other_r0, "interp", "jit", kInlined).field, "r0");
 }
 
+// The cost model (run_cost.h): one case with two more input memories
+// charges every phase it went through, the JIT's first runs apart from its
+// later ones, and the guest work of the JITs' runs.
+TEST(DifferentialCost, EveryPhaseOfACaseIsCharged) {
+  auto file = ParseCaseText(kSelfTailCall, true, "test.data");
+  ASSERT_TRUE(file.ok()) << file.message();
+  auto sandbox = Sandbox::Create();
+  ASSERT_TRUE(sandbox.ok()) << sandbox.message();
+  auto engines = MakeEngines(**sandbox, "all", {});
+  ASSERT_TRUE(engines.ok()) << engines.message();
+  DifferentialRunner runner(**sandbox, std::move(engines).value());
+  RunOptions options;
+  options.engine_limit = 2;  // the interpreter and one JIT
+  options.input_variants = {file->source.memory, file->source.memory};
+  const CaseRun run = runner.Run(file->source, options);
+  ASSERT_FALSE(run.load_error);
+  ASSERT_EQ(run.variants.size(), 2u) << Verdicts(run);
+  const RunCost& cost = runner.cost();
+  for (RunPhase phase : {RunPhase::kLoad, RunPhase::kInterpreter, RunPhase::kJitCompile, RunPhase::kPackText,
+                         RunPhase::kEmulatorFirst, RunPhase::kEmulatorLater, RunPhase::kCompare}) {
+    EXPECT_GT(cost.Nanos(phase), 0u) << PhaseName(phase);
+  }
+  EXPECT_EQ(cost.Nanos(RunPhase::kDecode), 0u) << "the runner does not decode: its caller charges that";
+  EXPECT_EQ(cost.first_runs, 1u);
+  EXPECT_EQ(cost.later_runs, 2u);
+  // 34 runs of the program (a tail call chain to the limit), every time.
+  EXPECT_GE(cost.guest_executed, 3u * 34u * 10u);
+  EXPECT_GT(cost.guest_translated, 0u);
+  EXPECT_LT(cost.guest_translated, cost.guest_executed);
+}
+
+TEST(DifferentialCost, TranslationIsTheFirstRunsLessAsManyLaterRunsAtTheirMean) {
+  RunCost cost;
+  cost.Add(RunPhase::kEmulatorFirst, 1000);
+  cost.Add(RunPhase::kEmulatorLater, 400);
+  cost.first_runs = 2;
+  cost.later_runs = 4;
+  EXPECT_EQ(cost.EstimatedTranslationNanos(), 800u);  // 1000 - 2 * (400 / 4)
+  cost.later_runs = 0;
+  EXPECT_EQ(cost.EstimatedTranslationNanos(), 0u) << "no later runs: nothing to estimate with";
+  cost.later_runs = 1;
+  EXPECT_EQ(cost.EstimatedTranslationNanos(), 200u);
+  cost.Add(RunPhase::kEmulatorLater, 2000);  // later runs dearer than first ones: no negative time
+  EXPECT_EQ(cost.EstimatedTranslationNanos(), 0u);
+}
+
 }  // namespace
 }  // namespace bpfdiff
