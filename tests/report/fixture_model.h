@@ -5,6 +5,12 @@
 // gate).
 #pragma once
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <system_error>
+
 #include <gtest/gtest.h>
 
 #include "report/report_inputs.h"
@@ -13,6 +19,26 @@ namespace bpfdiff::report {
 
 inline std::filesystem::path Fixture(std::string_view name) {
   return std::filesystem::path(BPFDIFF_REPORT_FIXTURES) / name;
+}
+
+// `name` in a directory of this process's own under the test temp
+// directory, removed when the process ends: two test runs on one machine
+// (two checkouts' ctest at once) must not share the files they write.
+inline std::filesystem::path ScratchPath(std::string_view name) {
+  static const struct Root {
+    std::filesystem::path path = std::filesystem::path(testing::TempDir()) /
+                                 ("bpfdiff-report-test-" + std::to_string(::getpid()));
+    Root() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+      std::filesystem::create_directories(path, ignored);
+    }
+    ~Root() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } root;
+  return root.path / name;
 }
 
 inline ReportModel FixtureModel() {

@@ -1,6 +1,7 @@
 #include "report/history.h"
 
 #include <fstream>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -10,7 +11,7 @@ namespace bpfdiff::report {
 namespace {
 
 std::filesystem::path FreshDir(std::string_view name) {
-  const auto dir = std::filesystem::path(testing::TempDir()) / name;
+  const auto dir = ScratchPath(name);
   std::filesystem::remove_all(dir);
   return dir;
 }

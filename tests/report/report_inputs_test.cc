@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -12,7 +13,7 @@ namespace bpfdiff::report {
 namespace {
 
 std::filesystem::path TempFile(std::string_view name, std::string_view text) {
-  const auto path = std::filesystem::path(testing::TempDir()) / name;
+  const auto path = ScratchPath(name);
   std::ofstream(path) << text;
   return path;
 }
