@@ -9,6 +9,7 @@ namespace {
 
 constexpr uint64_t kWords = kChunksPerPack / 64;
 constexpr uint64_t kOversizeGranule = 4096;
+constexpr uint64_t kPageSize = 4096;
 
 constexpr uint64_t RoundUp(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 
@@ -41,6 +42,15 @@ ProgPack::ProgPack(const PackConfig& config, TextPatcher& patcher)
 ProgPack::~ProgPack() = default;
 
 std::optional<uint64_t> ProgPack::FindFreeRun(const Pack& pack, uint64_t chunks) const {
+  if (config_.bugs.first_fit_checks_ends) {
+    // A planted bug looks only at a candidate's first and last chunks: in
+    // a fragmented pack it hands out a run with live chunks inside.
+    const auto used = [&](uint64_t c) { return ((pack.bitmap[c / 64] >> (c % 64)) & 1) != 0; };
+    for (uint64_t c = 0; c + chunks <= kChunksPerPack; ++c) {
+      if (!used(c) && !used(c + chunks - 1)) return c;
+    }
+    return std::nullopt;
+  }
   // First fit, skipping whole words that are full.
   uint64_t run_start = 0, run_length = 0;
   for (uint64_t w = 0; w < kWords; ++w) {
@@ -160,6 +170,12 @@ void ProgPack::Finalize(PackAllocation& allocation) {
   if (config_.bugs.flush_before_copy) {
     patcher_.FlushIcache(begin, end, TextOrigin::kFinalize);
     patcher_.Copy(begin, allocation.rw_, TextOrigin::kFinalize);
+  } else if (config_.bugs.copy_stops_at_page_end) {
+    // A planted bug maps only the first page of the range, as a text poke
+    // that handles one page does: the bytes past it are never written.
+    const uint64_t first_page_bytes = std::min<uint64_t>(allocation.slot_bytes_, kPageSize - begin % kPageSize);
+    patcher_.Copy(begin, std::span<const uint8_t>(allocation.rw_).first(first_page_bytes), TextOrigin::kFinalize);
+    patcher_.FlushIcache(begin, end, TextOrigin::kFinalize);
   } else {
     patcher_.Copy(begin, allocation.rw_, TextOrigin::kFinalize);
     // A planted bug gets the range in the wrong unit: a quarter of it.

@@ -44,6 +44,8 @@ struct PackBugs {
   bool per_word_invalidate = false;      // free fills and flushes word by word
   bool new_pack_unfilled = false;        // a new pack is not filled with illegal instructions
   bool flush_quarter_range = false;      // finalize flushes a quarter of the range it wrote
+  bool first_fit_checks_ends = false;    // first fit takes a run whose first and last chunks are free
+  bool copy_stops_at_page_end = false;   // finalize copies only up to the end of the slot's first page
 };
 
 class PackAllocation {

@@ -15,7 +15,7 @@ enum class Invariant : uint8_t {
   kIcacheDiscipline,     // no CPU executes code written since the last clean+invalidate
   kOneCacheOpPerRange,   // finalize: one copy, one flush; free: one fill, one flush
   kExtableStructure,     // one entry per PROBE_MEM load, pointing at it, sorted
-  kAccounting,           // bitmaps match live allocations; no empty pack; no RW buffer left
+  kAccounting,           // bitmaps match live allocations, no chunk in two; no empty pack; no RW buffer left
   kStaleEntryTraps,      // calling a freed program's entry traps on its first instruction
   kOutcome,              // the JIT'd call's outcome equals the interpreter's
   kPackHolesInvalid,     // every chunk of a pack that no program holds is AARCH64_BREAK_FAULT

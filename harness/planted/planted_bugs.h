@@ -28,6 +28,7 @@ namespace bpfdiff {
 // Bugs of the pack lifecycle around the allocator (harness/lifecycle).
 struct LifecycleBugs {
   bool free_without_grace_period = false;  // the deferred free is skipped
+  bool grace_period_for_entry_only = false;  // a free waits only for calls that began in the program
 };
 
 // Where a planted bug lives, for the catalog's grouping.

@@ -538,5 +538,51 @@ TEST(harness_pack, PlantedBugPerWordInvalidate) {
   EXPECT_TRUE(t.AllBrk(slot, bytes));
 }
 
+// One-chunk slots A B C D, A and C freed: a three-chunk request must go
+// past D (to chunk 4), not over B, which is live between the two holes.
+// The planted bug sees free chunks at both ends of 0..2 and takes them.
+uint64_t ThreeChunksPastALiveOne(jit::PackBugs bugs) {
+  PackTest t(1, 1, bugs);
+  std::vector<std::unique_ptr<PackAllocation>> live;
+  for (int i = 0; i < 4; ++i) live.push_back(t.AllocFinalized(40));
+  t.pack().Free(std::move(live[0]));
+  t.pack().Free(std::move(live[2]));
+  auto three = t.AllocFinalized(3 * 64 - 24);
+  return three == nullptr ? ~uint64_t{0} : three->first_chunk();
+}
+
+TEST(harness_pack, FirstFitLooksAtEveryChunkOfARun) { EXPECT_EQ(ThreeChunksPastALiveOne({}), 4u); }
+
+TEST(harness_pack, PlantedBugFirstFitChecksEnds) {
+  jit::PackBugs bugs;
+  bugs.first_fit_checks_ends = true;
+  EXPECT_EQ(ThreeChunksPastALiveOne(bugs), 0u);
+}
+
+// A slot that crosses a 4 KiB page: finalize copies all of it, or (the
+// planted bug) only up to the end of its first page.
+TEST(harness_pack, FinalizeCopiesASlotAcrossAPage) {
+  for (const bool planted : {false, true}) {
+    SCOPED_TRACE(planted ? "copy-stops-at-page-end" : "no bug");
+    jit::PackBugs bugs;
+    bugs.copy_stops_at_page_end = planted;
+    PackTest t(1, 1, bugs);
+    auto filler = t.AllocFinalized(60 * 64 - 24);  // chunks 0..59: the next slot crosses 4096
+    auto a = t.Alloc(1000);
+    ASSERT_NE(a, nullptr);
+    ASSERT_EQ(a->rx_slot(), kPacksBase + 60 * 64);
+    const auto nop = static_cast<uint32_t>(0xd503201f);
+    for (uint64_t i = 0; i < 1000; i += 4) std::memcpy(a->rw_image() + i, &nop, 4);
+    const uint64_t last_word = a->rx_image() + 1000 - 4;
+    ASSERT_GE(last_word, kPacksBase + 4096);
+    t.ops().clear();
+    t.pack().Finalize(*a);
+    const uint64_t copied = planted ? 4096 - 60 * 64 : a->slot_bytes();
+    EXPECT_EQ(t.ops(), (std::vector<Op>{Copy(a->rx_slot(), copied, TextOrigin::kFinalize),
+                                        Flush(a->rx_slot(), a->slot_bytes(), TextOrigin::kFinalize)}));
+    EXPECT_EQ(t.RxWord(last_word), planted ? kBreakFault : nop);
+  }
+}
+
 }  // namespace
 }  // namespace bpfdiff

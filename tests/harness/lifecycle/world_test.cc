@@ -178,6 +178,61 @@ TEST(LifecycleWorld, TailCallThroughAReplacedEntryStaysInItsOwnPrograms) {
   EXPECT_TRUE(world->violations().empty()) << Violations(*world);
 }
 
+// A CPU that came into a program through a tail call is inside it as much
+// as one that called it: the free waits for it too. The planted bug waits
+// only for calls that began in the program, and overwrites the code under
+// the CPU.
+void FreeWithACpuInsideByTailCall(World& world) {
+  auto loop = world.Load(Asm(kLoop));
+  ASSERT_TRUE(loop) << loop.message();
+  world.SetTailTarget(0, *loop);
+  world.Step(0, 0, 200);  // tail caller 0, long past its tail call into the loop
+  const auto inside = world.CpusInside(*loop);
+  ASSERT_EQ(inside.size(), 1u);
+  ASSERT_TRUE(inside[0].by_tail_call);
+  world.Free(*loop);
+  world.Synchronize();
+}
+
+TEST(LifecycleWorld, FreeWaitsForACpuThatCameInByATailCall) {
+  auto world = MakeWorld(1);
+  FreeWithACpuInsideByTailCall(*world);
+  EXPECT_EQ(world->calls_compared(), 1u);
+  EXPECT_TRUE(world->violations().empty()) << Violations(*world);
+}
+
+TEST(LifecycleWorld, PlantedGracePeriodForEntryOnlyOverwritesACpusCode) {
+  auto world = MakeWorld(1, "grace-period-for-entry-only");
+  FreeWithACpuInsideByTailCall(*world);
+  EXPECT_TRUE(Broke(*world, Invariant::kNoOverwriteInUse)) << Violations(*world);
+}
+
+// A program padded to about 8 KiB: its image crosses a 4 KiB page, and its
+// code past the padding runs in the second page. The planted bug leaves
+// that page as the pack's BRK fill.
+void RunAnImageAcrossAPage(World& world) {
+  auto id = world.Load(Asm(kLoop), 1'000);
+  ASSERT_TRUE(id) << id.message();
+  const jit::CompiledProgram* compiled = world.Compiled(*id);
+  ASSERT_NE(compiled, nullptr);
+  const jit::PackAllocation& slot = *compiled->subprograms.front().allocation;
+  ASSERT_NE(slot.rx_slot() / 4096, (slot.rx_slot() + slot.slot_bytes() - 1) / 4096);
+  world.Step(0, *id, 1'000'000);
+}
+
+TEST(LifecycleWorld, AnImageAcrossAPageRuns) {
+  auto world = MakeWorld(1);
+  RunAnImageAcrossAPage(*world);
+  EXPECT_EQ(world->calls_compared(), 1u);
+  EXPECT_TRUE(world->violations().empty()) << Violations(*world);
+}
+
+TEST(LifecycleWorld, PlantedCopyStopsAtPageEndIsCaughtByTheOutcome) {
+  auto world = MakeWorld(1, "copy-stops-at-page-end");
+  RunAnImageAcrossAPage(*world);
+  EXPECT_TRUE(Broke(*world, Invariant::kOutcome)) << Violations(*world);
+}
+
 // --- calls whose prog_array entry changes while they run ---
 
 std::vector<isa::Insn> Returns(int value) { return Asm(fmt::format("mov %r0, {}\nexit\n", value)); }
