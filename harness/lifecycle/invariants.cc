@@ -16,6 +16,7 @@ std::string_view InvariantName(Invariant invariant) {
     case Invariant::kStaleEntryTraps: return "stale-entry-traps";
     case Invariant::kOutcome: return "outcome";
     case Invariant::kPackHolesInvalid: return "pack-holes-invalid";
+    case Invariant::kSlotAsWritten: return "slot-as-written";
   }
   return "?";
 }

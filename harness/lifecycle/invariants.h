@@ -19,6 +19,7 @@ enum class Invariant : uint8_t {
   kStaleEntryTraps,      // calling a freed program's entry traps on its first instruction
   kOutcome,              // the JIT'd call's outcome equals the interpreter's
   kPackHolesInvalid,     // every chunk of a pack that no program holds is AARCH64_BREAK_FAULT
+  kSlotAsWritten,        // after finalize: the header, BRK around the image, the code as the JIT emitted it
 };
 
 std::string_view InvariantName(Invariant invariant);

@@ -189,6 +189,7 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) 
     }
   }
   CheckExtable(id, operation_);
+  CheckSlotAsWritten(id, operation_);
   CheckAccounting(operation_);
   return id;
 }
@@ -207,6 +208,44 @@ Result<int> World::Load(const std::vector<isa::Insn>& insns, uint64_t pad_slots)
   }
   padded.insert(padded.end(), insns.begin(), insns.end());
   return Install(std::move(padded), "load of a padded program");
+}
+
+void World::CheckSlotAsWritten(int id, const std::string& operation) {
+  const Program& p = *programs_[static_cast<size_t>(id)];
+  const GuestMemory& memory = sandbox_->env().memory();
+  for (const auto& sub : p.compiled.subprograms) {
+    const jit::PackAllocation& a = *sub.allocation;
+    const uint64_t begin = a.rx_slot(), end = begin + a.slot_bytes();
+    const uint8_t* bytes = memory.HostPointer(begin, a.slot_bytes());
+    if (bytes == nullptr) continue;  // the pack only hands out mapped ranges
+    const auto word_at = [&](uint64_t address) {
+      uint32_t word = 0;
+      std::memcpy(&word, bytes + (address - begin), 4);
+      return word;
+    };
+    const uint64_t code_end = sub.rx_image + 4ull * sub.code_words;
+    const uint64_t extable_end = sub.rx_extable + uint64_t{sub.extable_entries} * jit::kExtableEntrySize;
+    std::string problem;
+    if (word_at(begin) != a.slot_bytes() || word_at(begin + 4) != 0) {
+      problem = fmt::format("the header holds 0x{:08x} 0x{:08x}, not the slot's size 0x{:x}", word_at(begin),
+                           word_at(begin + 4), a.slot_bytes());
+    }
+    for (uint64_t at = begin + jit::kHeaderSize; problem.empty() && at < end; at += 4) {
+      const uint32_t word = word_at(at);
+      if (at >= sub.rx_image && at < code_end) {
+        const uint32_t emitted = sub.words[(at - sub.rx_image) / 4];
+        if (word != emitted) {
+          problem = fmt::format("code word {} at 0x{:x} is 0x{:08x}, the JIT emitted 0x{:08x}",
+                                (at - sub.rx_image) / 4, at, word, emitted);
+        }
+      } else if (sub.extable_entries != 0 && at >= sub.rx_extable && at < extable_end) {
+        continue;  // extable-structure checks the entries
+      } else if (word != jit::kBreakFault) {
+        problem = fmt::format("0x{:x}, outside the code, holds 0x{:08x}, not BRK", at, word);
+      }
+    }
+    if (!problem.empty()) Report(Invariant::kSlotAsWritten, -1, 0, id, operation, problem);
+  }
 }
 
 void World::CheckExtable(int id, const std::string& operation) {

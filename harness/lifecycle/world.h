@@ -183,6 +183,11 @@ class World final : private TextListener, private ExecutionObserver {
   void CheckPackHoles(const std::string& operation);
   uint64_t packs_checked_ = 0;  // packs_created when CheckPackHoles last looked
   void CheckExtable(int id, const std::string& operation);
+  // After program `id`'s finalize, each of its slots holds what the JIT
+  // wrote into the RW buffer: the header (the slot's size), BRK in the
+  // hole, the code words as emitted, and BRK after the code and its
+  // exception table. Checked at once, not when some call runs into it.
+  void CheckSlotAsWritten(int id, const std::string& operation);
   int ProgramAt(uint64_t address, bool freed) const;
   void Report(Invariant invariant, int cpu, uint64_t pc, int id, const std::string& operation, std::string detail);
 

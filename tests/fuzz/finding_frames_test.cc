@@ -146,7 +146,8 @@ TEST(FuzzFindingFrames, EveryPackInvariantHasAFrameOfItsOwn) {
                                   Invariant::kNoOverwriteInUse,   Invariant::kIcacheDiscipline,
                                   Invariant::kOneCacheOpPerRange, Invariant::kExtableStructure,
                                   Invariant::kAccounting,         Invariant::kStaleEntryTraps,
-                                  Invariant::kOutcome,            Invariant::kPackHolesInvalid};
+                                  Invariant::kOutcome,            Invariant::kPackHolesInvalid,
+                                  Invariant::kSlotAsWritten};
   std::set<Trail> trails;
   for (auto invariant : invariants) trails.insert(TrailOf(invariant, EndInPackInvariantFrames));
   EXPECT_EQ(trails.size(), std::size(invariants));

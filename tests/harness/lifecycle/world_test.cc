@@ -227,9 +227,14 @@ TEST(LifecycleWorld, AnImageAcrossAPageRuns) {
   EXPECT_TRUE(world->violations().empty()) << Violations(*world);
 }
 
-TEST(LifecycleWorld, PlantedCopyStopsAtPageEndIsCaughtByTheOutcome) {
+// Caught at the load, by the slot's contents, before any call runs into
+// the BRK words; and then by the call that does.
+TEST(LifecycleWorld, PlantedCopyStopsAtPageEndIsCaughtAtTheLoadAndByTheOutcome) {
   auto world = MakeWorld(1, "copy-stops-at-page-end");
   RunAnImageAcrossAPage(*world);
+  ASSERT_FALSE(world->violations().empty());
+  EXPECT_EQ(world->violations().front().invariant, Invariant::kSlotAsWritten) << Violations(*world);
+  EXPECT_EQ(world->violations().front().operation, "load of a padded program (program 4)") << Violations(*world);
   EXPECT_TRUE(Broke(*world, Invariant::kOutcome)) << Violations(*world);
 }
 
