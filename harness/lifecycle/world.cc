@@ -318,21 +318,6 @@ void World::CheckPackHoles(const std::string& operation) {
   }
 }
 
-int World::ChunkHolder(int pack, uint64_t chunk, int before) const {
-  for (int id = 0; id < before; ++id) {
-    const Program* p = programs_[static_cast<size_t>(id)].get();
-    if (p == nullptr || p->state == Program::State::kFreed) continue;
-    for (const auto& sub : p->compiled.subprograms) {
-      const jit::PackAllocation& a = *sub.allocation;
-      if (!a.oversize() && a.pack() == pack && chunk >= a.first_chunk() &&
-          chunk < a.first_chunk() + a.slot_bytes() / jit::kChunkSize) {
-        return id;
-      }
-    }
-  }
-  return before;  // another image of the same program
-}
-
 void World::CheckAccounting(const std::string& operation) {
   CheckPackHoles(operation);
   const jit::ProgPack& pack = sandbox_->pack();
@@ -362,7 +347,7 @@ void World::CheckAccounting(const std::string& operation) {
         if ((bits[c / 64] & bit) != 0) {
           Report(Invariant::kAccounting, -1, 0, static_cast<int>(id), operation,
                  fmt::format("pack {} chunk {} is in the slots of programs {} and {}", a.pack(), c,
-                             ChunkHolder(a.pack(), c, static_cast<int>(id)), id));
+                             ProgramAt(a.rx_slot() + (c - a.first_chunk()) * jit::kChunkSize, false), id));
           break;
         }
         bits[c / 64] |= bit;

@@ -174,9 +174,6 @@ class World final : private TextListener, private ExecutionObserver {
   CallPrograms Callable() const;
   void RefreshCalls();  // running calls see the programs loaded and freed since they started
   void CheckAccounting(const std::string& operation);
-  // The first live program below `before` whose slot holds chunk `chunk`
-  // of pack `pack` (`before` itself when none does: two of its own images).
-  int ChunkHolder(int pack, uint64_t chunk, int before) const;
   // Whenever the allocator made a pack since the last look: every chunk no
   // program holds holds AARCH64_BREAK_FAULT (a whole-pack scan, so only
   // then; freed slots are checked as they are freed).
