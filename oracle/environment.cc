@@ -152,9 +152,8 @@ void GuestEnvironment::ResetForRun(int cpu) {
   ResetCpu(cpu);
 }
 
-void GuestEnvironment::ResetCpu(int cpu) {
-  const uint64_t top = guest::StackTop(cpu);
-  std::memset(memory_.HostPointer(top - kResetStackBytes, kResetStackBytes), 0, kResetStackBytes);
+void GuestEnvironment::ResetCpu(int cpu, uint64_t stack_top) {
+  std::memset(memory_.HostPointer(stack_top - kResetStackBytes, kResetStackBytes), 0, kResetStackBytes);
   helper_state_[cpu] = HelperState{};
   helper_state_[cpu].cpu = cpu;
 }

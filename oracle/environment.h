@@ -32,6 +32,14 @@ struct StackGeometry {
   uint64_t FramePointer(int cpu, int depth) const {
     return guest::StackTop(cpu) - fp_below_entry_sp - call_frame_bytes * static_cast<uint64_t>(depth);
   }
+  // The same frames for a call on `cpu` entered with SP = `entry_sp`
+  // rather than the stack top (a call nested in an interrupt or a
+  // trampoline, on a stack of its own).
+  StackGeometry EnteredAt(int cpu, uint64_t entry_sp) const {
+    StackGeometry geometry = *this;
+    geometry.fp_below_entry_sp = guest::StackTop(cpu) - entry_sp + fp_below_entry_sp;
+    return geometry;
+  }
   friend bool operator==(const StackGeometry&, const StackGeometry&) = default;
 };
 
@@ -60,7 +68,10 @@ class GuestEnvironment {
 
   // Resets what one CPU's run may change and nothing else: the top of its
   // stack and its helper state (for schedules where other CPUs are mid-run).
-  void ResetCpu(int cpu);
+  void ResetCpu(int cpu) { ResetCpu(cpu, guest::StackTop(cpu)); }
+  // The same for a run entered with SP = `stack_top`, leaving the stack
+  // above it as it is (the frames of a call that an interrupt nests in).
+  void ResetCpu(int cpu, uint64_t stack_top);
 
   // Reset() for a run on `cpu` alone: input memory, map values, and that
   // CPU's stack top and helper state (a quarter of Reset's memset).

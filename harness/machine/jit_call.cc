@@ -40,12 +40,18 @@ void JitCall::Detach() {
   machine_.set_observer(nullptr);
 }
 
-void JitCall::Start(size_t index, const std::array<uint64_t, 5>& args, uint64_t budget) {
-  StartAt(programs_.compiled[index]->entry(), args, budget);
+void JitCall::Start(size_t index, const std::array<uint64_t, 5>& args, uint64_t budget, uint64_t sp) {
+  StartAt(programs_.compiled[index]->entry(), args, budget, sp);
   current_program_ = index;
 }
 
-void JitCall::StartAt(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t budget) {
+void JitCall::Attach() {
+  machine_.set_helper_context(&helpers_, &outcome_.helper_calls);
+  machine_.set_observer(this);
+  machine_.set_budget(budget_);
+}
+
+void JitCall::StartAt(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t budget, uint64_t sp) {
   outcome_ = Outcome{};
   budget_ = budget;
   running_ = true;
@@ -53,11 +59,9 @@ void JitCall::StartAt(uint64_t entry, const std::array<uint64_t, 5>& args, uint6
   current_program_ = 0;
   previous_block_end_ = 0;
   resume_pc_ = 0;
-  machine_.set_helper_context(&helpers_, &outcome_.helper_calls);
-  machine_.set_observer(this);
-  machine_.set_budget(budget);
+  Attach();
   start_error_.clear();
-  if (auto prepared = machine_.PrepareCall(entry, args, guest::StackTop(cpu_)); !prepared) {
+  if (auto prepared = machine_.PrepareCall(entry, args, sp != 0 ? sp : guest::StackTop(cpu_)); !prepared) {
     start_error_ = prepared.message();  // Step() reports it as the call's outcome
   }
 }
@@ -187,6 +191,7 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
     outcome_.message = start_error_;
     return Finish();
   }
+  if (running_) Attach();
   const uint64_t limit = machine_.mode() == MachineMode::kPrecise ? max_steps : ~uint64_t{0};
   const uint64_t end = limit == ~uint64_t{0} ? limit : machine_.steps() + limit;
   if (machine_.steps() != 0) resume_pc_ = machine_.ReadPc();

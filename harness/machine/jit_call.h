@@ -58,16 +58,22 @@ class JitCall final : private ExecutionObserver {
   JitCall(const JitCall&) = delete;
   JitCall& operator=(const JitCall&) = delete;
 
-  // Starts program `index` with r1..r5 = args on this CPU's stack.
-  void Start(size_t index, const std::array<uint64_t, 5>& args, uint64_t budget);
+  // Starts program `index` with r1..r5 = args on this CPU's stack, entered
+  // with SP = `sp` (0: the stack top; a call nested in an interrupt runs
+  // on a stack of its own, and programs.conventions.geometry says where
+  // its frames are).
+  void Start(size_t index, const std::array<uint64_t, 5>& args, uint64_t budget, uint64_t sp = 0);
   // Starts the code at `entry`, which need not be a live program's (the
   // lifecycle checks call freed entries; they must trap).
-  void StartAt(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t budget);
+  void StartAt(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t budget, uint64_t sp = 0);
 
   // Runs at most `max_steps` more instructions (precise machines; a fast
-  // machine runs to the end). Returns the outcome once the call has ended,
-  // nullopt while it is still running, and sets imprecise() (and ends) when
-  // a fast machine could not pin a fault to one instruction.
+  // machine runs to the end). The call takes the machine's helper calls,
+  // executed blocks and budget back first: another call may have run on
+  // this CPU since (an interrupt's, with the machine's context saved).
+  // Returns the outcome once the call has ended, nullopt while it is still
+  // running, and sets imprecise() (and ends) when a fast machine could not
+  // pin a fault to one instruction.
   std::optional<Outcome> Step(uint64_t max_steps = ~uint64_t{0});
 
   bool imprecise() const { return imprecise_; }
@@ -89,7 +95,9 @@ class JitCall final : private ExecutionObserver {
     const jit::CompiledSubprogram* subprogram;
   };
   std::optional<Location> Locate(uint64_t pc) const;
-  // Stops receiving the machine's helper calls and executed blocks.
+  // Receives the machine's helper calls and executed blocks, and sets its
+  // budget; Detach stops receiving them.
+  void Attach();
   void Detach();
   void OnBlock(int cpu, uint64_t address, uint32_t size) override;
   Outcome Finish();

@@ -614,10 +614,8 @@ void Runner::CheckRun(int cpu, int rec) {
   if (!config_.check_interpreter) return;
   // The interpreter's r10 must be the JIT's: the program was entered with
   // SP = entry_sp - the trampoline's frame.
-  const StackGeometry jit_geometry = Sandbox::Geometry();
   const uint64_t program_sp = r.entry_sp - jit::kTrampolineFrameBytes;
-  StackGeometry geometry = jit_geometry;
-  geometry.fp_below_entry_sp = guest::StackTop(cpu) - (program_sp - jit_geometry.fp_below_entry_sp);
+  const StackGeometry geometry = Sandbox::Geometry().EnteredAt(cpu, program_sp);
   Interpreter interpreter(sandbox_.env(), attachment_.programs().interp,
                           InterpreterOptions{kInterpreterBudget, cpu, geometry});
   const Outcome reference = interpreter.RunProgram(static_cast<size_t>(r.program), {r.arg, 0, 0, 0, 0});
