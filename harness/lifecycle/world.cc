@@ -44,6 +44,14 @@ uint64_t SlotAddress(uint32_t slot) {
   return guest::MapObjectAddress(0) + guest::kMapPtrsOffset + 8 * uint64_t{slot};
 }
 
+// Each CPU's interrupt stack lies 32 KiB below the top of its task stack,
+// in the same 64 KiB: a call uses (and its reset clears) 16 KiB below its
+// entry, so neither reaches the other's frames.
+constexpr uint64_t kInterruptStackBelow = 0x8000;
+static_assert(2 * kInterruptStackBelow <= guest::kStackStride);
+
+uint64_t InterruptStackTop(int cpu) { return guest::StackTop(cpu) - kInterruptStackBelow; }
+
 bool IsProbeLoad(const isa::Insn& insn) {
   const uint8_t mode = isa::ModeOf(insn.opcode);
   return isa::ClassOf(insn.opcode) == isa::kClassLdx && (mode == isa::kModeProbeMem || mode == isa::kModeProbeMemSx);
@@ -58,7 +66,10 @@ Result<std::unique_ptr<World>> World::Create(const WorldOptions& options) {
 }
 
 World::~World() {
-  for (auto& cpu : cpus_) cpu.call.reset();
+  for (auto& cpu : cpus_) {
+    cpu.call.reset();
+    cpu.interrupted.reset();
+  }
   if (sandbox_) sandbox_->patcher().set_listener(nullptr);
 }
 
@@ -167,7 +178,7 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) 
   // The program object's index is there since Initialize installed all
   // kMaxPrograms objects; only the entry changes.
   sandbox_->env().SetProgramEntry(static_cast<size_t>(id), p.entry);
-  for (Cpu& cpu : cpus_) cpu.images_changed |= cpu.call != nullptr && !cpu.stale;
+  ForEachCall([](int, Call& call) { call.images_changed |= !call.stale; });
 
   // Finalize: one copy, then one flush, per image; nothing left dirty.
   const auto images = static_cast<uint64_t>(p.compiled.subprograms.size());
@@ -381,14 +392,13 @@ void World::Free(int id) {
     if (tail_targets_[static_cast<size_t>(e)] == id) SetTailTarget(e, -1);
   }
   p->state = Program::State::kPendingFree;
-  for (size_t c = 0; c < cpus_.size(); ++c) {
-    if (cpus_[c].call == nullptr) continue;
+  ForEachCall([&](int cpu, const Call& call) {
     // A planted bug waits only for the calls that began in this program,
     // as a reference taken at entry would: not for a CPU that came in
     // through a tail call.
-    if (options_.bugs.lifecycle.grace_period_for_entry_only && cpus_[c].program != id) continue;
-    p->waiting.insert(static_cast<int>(c));
-  }
+    if (options_.bugs.lifecycle.grace_period_for_entry_only && call.program != id) return;
+    p->waiting.insert(cpu);
+  });
   if (p->waiting.empty() || options_.bugs.lifecycle.free_without_grace_period) DoFree(id, operation_);
 }
 
@@ -426,13 +436,12 @@ void World::DoFree(int id, std::string operation) {
 }
 
 void World::RefreshCalls() {
-  for (auto& cpu : cpus_) {
-    if (cpu.call != nullptr) cpu.call->set_programs(Callable());
-  }
+  ForEachCall([&](int cpu, Call& call) { call.call->set_programs(Callable(call.Geometry(cpu))); });
 }
 
-CallPrograms World::Callable() const {
+CallPrograms World::Callable(const StackGeometry& geometry) const {
   CallPrograms programs;
+  programs.conventions.geometry = geometry;
   for (size_t id = 0; id < programs_.size(); ++id) {
     const Program* p = programs_[id].get();
     const bool runnable = p != nullptr && p->state != Program::State::kFreed;
@@ -442,17 +451,19 @@ CallPrograms World::Callable() const {
   return programs;
 }
 
-void World::Start(int cpu, int id) {
+void World::Start(int cpu, int id, uint64_t stack_top) {
   Cpu& c = cpus_[static_cast<size_t>(cpu)];
   GuestEnvironment& env = sandbox_->env();
   const std::array<uint64_t, 5> args = {env.context_address(), 0, 0, 0, 0};
-  // The interpreter first, on this CPU's stack, then the same stack reset
-  // for the JIT'd call.
-  env.ResetCpu(cpu);
-  InterpreterOptions options{options_.call_budget, cpu, Sandbox::Geometry(), nullptr};
+  c.stack_top = stack_top;
+  const StackGeometry geometry = c.Geometry(cpu);
+  // The interpreter first, on this stack, then the same stack reset for
+  // the JIT'd call.
+  env.ResetCpu(cpu, stack_top);
+  InterpreterOptions options{options_.call_budget, cpu, geometry, nullptr};
   Outcome expected = Interpreter(env, world_case_, options).RunProgram(static_cast<size_t>(id), args);
-  expected.memory = env.Capture(cpu, Sandbox::Geometry());
-  env.ResetCpu(cpu);
+  expected.memory = env.Capture(cpu, geometry);
+  env.ResetCpu(cpu, stack_top);
   c.args = args;
   c.expected = std::move(expected);
   c.program = id;
@@ -461,9 +472,44 @@ void World::Start(int cpu, int id) {
   c.tail_calls = TailCallReads();
   c.array_changed = false;
   c.images_changed = false;
-  c.call = std::make_unique<JitCall>(env, sandbox_->machine(cpu), cpu, Callable());
+  c.call = std::make_unique<JitCall>(env, sandbox_->machine(cpu), cpu, Callable(geometry));
   c.call->set_observer(this);
-  c.call->Start(static_cast<size_t>(id), args, options_.call_budget * 64 + 100'000);
+  c.call->Start(static_cast<size_t>(id), args, options_.call_budget * 64 + 100'000, stack_top);
+}
+
+bool World::Interrupt(int cpu, int id, uint64_t steps) {
+  if (cpu < 0 || cpu >= cpus()) return false;
+  Cpu& c = cpus_[static_cast<size_t>(cpu)];
+  if (c.call == nullptr || c.stale || c.interrupted) return false;
+  const Program* p = id >= 0 && id < kMaxPrograms ? programs_[static_cast<size_t>(id)].get() : nullptr;
+  if (p == nullptr || p->state != Program::State::kLive) return false;
+  operation_ = fmt::format("cpu {} interrupted, running program {} in the interrupt", cpu, id);
+  Machine& machine = sandbox_->machine(cpu);
+  Interrupted saved;
+  saved.pc = machine.ReadPc();
+  saved.registers = machine.SaveContext();
+  saved.helpers = sandbox_->env().helper_state(cpu);
+  saved.call = std::move(static_cast<Call&>(c));
+  // (Not emplace(): clang sees Interrupted as not default-constructible
+  // inside World, where its member initializers are not parsed yet.)
+  c.interrupted = std::move(saved);
+  static_cast<Call&>(c) = Call{};
+  Start(cpu, id, InterruptStackTop(cpu));
+  if (auto outcome = c.call->Step(steps)) {
+    Complete(cpu, std::move(*outcome));
+  } else {
+    Stopped(cpu);
+  }
+  return true;
+}
+
+void World::ReturnFromInterrupt(int cpu) {
+  Cpu& c = cpus_[static_cast<size_t>(cpu)];
+  Interrupted& saved = *c.interrupted;
+  sandbox_->machine(cpu).RestoreContext(saved.registers);
+  sandbox_->env().helper_state(cpu) = saved.helpers;
+  static_cast<Call&>(c) = std::move(saved.call);
+  c.interrupted.reset();
 }
 
 void World::Step(int cpu, int id, uint64_t steps) {
@@ -473,7 +519,7 @@ void World::Step(int cpu, int id, uint64_t steps) {
   if (c.call == nullptr) {
     const Program* p = id >= 0 && id < kMaxPrograms ? programs_[static_cast<size_t>(id)].get() : nullptr;
     if (p == nullptr || p->state != Program::State::kLive) return;
-    Start(cpu, id);
+    Start(cpu, id, guest::StackTop(cpu));
   }
   if (auto outcome = c.call->Step(steps)) {
     Complete(cpu, std::move(*outcome));
@@ -513,9 +559,13 @@ void World::Complete(int cpu, Outcome outcome) {
     c.tail_calls.Ended();
     CompareCall(cpu, outcome, operation);
   }
-  c.call.reset();
-  c.program = -1;
-  c.stale = false;
+  static_cast<Call&>(c) = Call{};
+  // The end of an interrupt's call is no quiescent point: the call it
+  // interrupted goes on.
+  if (c.interrupted) {
+    ReturnFromInterrupt(cpu);
+    return;
+  }
   Quiescent(cpu);
 }
 
@@ -586,10 +636,11 @@ Outcome World::Replay(int cpu, const std::map<uint32_t, uint64_t>& slots) {
   for (uint32_t slot = 0; slot < kTailEntries; ++slot) now[slot] = ArraySlot(slot);
   for (auto [slot, value] : slots) env.memory().Store<uint64_t>(SlotAddress(slot), value);
   // The JIT'd call's memory is captured; its stack is this run's now.
-  env.ResetCpu(cpu);
-  InterpreterOptions options{options_.call_budget, cpu, Sandbox::Geometry(), nullptr};
+  env.ResetCpu(cpu, c.stack_top);
+  const StackGeometry geometry = c.Geometry(cpu);
+  InterpreterOptions options{options_.call_budget, cpu, geometry, nullptr};
   Outcome expected = Interpreter(env, world_case_, options).RunProgram(static_cast<size_t>(c.program), c.args);
-  expected.memory = env.Capture(cpu, Sandbox::Geometry());
+  expected.memory = env.Capture(cpu, geometry);
   for (uint32_t slot = 0; slot < kTailEntries; ++slot) env.memory().Store<uint64_t>(SlotAddress(slot), now[slot]);
   return expected;
 }
@@ -653,7 +704,8 @@ bool World::CallStale(int cpu) {
     if (ProgramAt(p->entry, false) >= 0) continue;  // the slot holds another program now
     Cpu& c = cpus_[static_cast<size_t>(cpu)];
     operation_ = fmt::format("cpu {} calling the stale entry of program {}", cpu, id);
-    CallPrograms callable = Callable();
+    c.stack_top = guest::StackTop(cpu);
+    CallPrograms callable = Callable(c.Geometry(cpu));
     // The stale entry, as a program of its own for the call.
     c.call = std::make_unique<JitCall>(sandbox_->env(), sandbox_->machine(cpu), cpu, callable);
     c.stale = true;
@@ -677,14 +729,17 @@ void World::SetTailTarget(int entry, int id) {
   tail_targets_[static_cast<size_t>(entry)] = id;
   const uint64_t value = id < 0 ? 0 : guest::ProgObjectAddress(static_cast<uint64_t>(id));
   if (value != ArraySlot(static_cast<uint32_t>(entry))) {
-    for (Cpu& cpu : cpus_) cpu.array_changed |= cpu.call != nullptr && !cpu.stale;
+    ForEachCall([](int, Call& call) { call.array_changed |= !call.stale; });
   }
   world_case_.maps.front().programs.assign(tail_targets_.begin(), tail_targets_.end());
   sandbox_->env().memory().Store<uint64_t>(SlotAddress(static_cast<uint32_t>(entry)), value);
 }
 
 void World::Synchronize() {
-  for (int cpu = 0; cpu < cpus(); ++cpu) RunToCompletion(cpu);
+  for (int cpu = 0; cpu < cpus(); ++cpu) {
+    // An interrupt's call, then the one it interrupted.
+    for (int calls = 0; calls < 2 && busy(cpu); ++calls) RunToCompletion(cpu);
+  }
   operation_ = "synchronize";
   CheckAccounting(operation_);
 }
@@ -717,14 +772,19 @@ std::vector<World::CpuInside> World::CpusInside(int id) const {
   std::vector<CpuInside> inside;
   const jit::CompiledProgram* compiled = Compiled(id);
   if (compiled == nullptr) return inside;
-  for (int cpu = 0; cpu < cpus(); ++cpu) {
-    const Cpu& c = cpus_[static_cast<size_t>(cpu)];
-    if (c.call == nullptr || c.stale) continue;
-    const jit::CompiledSubprogram* sub = compiled->SubprogramAt(sandbox_->machine(cpu).ReadPc());
-    if (sub == nullptr) continue;
+  const auto look = [&](int cpu, const Call& call, uint64_t pc) {
+    if (call.call == nullptr || call.stale) return;
+    const jit::CompiledSubprogram* sub = compiled->SubprogramAt(pc);
+    if (sub == nullptr) return;
     // Only a tail call moves a call into a program other than the one it
     // started in (the ownership invariant holds every other way out).
-    inside.push_back({cpu, c.program != id, sub != &compiled->subprograms.front()});
+    const bool nested = cpus_[static_cast<size_t>(cpu)].interrupted.has_value();
+    inside.push_back({cpu, call.program != id, sub != &compiled->subprograms.front(), nested});
+  };
+  for (int cpu = 0; cpu < cpus(); ++cpu) {
+    const Cpu& c = cpus_[static_cast<size_t>(cpu)];
+    look(cpu, c, sandbox_->machine(cpu).ReadPc());
+    if (c.interrupted) look(cpu, c.interrupted->call, c.interrupted->pc);
   }
   return inside;
 }
@@ -744,26 +804,26 @@ void World::OnWrite(uint64_t begin, uint64_t end, jit::TextOrigin origin) {
   } else {
     ++copies_[o];
   }
-  // No slot is written while a CPU runs the program in it.
-  for (size_t c = 0; c < cpus_.size(); ++c) {
-    const Cpu& cpu = cpus_[c];
-    if (cpu.call == nullptr || cpu.stale) continue;
-    for (int id : {cpu.program, static_cast<int>(cpu.call->current_program())}) {
+  // No slot is written while a CPU runs the program in it (or will
+  // resume it, from an interrupt).
+  ForEachCall([&](int cpu, Call& call) {
+    if (call.stale) return;
+    const bool current = &call == &static_cast<Call&>(cpus_[static_cast<size_t>(cpu)]);
+    for (int id : {call.program, static_cast<int>(call.call->current_program())}) {
       const Program* p = programs_[static_cast<size_t>(id)].get();
       if (p == nullptr) continue;
       for (auto [b, e] : p->slots) {
-        if (Overlaps(b, e, begin, end)) {
-          Report(Invariant::kNoOverwriteInUse, static_cast<int>(c), sandbox_->machine(static_cast<int>(c)).ReadPc(), id,
-                 operation_, fmt::format("0x{:x}..0x{:x} written while cpu {} runs it", begin, end, c));
-        }
+        if (!Overlaps(b, e, begin, end)) continue;
+        const uint64_t pc = current ? sandbox_->machine(cpu).ReadPc() : cpus_[static_cast<size_t>(cpu)].interrupted->pc;
+        Report(Invariant::kNoOverwriteInUse, cpu, pc, id, operation_,
+               fmt::format("0x{:x}..0x{:x} written while cpu {} {} it", begin, end, cpu,
+                           current ? "runs" : "is interrupted in"));
       }
     }
-    // Every CPU may now hold stale instructions for the range.
-  }
-  for (auto& cpu : cpus_) {
-    cpu.dirty.emplace_back(begin, end);
-    cpu.images_changed |= cpu.call != nullptr && !cpu.stale;
-  }
+    call.images_changed = true;
+  });
+  // Every CPU may now hold stale instructions for the range.
+  for (auto& cpu : cpus_) cpu.dirty.emplace_back(begin, end);
 }
 
 void World::OnFlush(uint64_t begin, uint64_t end, jit::TextOrigin origin) {

@@ -62,7 +62,19 @@ class World final : private TextListener, private ExecutionObserver {
   // Starts program `id` on `cpu` if it is idle, then runs up to `steps`
   // instructions on it.
   void Step(int cpu, int id, uint64_t steps);
+  // Runs the CPU's current call to its end: in an interrupt, the
+  // interrupt's call, after which the interrupted call is current again.
   void RunToCompletion(int cpu);
+  // Interrupts the call running on `cpu` and starts program `id` in the
+  // interrupt, on the CPU's interrupt stack, running up to `steps`
+  // instructions of it. Step and RunToCompletion go on with the
+  // interrupt's call; when it returns, the interrupted call resumes where
+  // it stopped, with its registers and helper state as they were. The
+  // return from an interrupt is not a quiescent point: the interrupted
+  // call is still inside its program. False (nothing done) when the CPU
+  // is idle, runs a freed entry, is in an interrupt already (arm64
+  // hardirqs do not nest), or `id` is not a live program.
+  bool Interrupt(int cpu, int id, uint64_t steps);
   // Calls the entry of a freed program whose slot nothing else uses now:
   // it must trap on its first instruction. False if the CPU is busy or no
   // such entry exists.
@@ -77,6 +89,7 @@ class World final : private TextListener, private ExecutionObserver {
 
   std::vector<int> LivePrograms() const;  // loadable by Step, tail callers included
   bool busy(int cpu) const { return cpus_[static_cast<size_t>(cpu)].call != nullptr; }
+  bool in_interrupt(int cpu) const { return cpus_[static_cast<size_t>(cpu)].interrupted.has_value(); }
   int cpus() const { return static_cast<int>(cpus_.size()); }
   const std::vector<Violation>& violations() const { return violations_; }
   // A Unicorn call that failed on one of the world's CPUs (see
@@ -104,15 +117,19 @@ class World final : private TextListener, private ExecutionObserver {
   const jit::CompiledProgram* Compiled(int id) const;
 
   // A CPU whose pc lies in a program's images, and how it got there: by a
-  // tail call (its call started in another program) or not, and whether
-  // it is in a subprogram (through a local call) or the main image.
+  // tail call (its call started in another program) or not, whether it is
+  // in a subprogram (through a local call) or the main image, and whether
+  // an interrupt is involved: the call inside was interrupted (its pc is
+  // the one it will resume at) or runs in the interrupt.
   struct CpuInside {
     int cpu = 0;
     bool by_tail_call = false;
     bool in_subprogram = false;
+    bool nested_in_interrupt = false;
   };
   // The CPUs inside program `id` now (stale calls are never inside a
-  // program: their entry is freed).
+  // program: their entry is freed); a CPU in an interrupt may be inside
+  // by both of its calls.
   std::vector<CpuInside> CpusInside(int id) const;
 
  private:
@@ -126,19 +143,44 @@ class World final : private TextListener, private ExecutionObserver {
     uint64_t entry = 0;
     std::set<int> waiting;  // CPUs still to pass a quiescent point
   };
-  struct Cpu {
+  // A call on a CPU, and what it is compared with.
+  struct Call {
     std::unique_ptr<JitCall> call;
     int program = -1;
     bool stale = false;  // a call of a freed entry: must trap
     uint64_t stale_entry = 0;
+    uint64_t stack_top = 0;  // SP at its entry: the CPU's stack top, or its interrupt stack's
     std::array<uint64_t, 5> args{};
     std::optional<Outcome> expected;  // the interpreter's run, over the prog_array as the call started
     std::array<uint64_t, kTailEntries> array_at_start{};
     bool array_changed = false;  // an entry changed while the call ran
     bool images_changed = false;  // pack text or a program object was written while it ran
     TailCallReads tail_calls;  // what the JIT'd call's tail calls read
+    // Where its BPF frames are (r10 of each call depth).
+    StackGeometry Geometry(int cpu) const { return Sandbox::Geometry().EnteredAt(cpu, stack_top); }
+  };
+  // A call an interrupt stopped, and the CPU as it was then.
+  struct Interrupted {
+    Call call;
+    MachineContext registers;
+    HelperState helpers;
+    uint64_t pc = 0;  // where it resumes
+  };
+  // The CPU's current call (the interrupt's, when it is in one).
+  struct Cpu : Call {
+    std::optional<Interrupted> interrupted;
     std::vector<std::pair<uint64_t, uint64_t>> dirty;  // written since the last flush
   };
+  // Every call in progress: each CPU's current one, and the one its
+  // interrupt stopped.
+  template <typename F>
+  void ForEachCall(F&& visit) {
+    for (size_t c = 0; c < cpus_.size(); ++c) {
+      Cpu& cpu = cpus_[c];
+      if (cpu.call != nullptr) visit(static_cast<int>(c), static_cast<Call&>(cpu));
+      if (cpu.interrupted) visit(static_cast<int>(c), cpu.interrupted->call);
+    }
+  }
 
   explicit World(const WorldOptions& options) : options_(options) {}
   Status Initialize();
@@ -170,8 +212,12 @@ class World final : private TextListener, private ExecutionObserver {
   uint64_t ArraySlot(uint32_t slot) const;  // prog_array->ptrs[slot] in guest memory
   std::string SlotValueName(uint64_t value) const;  // "empty", "program 5"
   void Quiescent(int cpu);
-  void Start(int cpu, int id);
-  CallPrograms Callable() const;
+  // Starts program `id` on `cpu`, entered with SP = `stack_top`.
+  void Start(int cpu, int id, uint64_t stack_top);
+  // The interrupted call on `cpu` is current again.
+  void ReturnFromInterrupt(int cpu);
+  // The programs a call may reach, its frames where `geometry` says.
+  CallPrograms Callable(const StackGeometry& geometry) const;
   void RefreshCalls();  // running calls see the programs loaded and freed since they started
   void CheckAccounting(const std::string& operation);
   // Whenever the allocator made a pack since the last look: every chunk no

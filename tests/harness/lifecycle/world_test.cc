@@ -114,6 +114,121 @@ TEST(LifecycleWorld, FreeWaitsForEveryCpuInsideTheProgram) {
   EXPECT_TRUE(world->violations().empty()) << Violations(*world);
 }
 
+// Keeps a value in its stack frame across a loop: if anything else wrote
+// the frame meanwhile (an interrupt's call on the same stack), r0 shows it.
+constexpr std::string_view kStackKeeper = R"(
+  mov %r0, 0x1234
+  stxdw [%r10-8], %r0
+  mov %r2, 100
+loop:
+  sub %r2, 1
+  jne %r2, 0, loop
+  ldxdw %r0, [%r10-8]
+  exit
+)";
+
+// What an interrupt runs: the same frame offsets, other values.
+constexpr std::string_view kStackWriter = R"(
+  mov %r0, 0x5678
+  stxdw [%r10-8], %r0
+  stxdw [%r10-16], %r0
+  mov %r2, 30
+loop:
+  sub %r2, 1
+  jne %r2, 0, loop
+  ldxdw %r0, [%r10-16]
+  exit
+)";
+
+TEST(LifecycleWorld, AnInterruptsCallRunsOnItsOwnStackAndTheInterruptedCallResumes) {
+  auto world = MakeWorld(1);
+  auto keeper = world->Load(Asm(kStackKeeper));
+  auto writer = world->Load(Asm(kStackWriter));
+  ASSERT_TRUE(keeper && writer);
+  EXPECT_FALSE(world->Interrupt(0, *writer, 5)) << "an idle CPU has no call to interrupt";
+  world->Step(0, *keeper, 20);
+  ASSERT_TRUE(world->Interrupt(0, *writer, 10));
+  EXPECT_TRUE(world->in_interrupt(0));
+  EXPECT_FALSE(world->Interrupt(0, *keeper, 5)) << "hardirqs do not nest";
+  world->RunToCompletion(0);  // the interrupt's call
+  EXPECT_FALSE(world->in_interrupt(0));
+  EXPECT_TRUE(world->busy(0)) << "the interrupted call goes on";
+  EXPECT_EQ(world->calls_compared(), 1u);
+  world->RunToCompletion(0);
+  EXPECT_FALSE(world->busy(0));
+  EXPECT_EQ(world->calls_compared(), 2u) << Violations(*world);
+  EXPECT_TRUE(world->violations().empty()) << Violations(*world);
+}
+
+TEST(LifecycleWorld, AnInterruptThatEndsRightAwayResumesTheCall) {
+  auto world = MakeWorld(2);
+  auto keeper = world->Load(Asm(kStackKeeper));
+  auto writer = world->Load(Asm(kStackWriter));
+  ASSERT_TRUE(keeper && writer);
+  world->Step(1, *keeper, 7);
+  ASSERT_TRUE(world->Interrupt(1, *writer, 1'000));
+  EXPECT_FALSE(world->in_interrupt(1));
+  EXPECT_TRUE(world->busy(1));
+  world->Synchronize();
+  EXPECT_EQ(world->calls_compared(), 2u) << Violations(*world);
+  EXPECT_TRUE(world->violations().empty()) << Violations(*world);
+}
+
+// Program `inside` freed while CPU 0 is in an interrupt: the interrupted
+// call runs it (`in_the_interrupt` false) or the interrupt's does. The
+// free waits for the interrupted call's return, not the interrupt's.
+void FreeWhileInAnInterrupt(World& world, bool in_the_interrupt) {
+  auto inside = world.Load(Asm(kLoop));
+  auto other = world.Load(Asm(kStackWriter));
+  ASSERT_TRUE(inside && other);
+  world.Step(0, in_the_interrupt ? *other : *inside, 9);
+  ASSERT_TRUE(world.Interrupt(0, in_the_interrupt ? *inside : *other, 6));
+  const auto cpus_inside = world.CpusInside(*inside);
+  ASSERT_EQ(cpus_inside.size(), 1u);
+  EXPECT_TRUE(cpus_inside[0].nested_in_interrupt);
+  EXPECT_FALSE(cpus_inside[0].by_tail_call);
+  const uint64_t slot = EntryOf(world, *inside);
+  world.Free(*inside);
+  EXPECT_EQ(world.WaitingFor(*inside), (std::vector<int>{0}));
+  world.RunToCompletion(0);  // the interrupt returns: no quiescent point
+  EXPECT_EQ(world.WaitingFor(*inside), (std::vector<int>{0}));
+  EXPECT_NE(WordAt(world, slot + 64), kBreakFault) << "invalidated while the interrupted call is inside";
+  world.RunToCompletion(0);
+  EXPECT_TRUE(world.WaitingFor(*inside).empty());
+  EXPECT_EQ(WordAt(world, slot + 64), kBreakFault);
+}
+
+TEST(LifecycleWorld, FreeWaitsForAnInterruptedCallPastTheInterruptsReturn) {
+  auto world = MakeWorld(1);
+  FreeWhileInAnInterrupt(*world, false);
+  EXPECT_EQ(world->calls_compared(), 2u);
+  EXPECT_TRUE(world->violations().empty()) << Violations(*world);
+}
+
+TEST(LifecycleWorld, FreeOfTheProgramAnInterruptRunsWaitsForTheCpu) {
+  auto world = MakeWorld(1);
+  FreeWhileInAnInterrupt(*world, true);
+  EXPECT_EQ(world->calls_compared(), 2u);
+  EXPECT_TRUE(world->violations().empty()) << Violations(*world);
+}
+
+TEST(LifecycleWorld, PlantedFreeWithoutGracePeriodIsCaughtForAnInterruptedCall) {
+  auto world = MakeWorld(1, "free-without-grace-period");
+  auto inside = world->Load(Asm(kLoop));
+  auto other = world->Load(Asm(kStackWriter));
+  ASSERT_TRUE(inside && other);
+  world->Step(0, *inside, 9);
+  ASSERT_TRUE(world->Interrupt(0, *other, 6));
+  world->Free(*inside);
+  // The free overwrites the slot the interrupted call will resume in...
+  EXPECT_TRUE(Broke(*world, Invariant::kNoOverwriteInUse)) << Violations(*world);
+  EXPECT_FALSE(Broke(*world, Invariant::kOwnership)) << Violations(*world);
+  world->RunToCompletion(0);
+  world->RunToCompletion(0);
+  // ...and it does resume there.
+  EXPECT_TRUE(Broke(*world, Invariant::kOwnership)) << Violations(*world);
+}
+
 TEST(LifecycleWorld, CpuThatStartsAfterTheFreeIsNotWaitedFor) {
   auto world = MakeWorld(2);
   auto id = world->Load(Asm(kLoop));
