@@ -53,7 +53,8 @@ int Replay(const std::vector<std::string>& scripts, bool trace, const Settings& 
     } else if (!result) {
       why_not = fmt::format("{}: {}", path, result.message());
     } else if (!result->is_script) {
-      why_not = fmt::format("{}: not a pack script (byte 0 must be {})", path, kPackScriptVersion);
+      why_not = fmt::format("{}: not a pack script (byte 0 must be a version, {} to {})", path,
+                            kPackScriptOldestVersion, kPackScriptVersion);
     }
     if (!why_not.empty()) {
       std::fflush(stdout);  // in order with the scripts before it
@@ -64,9 +65,10 @@ int Replay(const std::vector<std::string>& scripts, bool trace, const Settings& 
     }
     fmt::print("== {} ({} CPUs)\n", path, result->cpus);
     for (size_t i = 0; i < result->trace.size(); ++i) fmt::print("{:4}  {}\n", i, result->trace[i]);
-    fmt::print("{} operations, {} loads ({} rejected), {} frees, {} stale calls, {} calls compared, "
+    fmt::print("{} operations, {} loads ({} rejected), {} frees, {} stale calls, {} interrupts, {} calls compared, "
                "{} not comparable{}\n",
                result->operations, result->loads, result->loads_rejected, result->frees, result->stale_calls,
+               result->interrupts,
                result->calls_compared, result->calls_not_comparable, NotComparableReasons(*result));
     for (const auto& violation : result->violations) fmt::print("{}\n", violation.Describe());
     if (!result->violations.empty()) {

@@ -133,8 +133,9 @@ class ScriptRunner {
         } else {
           std::vector<std::string> inside;
           for (const World::CpuInside& cpu : context.inside) {
-            inside.push_back(fmt::format("cpu {} is inside{}{}", cpu.cpu, cpu.by_tail_call ? " by a tail call" : "",
-                                         cpu.in_subprogram ? " in a subprogram" : ""));
+            inside.push_back(fmt::format("cpu {} is inside{}{}{}", cpu.cpu, cpu.by_tail_call ? " by a tail call" : "",
+                                         cpu.in_subprogram ? " in a subprogram" : "",
+                                         cpu.nested_in_interrupt ? " with an interrupt" : ""));
           }
           Trace("free {}: deferred until CPUs {} pass a quiescent point{}{}", name, fmt::join(waiting, ", "),
                 inside.empty() ? "" : "; ", fmt::join(inside, ", "));
@@ -173,6 +174,15 @@ class ScriptRunner {
         Trace("synchronize");
         world_.Synchronize();
         return;
+      case Op::kInterrupt: {
+        const int cpu = a[0] % world_.cpus();
+        const int id = Pick(world_.LivePrograms(), a[1]);
+        if (!world_.Interrupt(cpu, id, StepCount(a[2]))) return;
+        ++result_.interrupts;
+        Trace("cpu {} interrupted: program {} runs {} instructions in the interrupt{}", cpu, id, StepCount(a[2]),
+              world_.in_interrupt(cpu) ? "" : " and returns");
+        return;
+      }
     }
   }
 
@@ -195,22 +205,24 @@ size_t PackOpArgumentCount(PackOpKind kind) {
     case Op::kSynchronize: return 0;
     case Op::kTailCall: return 3;    // cpu, entry, n
     case Op::kReload: return 2;      // which, pad
+    case Op::kInterrupt: return 3;   // cpu, which, n
   }
   return 0;
 }
 
 std::optional<PackScript> DecodePackScript(std::span<const uint8_t> input) {
-  if (input.empty() || input[0] != kPackScriptVersion) return std::nullopt;
+  if (input.empty() || !IsPackScriptVersion(input[0])) return std::nullopt;
   PackScript script;
   ByteStream header(input.first(std::min(input.size(), kPackScriptHeaderSize)));
-  header.Next();  // version
+  script.version = header.Next();
+  const uint8_t kinds = PackOpKindsIn(script.version);
   script.cpus = 1 + header.Next() % 4;
   for (int i = 0; i < 8; ++i) script.seed |= uint64_t{header.Next()} << (8 * i);
   ByteStream ops(input.size() > kPackScriptHeaderSize ? input.subspan(kPackScriptHeaderSize)
                                                       : std::span<const uint8_t>{});
   while (!ops.done()) {
     PackOp op;
-    op.kind = static_cast<PackOpKind>(ops.Next() % kPackOpKinds);
+    op.kind = static_cast<PackOpKind>(ops.Next() % kinds);
     for (size_t i = 0; i < PackOpArgumentCount(op.kind); ++i) op.args[i] = ops.Next();
     if (op.kind == Op::kLoad) {
       const auto bytes = ops.Take(size_t{op.args[2]} % kPackScriptMaxRecords * kRecordSize);
@@ -222,12 +234,17 @@ std::optional<PackScript> DecodePackScript(std::span<const uint8_t> input) {
 }
 
 Result<std::vector<uint8_t>> EncodePackScript(const PackScript& script) {
+  if (!IsPackScriptVersion(script.version)) {
+    return Fail("pack script: version {}, not {}..{}", script.version, kPackScriptOldestVersion, kPackScriptVersion);
+  }
   if (script.cpus < 1 || script.cpus > 4) return Fail("pack script: {} CPUs, not 1..4", script.cpus);
-  std::vector<uint8_t> bytes = {kPackScriptVersion, static_cast<uint8_t>(script.cpus - 1)};
+  std::vector<uint8_t> bytes = {script.version, static_cast<uint8_t>(script.cpus - 1)};
   for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<uint8_t>(script.seed >> (8 * i)));
   for (size_t i = 0; i < script.ops.size(); ++i) {
     const PackOp& op = script.ops[i];
-    if (static_cast<uint8_t>(op.kind) >= kPackOpKinds) return Fail("pack script: operation {}: no such kind", i);
+    if (static_cast<uint8_t>(op.kind) >= PackOpKindsIn(script.version)) {
+      return Fail("pack script: operation {}: no such kind in version {}", i, script.version);
+    }
     const size_t arguments = PackOpArgumentCount(op.kind);
     for (size_t a = arguments; a < op.args.size(); ++a) {
       if (op.args[a] != 0) return Fail("pack script: operation {} takes {} argument bytes", i, arguments);

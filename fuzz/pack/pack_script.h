@@ -1,15 +1,18 @@
 // Pack scripts: fuzz bytes -> a sequence of operations on a lifecycle World
-// (loads, frees, interleaved steps on several CPUs, stale calls, prog_array
-// updates), with every invariant checked after each operation.
+// (loads, frees, interleaved steps on several CPUs, interrupts, stale
+// calls, prog_array updates), with every invariant checked after each
+// operation.
 //
-// Format, version 1 (stable; change only with a new version number):
+// Format, versions 1 and 2 (stable; change only with a new version number):
 //
-//   byte 0       version (kPackScriptVersion); other versions are not ours
+//   byte 0       version: 2 (kPackScriptVersion) or 1; other versions are
+//                not ours
 //   byte 1       CPUs: 1 + value % 4
 //   bytes 2..9   pack seed (where the random holes at the start of each
 //                pack's slots fall)
-//   then operations, each a kind byte (value % 9) and its arguments; a
-//   missing argument byte reads as zero:
+//   then operations, each a kind byte (value % 10; in version 1, which has
+//   no interrupts, value % 9) and its arguments; a missing argument byte
+//   reads as zero:
 //
 //   0 load        [subprograms] [pad] [n] then n % 48 generator records of
 //                 8 bytes (fuzz_format.h; no maps, no input memory). pad < 128:
@@ -24,6 +27,12 @@
 //   6 synchronize
 //   7 tail call   [cpu] [entry] [n]: step a tail caller as in "step"
 //   8 reload      [which live program] [pad]: load its instructions again
+//   9 interrupt   [cpu] [which live program] [n]: interrupt the CPU's call
+//                 and run the program in the interrupt, 1 + n instructions
+//                 as in "step" (then steps and finish go on with it; the
+//                 interrupted call resumes when it returns). Nothing when
+//                 the CPU is idle, calls a freed entry, or is in an
+//                 interrupt already (version 2 only)
 //
 // "which live program" picks among the live programs in id order, modulo
 // their number; tail callers (ids 0..3) are never freed.
@@ -48,7 +57,14 @@
 
 namespace bpfdiff::fuzz {
 
-inline constexpr uint8_t kPackScriptVersion = 1;
+// The version that scripts are written in; version 1 scripts (the seeds
+// of before interrupts) still decode and keep their meaning.
+inline constexpr uint8_t kPackScriptVersion = 2;
+inline constexpr uint8_t kPackScriptOldestVersion = 1;
+// Whether byte 0 of an input names a version of this format.
+inline constexpr bool IsPackScriptVersion(uint8_t byte) {
+  return byte >= kPackScriptOldestVersion && byte <= kPackScriptVersion;
+}
 // The generator format version (fuzz_format.h) of a load's records: pinned,
 // so that a script means the same programs whatever the generator's
 // current version.
@@ -65,8 +81,12 @@ enum class PackOpKind : uint8_t {
   kSynchronize,
   kTailCall,
   kReload,
+  kInterrupt,  // version 2
 };
-inline constexpr uint8_t kPackOpKinds = 9;
+// Operation kinds in the current version.
+inline constexpr uint8_t kPackOpKinds = 10;
+// The kinds a script of `version` has (kind bytes are taken modulo it).
+inline constexpr uint8_t PackOpKindsIn(uint8_t version) { return version == 1 ? 9 : kPackOpKinds; }
 inline constexpr uint8_t kPackScriptMaxRecords = 48;  // a load's records: n % 48
 
 // How many argument bytes follow an operation's kind byte (a load's records
@@ -86,6 +106,7 @@ struct PackOp {
 };
 
 struct PackScript {
+  uint8_t version = kPackScriptVersion;
   int cpus = 1;       // 1..4
   uint64_t seed = 0;  // the pack seed
   std::vector<PackOp> ops;
@@ -96,9 +117,10 @@ struct PackScript {
 // version. Linear in the input; every byte of it is consumed.
 std::optional<PackScript> DecodePackScript(std::span<const uint8_t> input);
 
-// The canonical bytes of `script` (kinds as 0..8, every argument written),
-// which decode to `script`. Error when they cannot: a CPU count outside
-// 1..4, argument bytes an operation does not take, or records other than
+// The canonical bytes of `script` (kinds as their numbers, every argument
+// written), which decode to `script`. Error when they cannot: a version
+// not of this format, an operation its version does not have, a CPU count
+// outside 1..4, argument bytes an operation does not take, or records other than
 // the count says (fewer are allowed on the last operation only, where the
 // input ended).
 Result<std::vector<uint8_t>> EncodePackScript(const PackScript& script);
@@ -115,7 +137,7 @@ struct PackScriptResult {
   bool is_script = false;  // the input was of this format version
   int cpus = 0;
   uint64_t operations = 0;
-  uint64_t loads = 0, loads_rejected = 0, frees = 0, stale_calls = 0;
+  uint64_t loads = 0, loads_rejected = 0, frees = 0, stale_calls = 0, interrupts = 0;
   uint64_t calls_compared = 0, calls_not_comparable = 0;
   // Why calls were not comparable: reason (harness/lifecycle/
   // not_comparable.h) -> calls; the counts add up to calls_not_comparable.

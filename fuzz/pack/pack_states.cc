@@ -163,7 +163,10 @@ void PackStateObserver::AfterFree(const FreeContext& context) {
   for (const lifecycle::World::CpuInside& cpu : context.inside) {
     if (cpu.by_tail_call) ++states_.frees_deferred_cpu_inside_by_tail_call;
     if (cpu.in_subprogram) ++states_.frees_deferred_cpu_inside_by_local_call;
-    if (!cpu.by_tail_call && !cpu.in_subprogram) ++states_.frees_deferred_cpu_inside_directly;
+    if (cpu.nested_in_interrupt) ++states_.frees_deferred_cpu_inside_nested_in_interrupt;
+    if (!cpu.by_tail_call && !cpu.in_subprogram && !cpu.nested_in_interrupt) {
+      ++states_.frees_deferred_cpu_inside_directly;
+    }
   }
 }
 

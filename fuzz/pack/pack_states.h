@@ -30,13 +30,13 @@ struct PackStates {
   uint64_t oversize_images = 0;              // larger than a pack: an allocation of their own
   // Frees deferred by the grace period, and those while a CPU was inside
   // the freed program, by how it got there. A CPU in a subprogram of a
-  // program it reached by a tail call counts for both ways.
+  // program it reached by a tail call counts for both ways; "directly" is
+  // none of the others. Nested in an interrupt: the call inside was
+  // interrupted, or runs in the interrupt.
   uint64_t frees_deferred = 0;
   uint64_t frees_deferred_cpu_inside_directly = 0;
   uint64_t frees_deferred_cpu_inside_by_tail_call = 0;
   uint64_t frees_deferred_cpu_inside_by_local_call = 0;
-  // The world has no interrupts (a CPU runs one call at a time), so this
-  // stays 0 until it has: listed so that every report shows the gap.
   uint64_t frees_deferred_cpu_inside_nested_in_interrupt = 0;
 
   // Largest values seen.

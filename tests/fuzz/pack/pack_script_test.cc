@@ -8,7 +8,7 @@
 namespace bpfdiff::fuzz {
 namespace {
 
-constexpr uint8_t kLoad = 0, kFree = 1, kStep = 2, kStale = 4;
+constexpr uint8_t kLoad = 0, kFree = 1, kStep = 2, kStale = 4, kInterrupt = 9;
 
 std::vector<uint8_t> Header(int cpus) { return {kPackScriptVersion, static_cast<uint8_t>(cpus - 1), 7, 0, 0, 0, 0, 0, 0, 0}; }
 
@@ -31,7 +31,9 @@ PackScriptResult RunScript(const std::vector<uint8_t>& script, std::string_view 
 
 TEST(PackScript, OtherVersionsAreNotScripts) {
   EXPECT_FALSE(RunScript({}).is_script);
-  EXPECT_FALSE(RunScript({2, 0, 0}).is_script);
+  EXPECT_FALSE(RunScript({0, 0, 0}).is_script);
+  EXPECT_FALSE(RunScript({kPackScriptVersion + 1, 0, 0}).is_script);
+  EXPECT_TRUE(RunScript({1, 0, 0}).is_script);
   const auto header_only = RunScript({kPackScriptVersion});
   EXPECT_TRUE(header_only.is_script);
   EXPECT_EQ(header_only.cpus, 1);
@@ -71,12 +73,12 @@ TEST(PackScript, SameBytesSameRun) {
 
 TEST(PackScript, DecodesWithoutAWorld) {
   EXPECT_FALSE(DecodePackScript(std::vector<uint8_t>{}));
-  EXPECT_FALSE(DecodePackScript(std::vector<uint8_t>{2, 0, 0}));
+  EXPECT_FALSE(DecodePackScript(std::vector<uint8_t>{3, 0, 0}));
   std::vector<uint8_t> script = Header(3);
   AppendLoad(script, 2, 140);
-  // Kinds are read modulo 9; a step (2 + 9) and a free whose argument is
+  // Kinds are read modulo 10; a step (2 + 10) and a free whose argument is
   // missing (read as zero).
-  script.insert(script.end(), {11, 1, 2, 3, kFree});
+  script.insert(script.end(), {12, 1, 2, 3, kFree});
   const auto decoded = DecodePackScript(script);
   ASSERT_TRUE(decoded);
   EXPECT_EQ(decoded->cpus, 3);
@@ -91,10 +93,59 @@ TEST(PackScript, DecodesWithoutAWorld) {
   EXPECT_EQ(decoded->ops[2].args, (std::array<uint8_t, 3>{0, 0, 0}));
 }
 
+// Version 1 has no interrupts: its kinds are read modulo 9, so that the
+// scripts written before version 2 mean what they meant.
+TEST(PackScript, VersionOneKeepsItsMeaning) {
+  std::vector<uint8_t> script = Header(1);
+  script[0] = 1;
+  script.insert(script.end(), {kInterrupt, 0, 0, 0, 11, 1, 2, 3});
+  const auto v1 = DecodePackScript(script);
+  ASSERT_TRUE(v1);
+  EXPECT_EQ(v1->version, 1);
+  ASSERT_EQ(v1->ops.size(), 2u);
+  EXPECT_EQ(v1->ops[0].kind, PackOpKind::kLoad);  // 9 % 9
+  EXPECT_EQ(v1->ops[1].kind, PackOpKind::kStep);  // 11 % 9
+  auto encoded = EncodePackScript(*v1);
+  ASSERT_TRUE(encoded) << encoded.message();
+  EXPECT_EQ((*encoded)[0], 1);
+  EXPECT_EQ(DecodePackScript(*encoded), v1);
+
+  script[0] = kPackScriptVersion;
+  const auto v2 = DecodePackScript(script);
+  ASSERT_TRUE(v2);
+  EXPECT_EQ(v2->ops[0].kind, PackOpKind::kInterrupt);
+  EXPECT_EQ(v2->ops[1].kind, PackOpKind::kFree);  // 11 % 10
+
+  PackScript with_interrupt = *v2;
+  with_interrupt.version = 1;
+  auto refused = EncodePackScript(with_interrupt);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.message().find("version 1"), std::string::npos) << refused.message();
+  with_interrupt.version = 3;
+  EXPECT_FALSE(EncodePackScript(with_interrupt));
+}
+
+TEST(PackScript, AnInterruptRunsAProgramAndTheInterruptedCallGoesOn) {
+  std::vector<uint8_t> script = Header(1);
+  AppendLoad(script, 30);
+  // Interrupting an idle CPU does nothing; then the program, stopped 10
+  // instructions in, interrupted by tail caller 1; the free waits.
+  script.insert(script.end(), {kInterrupt, 0, 4, 9, kStep, 0, 4, 9, kInterrupt, 0, 1, 4, kFree, 0});
+  const auto result = RunScript(script);
+  EXPECT_EQ(result.interrupts, 1u);
+  EXPECT_EQ(result.calls_compared, 2u) << "the interrupt's call and the one it interrupted";
+  EXPECT_TRUE(result.violations.empty());
+  std::string trace;
+  for (const auto& line : result.trace) trace += line + "\n";
+  EXPECT_NE(trace.find("cpu 0 interrupted: program 1 runs 5 instructions in the interrupt"), std::string::npos)
+      << trace;
+  EXPECT_NE(trace.find("with an interrupt"), std::string::npos) << trace;
+}
+
 TEST(PackScript, TheEncodingDecodesToTheSameScriptAndRunsTheSame) {
   std::vector<uint8_t> script = Header(2);
   AppendLoad(script, 3);
-  script.insert(script.end(), {9 + kStep, 0, 0, 20, kStale, 1});
+  script.insert(script.end(), {10 + kStep, 0, 0, 20, kStale, 1});
   script.insert(script.end(), {kLoad, 0, 0, 5, 1, 2, 3});  // records cut short by the end of the input
   const auto decoded = DecodePackScript(script);
   ASSERT_TRUE(decoded);

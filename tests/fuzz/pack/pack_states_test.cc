@@ -11,7 +11,8 @@
 namespace bpfdiff::fuzz {
 namespace {
 
-constexpr uint8_t kLoad = 0, kFree = 1, kStep = 2, kTailTarget = 5, kSynchronize = 6, kTailCall = 7;
+constexpr uint8_t kLoad = 0, kFree = 1, kStep = 2, kTailTarget = 5, kSynchronize = 6, kTailCall = 7,
+                  kInterrupt = 9;
 
 std::vector<uint8_t> Header(int cpus) { return {kPackScriptVersion, static_cast<uint8_t>(cpus - 1), 7, 0, 0, 0, 0, 0, 0, 0}; }
 
@@ -131,6 +132,28 @@ TEST(PackStates, ACpuInASubprogramCameInByALocalCall) {
   script.insert(script.end(), {kStep, 0, 4, 20, kFree, 0, kSynchronize});
   const PackStates states = StatesOf(script);
   EXPECT_EQ(states.frees_deferred_cpu_inside_by_local_call, 1u);
+  EXPECT_EQ(states.frees_deferred_cpu_inside_directly, 0u);
+}
+
+TEST(PackStates, AnInterruptedCallInsideIsCountedNestedInAnInterrupt) {
+  std::vector<uint8_t> script = Header(2);
+  AppendLoad(script, 30);
+  // CPU 1 stopped 10 instructions into the program; an interrupt runs 5
+  // of tail caller 0.
+  script.insert(script.end(), {kStep, 1, 4, 9, kInterrupt, 1, 0, 4, kFree, 0, kSynchronize});
+  const PackStates states = StatesOf(script);
+  EXPECT_EQ(states.frees_deferred, 1u);
+  EXPECT_EQ(states.frees_deferred_cpu_inside_nested_in_interrupt, 1u);
+  EXPECT_EQ(states.frees_deferred_cpu_inside_directly, 0u);
+}
+
+TEST(PackStates, AProgramRunInAnInterruptIsCountedNestedInAnInterrupt) {
+  std::vector<uint8_t> script = Header(1);
+  AppendLoad(script, 30);
+  script.insert(script.end(), {kStep, 0, 0, 4, kInterrupt, 0, 4, 9, kFree, 0, kSynchronize});
+  const PackStates states = StatesOf(script);
+  EXPECT_EQ(states.frees_deferred_cpu_inside_nested_in_interrupt, 1u);
+  EXPECT_EQ(states.frees_deferred_cpu_inside_by_tail_call, 0u);
   EXPECT_EQ(states.frees_deferred_cpu_inside_directly, 0u);
 }
 
