@@ -129,7 +129,26 @@ void BigImage(std::vector<PackOp>& ops, Draw& draw, int cpus) {
   if (draw.OneIn(2)) ops.push_back(MakeOp(Op::kStep, Cpu(draw, cpus), static_cast<uint8_t>(World::kTailEntries), 255));
 }
 
-enum class Way : uint8_t { kDirect, kTailCall, kLocalCall };
+enum class Way : uint8_t { kDirect, kTailCall, kLocalCall, kInterrupt };
+
+// A CPU in an interrupt over the program being freed, or running it in
+// the interrupt: either way the free waits for the CPU until the
+// interrupted call, not the interrupt's, returns. `which` names the
+// program among the live ones (as a step does).
+void Interrupted(std::vector<PackOp>& ops, Draw& draw, uint8_t cpu, uint8_t which) {
+  const auto tail_caller = static_cast<uint8_t>(draw.Below(World::kTailEntries));
+  if (draw.OneIn(2)) {
+    // Stopped inside the program; an interrupt runs a tail caller (about
+    // 30 instructions to its tail call) or the program again.
+    ops.push_back(MakeOp(Op::kStep, cpu, which, Steps(draw, 1, 60)));
+    ops.push_back(MakeOp(Op::kInterrupt, cpu, draw.OneIn(2) ? tail_caller : which, Steps(draw, 1, 40)));
+  } else {
+    // Another call interrupted, the program run in the interrupt.
+    const auto other = static_cast<uint8_t>(draw.Below(World::kTailEntries + 3));  // a tail caller, or any
+    ops.push_back(MakeOp(Op::kStep, cpu, other, Steps(draw, 1, 20)));
+    ops.push_back(MakeOp(Op::kInterrupt, cpu, which, Steps(draw, 1, 60)));
+  }
+}
 
 // A program loaded, a CPU stopped inside it by `way`, the program freed.
 // The step counts are the windows where the CPU is inside (measured on
@@ -154,8 +173,16 @@ void CpuInside(std::vector<PackOp>& ops, Draw& draw, int cpus, Way way) {
     case Way::kLocalCall:
       ops.push_back(MakeOp(Op::kStep, cpu, static_cast<uint8_t>(World::kTailEntries + rank), Steps(draw, 12, 130)));
       break;
+    case Way::kInterrupt:
+      Interrupted(ops, draw, cpu, static_cast<uint8_t>(World::kTailEntries + rank));
+      break;
   }
   ops.push_back(MakeOp(Op::kFree, rank));
+  if (way == Way::kInterrupt && draw.OneIn(2)) {
+    // The interrupt returns; the interrupted call goes on a little.
+    ops.push_back(MakeOp(Op::kFinish, cpu));
+    ops.push_back(MakeOp(Op::kStep, cpu, 0, Steps(draw, 1, 60)));
+  }
   Settle(ops, draw, cpu);
 }
 
@@ -176,6 +203,7 @@ PackOp RandomOp(Draw& draw, int cpus) {
       break;
     case Op::kStep:
     case Op::kTailCall:
+    case Op::kInterrupt:
       if (shaped) {
         op.args[0] = Cpu(draw, cpus);
         op.args[2] = static_cast<uint8_t>(draw.Between(1, 60));
@@ -195,12 +223,13 @@ void Scenario(std::vector<PackOp>& ops, Draw& draw, int cpus) {
     FillAPack(ops, draw);
     return;
   }
-  switch (draw.Below(7)) {
+  switch (draw.Below(8)) {
     case 0: Occupancy(ops, draw); break;
     case 1: BigImage(ops, draw, cpus); break;
     case 2: CpuInside(ops, draw, cpus, Way::kDirect); break;
     case 3: CpuInside(ops, draw, cpus, Way::kTailCall); break;
     case 4: CpuInside(ops, draw, cpus, Way::kLocalCall); break;
+    case 5: CpuInside(ops, draw, cpus, Way::kInterrupt); break;
     default: {
       const uint32_t n = draw.Between(1, 4);
       for (uint32_t i = 0; i < n; ++i) ops.push_back(RandomOp(draw, cpus));
@@ -217,6 +246,9 @@ size_t EncodedSize(const PackOp& op) { return 1 + PackOpArgumentCount(op.kind) +
 // Every load's records as many as its count says (the encoder takes fewer
 // on the last operation only; the mutator keeps them whole everywhere).
 void Normalize(PackScript& script, Draw& draw) {
+  // A version 1 script means the same in the current version, which has
+  // every operation of it and more.
+  script.version = kPackScriptVersion;
   script.cpus = std::clamp(script.cpus, 1, 4);
   for (PackOp& op : script.ops) {
     for (size_t i = PackOpArgumentCount(op.kind); i < op.args.size(); ++i) op.args[i] = 0;
@@ -305,7 +337,7 @@ void MutateOnce(PackScript& script, Draw& draw) {
       const uint32_t a = draw.Below(arguments);
       if (op.kind == Op::kLoad && a == 1) {
         op.args[a] = PadOfClass(draw);
-      } else if ((op.kind == Op::kStep || op.kind == Op::kTailCall) && a == 2) {
+      } else if ((op.kind == Op::kStep || op.kind == Op::kTailCall || op.kind == Op::kInterrupt) && a == 2) {
         op.args[a] = static_cast<uint8_t>(draw.OneIn(4) ? draw.Byte() : draw.Between(1, 60));
       } else if (draw.OneIn(2)) {
         op.args[a] = static_cast<uint8_t>(op.args[a] + (draw.OneIn(2) ? 1 : 255));

@@ -11,7 +11,9 @@
 //  - a CPU inside the program being freed, by each way the world has: a
 //    call of it stopped a few instructions in, a tail caller stopped just
 //    past its tail call into it, a program with subprograms stopped
-//    further in; then the free, and a synchronize or a run to the end.
+//    further in, a call of it interrupted or an interrupt running it;
+//    then the free, and a synchronize or a run to the end (of the
+//    interrupt's call first, the interrupted one going on after it).
 //
 // A "which" byte is resolved when its operation runs, so a scenario names
 // the program it means by its rank: steps pick among the live programs
