@@ -76,7 +76,9 @@ class MachineContext {
  public:
   MachineContext() = default;
   ~MachineContext();
-  MachineContext(MachineContext&& other) noexcept : context_(other.context_) { other.context_ = nullptr; }
+  MachineContext(MachineContext&& other) noexcept : context_(other.context_), steps_(other.steps_) {
+    other.context_ = nullptr;
+  }
   MachineContext& operator=(MachineContext&& other) noexcept;
   MachineContext(const MachineContext&) = delete;
   MachineContext& operator=(const MachineContext&) = delete;

@@ -174,6 +174,22 @@ TEST(LifecycleWorld, AnInterruptThatEndsRightAwayResumesTheCall) {
   EXPECT_TRUE(world->violations().empty()) << Violations(*world);
 }
 
+// Stopped exactly where a tail call would enter the program, and resumed
+// there after an interrupt that ran the same program: the block the call
+// resumes with continues it (a resumed call that lost its instruction
+// count would take it for a tail call into itself).
+TEST(LifecycleWorld, ACallResumedAtItsTailCallEntryAfterAnInterruptMadeNoTailCall) {
+  auto world = MakeWorld(1);
+  auto id = world->Load(Asm(kLoop));
+  ASSERT_TRUE(id);
+  world->Step(0, *id, jit::TailCallEntryOffset() / 4);
+  ASSERT_TRUE(world->Interrupt(0, *id, 1'000));
+  ASSERT_FALSE(world->in_interrupt(0));
+  world->RunToCompletion(0);
+  EXPECT_EQ(world->calls_compared(), 2u);
+  EXPECT_TRUE(world->violations().empty()) << Violations(*world);
+}
+
 // Program `inside` freed while CPU 0 is in an interrupt: the interrupted
 // call runs it (`in_the_interrupt` false) or the interrupt's does. The
 // free waits for the interrupted call's return, not the interrupt's.

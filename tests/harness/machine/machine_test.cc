@@ -499,6 +499,32 @@ TEST(harness_machine, ContextSavedBeforeARecycleResumesInTheNewEngine) {
   EXPECT_EQ(machine.ReadX(0), 9u);
 }
 
+// A saved context is moved around (into the record of an interrupted
+// call): moved or move-assigned, it restores the instruction count too, on
+// which a call's resumption after a stop depends.
+TEST(harness_machine, AMovedContextRestoresTheInstructionCount) {
+  auto sandbox = MakeSandbox();
+  ASSERT_NE(sandbox, nullptr);
+  Machine& machine = sandbox->machine(0);
+  auto code = Place(*sandbox, {AddImm(Reg::kX0, Reg::kX0, 1), AddImm(Reg::kX0, Reg::kX0, 1),
+                               AddImm(Reg::kX0, Reg::kX0, 1), a64::Ret()});
+  ASSERT_NE(code, nullptr);
+  ASSERT_TRUE(machine.PrepareCall(code->rx_image(), kArgs, guest::StackTop(0)));
+  ASSERT_EQ(machine.Resume(2).kind, MachineStop::Kind::kStep);
+  ASSERT_EQ(machine.steps(), 2u);
+  MachineContext saved = machine.SaveContext();
+  MachineContext moved(std::move(saved));
+  MachineContext assigned;
+  assigned = machine.SaveContext();
+  ASSERT_EQ(Call(machine, code->rx_image()).kind, MachineStop::Kind::kReturned);
+  ASSERT_NE(machine.steps(), 2u);
+  machine.RestoreContext(moved);
+  EXPECT_EQ(machine.steps(), 2u);
+  ASSERT_EQ(Call(machine, code->rx_image()).kind, MachineStop::Kind::kReturned);
+  machine.RestoreContext(assigned);
+  EXPECT_EQ(machine.steps(), 2u);
+}
+
 TEST(harness_machine, FaultSpecificationsParseOrSayWhatIsWrong) {
   auto open = ParseUnicornFault("open");
   ASSERT_TRUE(open) << open.message();
