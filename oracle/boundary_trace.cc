@@ -11,7 +11,7 @@ void BoundaryTrace::Record(uint32_t program, uint32_t slot, const std::array<uin
   state.helper_calls = static_cast<uint32_t>(helper_calls.size());
   if (!helper_calls.empty()) state.last_call = helper_calls.back();
   state.regs = regs;
-  state.memory = env_.Digest(cpu_, geometry_);
+  state.memory = window_ ? env_.Digest(*window_) : env_.Digest(cpu_, geometry_);
 }
 
 }  // namespace bpfdiff

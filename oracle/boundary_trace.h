@@ -11,6 +11,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "isa/program.h"
@@ -46,6 +48,11 @@ class BoundaryTrace {
   // budget would otherwise record millions).
   BoundaryTrace(const GuestEnvironment& env, int cpu, const StackGeometry& geometry, size_t limit)
       : env_(env), cpu_(cpu), geometry_(geometry), limit_(limit) {}
+  // With per-function frames: the stack digested through `window` (its
+  // stable bytes), which a run of the same path made (oracle/frame_window.h).
+  BoundaryTrace(const GuestEnvironment& env, int cpu, const StackGeometry& geometry, StackWindow window,
+                size_t limit)
+      : env_(env), cpu_(cpu), geometry_(geometry), window_(std::move(window)), limit_(limit) {}
 
   // The run is about to execute `slot` of `program` with these registers.
   void Record(uint32_t program, uint32_t slot, const std::array<uint64_t, isa::kNumRegs>& regs,
@@ -60,6 +67,7 @@ class BoundaryTrace {
   const GuestEnvironment& env_;
   int cpu_;
   StackGeometry geometry_;
+  std::optional<StackWindow> window_;
   size_t limit_;
   std::vector<BoundaryState> states_;
 };

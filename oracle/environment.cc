@@ -160,23 +160,40 @@ void GuestEnvironment::ResetCpu(int cpu, uint64_t stack_top) {
 
 MemorySnapshot GuestEnvironment::Capture(int cpu, const StackGeometry& geometry) const {
   MemorySnapshot snapshot;
-  const GuestMemory& memory = memory_;
-  snapshot.stack.resize(static_cast<size_t>(isa::kStackSize) * isa::kMaxCallDepth);
-  for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
-    const uint64_t fp = geometry.FramePointer(cpu, depth);
-    const uint8_t* frame = memory.HostPointer(fp - isa::kStackSize, isa::kStackSize);
-    std::memcpy(snapshot.stack.data() + static_cast<size_t>(depth) * isa::kStackSize, frame,
-                isa::kStackSize);
+  if (!geometry.per_function()) {
+    snapshot.stack.resize(static_cast<size_t>(isa::kStackSize) * isa::kMaxCallDepth);
+    for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
+      const uint64_t fp = geometry.FramePointer(cpu, depth);
+      const uint8_t* frame = memory_.HostPointer(fp - isa::kStackSize, isa::kStackSize);
+      std::memcpy(snapshot.stack.data() + static_cast<size_t>(depth) * isa::kStackSize, frame,
+                  isa::kStackSize);
+    }
   }
+  CaptureShared(snapshot);
+  return snapshot;
+}
+
+MemorySnapshot GuestEnvironment::Capture(const StackWindow& window) const {
+  MemorySnapshot snapshot;
+  snapshot.window = window;
+  if (!window.keep.empty()) {
+    const uint8_t* bytes = memory_.HostPointer(window.low, window.keep.size());
+    snapshot.stack.resize(window.keep.size());
+    for (size_t i = 0; i < window.keep.size(); ++i) snapshot.stack[i] = window.keep[i] ? bytes[i] : 0;
+  }
+  CaptureShared(snapshot);
+  return snapshot;
+}
+
+void GuestEnvironment::CaptureShared(MemorySnapshot& snapshot) const {
   if (context_length_ != 0) {
-    const uint8_t* context = memory.HostPointer(context_address_, context_length_);
+    const uint8_t* context = memory_.HostPointer(context_address_, context_length_);
     snapshot.context.assign(context, context + context_length_);
   }
   if (values_bytes_ != 0) {
-    const uint8_t* values = memory.HostPointer(guest::kMapValuesBase, values_bytes_);
+    const uint8_t* values = memory_.HostPointer(guest::kMapValuesBase, values_bytes_);
     snapshot.map_values.assign(values, values + values_bytes_);
   }
-  return snapshot;
 }
 
 namespace {
@@ -200,18 +217,38 @@ uint64_t DigestBytes(const uint8_t* bytes, size_t length) {
 
 MemoryDigest GuestEnvironment::Digest(int cpu, const StackGeometry& geometry) const {
   MemoryDigest digest;
-  for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
-    const uint64_t fp = geometry.FramePointer(cpu, depth);
-    digest.stack_frames[static_cast<size_t>(depth)] =
-        DigestBytes(memory_.HostPointer(fp - isa::kStackSize, isa::kStackSize), isa::kStackSize);
+  if (!geometry.per_function()) {
+    for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
+      const uint64_t fp = geometry.FramePointer(cpu, depth);
+      digest.stack_frames[static_cast<size_t>(depth)] =
+          DigestBytes(memory_.HostPointer(fp - isa::kStackSize, isa::kStackSize), isa::kStackSize);
+    }
   }
+  DigestShared(digest);
+  return digest;
+}
+
+MemoryDigest GuestEnvironment::Digest(const StackWindow& window) const {
+  MemoryDigest digest;
+  if (!window.stable.empty()) {
+    // Mid-run, bytes that held a saved register at any point differ by
+    // design: only the stable ones are digested (one digest, frame 0's).
+    const uint8_t* bytes = memory_.HostPointer(window.low, window.stable.size());
+    std::vector<uint8_t> stable(window.stable.size());
+    for (size_t i = 0; i < stable.size(); ++i) stable[i] = window.stable[i] ? bytes[i] : 0;
+    digest.stack_frames[0] = DigestBytes(stable.data(), stable.size());
+  }
+  DigestShared(digest);
+  return digest;
+}
+
+void GuestEnvironment::DigestShared(MemoryDigest& digest) const {
   if (context_length_ != 0) {
     digest.context = DigestBytes(memory_.HostPointer(context_address_, context_length_), context_length_);
   }
   if (values_bytes_ != 0) {
     digest.map_values = DigestBytes(memory_.HostPointer(guest::kMapValuesBase, values_bytes_), values_bytes_);
   }
-  return digest;
 }
 
 }  // namespace bpfdiff

@@ -28,7 +28,18 @@ ProgramRun::ProgramRun(GuestEnvironment& env, const LoadedCase& loaded, const In
       executed_(options.executed ? (*options.executed)[index].data() : nullptr) {
   memory_.ClearPrivateRead();
   for (int i = 0; i < 5; ++i) r_[i + 1] = args[static_cast<size_t>(i)];
-  r_[isa::kFramePointer] = options.geometry.FramePointer(options.cpu, 0);
+  if (options.geometry.per_function()) {
+    window_.emplace(options.geometry.EntrySp(options.cpu), GuestEnvironment::kResetStackBytes);
+    EnterFunction(options.geometry.EntryFramePointer(options.cpu, static_cast<uint32_t>(index)));
+  } else {
+    r_[isa::kFramePointer] = options.geometry.FramePointer(options.cpu, 0);
+  }
+}
+
+void ProgramRun::EnterFunction(uint64_t fp) {
+  r_[isa::kFramePointer] = fp;
+  window_->Enter(fp, isa::kStackSize,
+                 options_.geometry.PrologueBytes(static_cast<uint32_t>(program_index_), function_));
 }
 
 // Decode by class; each class's semantics live in its own header. Inlined
@@ -132,6 +143,7 @@ Outcome ProgramRun::ExecuteLoop() {
 }
 
 StepResult ProgramRun::Finish(EndKind end, uint64_t r0, std::string message) {
+  if (window_) outcome_.memory.window = window_->Window();
   outcome_.end = end;
   outcome_.r0 = r0;
   outcome_.message = std::move(message);
@@ -140,6 +152,7 @@ StepResult ProgramRun::Finish(EndKind end, uint64_t r0, std::string message) {
 }
 
 StepResult ProgramRun::EndWithFault(const FaultInfo& info) {
+  if (window_) outcome_.memory.window = window_->Window();
   outcome_.end = EndKind::kFault;
   outcome_.fault = info;
   outcome_.read_engine_private = outside_ || memory_.private_read();
@@ -156,7 +169,8 @@ StepResult ProgramRun::Fault(uint32_t pc, uint64_t address, uint64_t size, Acces
 
 Outcome Interpreter::Run() {
   Outcome outcome = RunProgram(0, {env_.context_address(), env_.context_length(), 0, 0, 0});
-  outcome.memory = env_.Capture(options_.cpu, options_.geometry);
+  outcome.memory = options_.geometry.per_function() ? env_.Capture(outcome.memory.window)
+                                                    : env_.Capture(options_.cpu, options_.geometry);
   return outcome;
 }
 

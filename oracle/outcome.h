@@ -46,9 +46,26 @@ struct HelperCall {
   friend bool operator==(const HelperCall&, const HelperCall&) = default;
 };
 
+// The stack bytes of one run that both engines hold alike, when the frames
+// depend on the path (StackGeometry::per_function): the BPF frames the run
+// entered, less the bytes where a JIT's prologue saved its registers
+// (oracle/frame_window.h). The interpreter's run makes it; a JIT's run of
+// the same case is captured through it.
+struct StackWindow {
+  uint64_t low = 0;             // the window is [low, low + keep.size())
+  std::vector<uint8_t> keep;    // 1: compared at the end of the run
+  std::vector<uint8_t> stable;  // 1: never held a saved register, so compared at every boundary
+
+  friend bool operator==(const StackWindow&, const StackWindow&) = default;
+};
+
 // Final contents of the writable guest memory a program can see.
 struct MemorySnapshot {
-  std::vector<uint8_t> stack;       // kMaxCallDepth BPF frames, frame 0 first, low to high
+  // kMaxCallDepth BPF frames, frame 0 first, low to high; or, when
+  // window.keep is not empty, the window's bytes with those it does not
+  // keep as 0.
+  std::vector<uint8_t> stack;
+  StackWindow window;
   std::vector<uint8_t> context;     // the input memory
   std::vector<uint8_t> map_values;  // every map's values area, in declaration order
 

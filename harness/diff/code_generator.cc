@@ -1,5 +1,7 @@
 #include "harness/diff/code_generator.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "oracle/helpers.h"
@@ -59,26 +61,17 @@ Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram
   CodeConventions conventions;
   conventions.search_extable = kernelsrc::KernelJit::Fixup;
   conventions.kernel_virtual_calls = true;
-  // The kernel pushes only the callee-saved registers a subprogram uses,
-  // so its frames differ in size; bpfdiff's interpreter gives every call
-  // depth the same layout. A case whose frames all agree runs with that
-  // layout; any other is not comparable yet.
-  std::optional<uint64_t> frame;
-  std::string first;
+  // The kernel pushes only the callee-saved registers a function uses, so
+  // its frames differ in size: each function's prologue is read from its
+  // code, and the interpreter follows the run's path with them. A case
+  // whose prologues all agree keeps the one layout of every call depth.
+  std::vector<FunctionFrame> functions;
   for (size_t p = 0; p < compiled.size(); ++p) {
     for (size_t s = 0; s < compiled[p].subprograms.size(); ++s) {
       const jit::CompiledSubprogram& sub = compiled[p].subprograms[s];
-      const std::string where = fmt::format("program {} subprogram {}", p, s);
       const auto bytes = kernelsrc::PrologueFrameBytes(sub);
-      if (!bytes) return Fail("the kernel's prologue of {} is not of the shape bpfdiff reads", where);
-      if (!frame) {
-        frame = bytes;
-        first = where;
-      } else if (*bytes != *frame) {
-        return Fail("the kernel's frames differ in size ({} bytes in {}, {} in {}: it saves only the "
-                    "callee-saved registers each uses), and bpfdiff's interpreter lays every frame out alike",
-                    *frame, first, *bytes, where);
-      }
+      if (!bytes) return Fail("the kernel's prologue of program {} subprogram {} is not of the shape bpfdiff reads", p, s);
+      functions.push_back({static_cast<uint32_t>(p), sub.first_slot, *bytes});
     }
     if (!compiled[p].subprograms.empty()) {
       const auto words = kernelsrc::TailCallEntryWords(compiled[p].subprograms.front());
@@ -86,8 +79,12 @@ Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram
       conventions.tail_call_entry_offset = uint64_t{*words} * 4;
     }
   }
-  if (!frame) return Fail("nothing compiled");
-  conventions.geometry = {*frame, kernelsrc::kStackDepth + *frame};
+  if (functions.empty()) return Fail("nothing compiled");
+  const uint64_t main_frame = functions.front().prologue_bytes;
+  conventions.geometry = {main_frame, kernelsrc::kStackDepth + main_frame};
+  const bool alike = std::all_of(functions.begin(), functions.end(),
+                                 [&](const FunctionFrame& f) { return f.prologue_bytes == main_frame; });
+  if (!alike) conventions.geometry.functions = std::move(functions);
   return conventions;
 }
 

@@ -40,8 +40,8 @@ std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::J
 Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics);
 
 // The conventions of the kernel's code for `compiled`, read from the code
-// (exposed for tests): the frame every subprogram's prologue builds must be
-// the same size, so that one StackGeometry describes the run.
+// (exposed for tests): the frame each function's prologue builds, per
+// function when they differ.
 Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram>& compiled);
 
 }  // namespace bpfdiff

@@ -25,8 +25,10 @@ struct Namer {
 std::string Hex(uint64_t v) { return fmt::format("0x{:x}", v); }
 
 // The first differing byte of two equally long memory images.
+// frame_size != 0: x and y are BPF frames of that size, frame 0 first;
+// address != 0: they are the bytes from that guest address on.
 Verdict CompareBytes(const Namer& n, std::string_view what, const std::vector<uint8_t>& x,
-                     const std::vector<uint8_t>& y, size_t frame_size) {
+                     const std::vector<uint8_t>& y, size_t frame_size, uint64_t address = 0) {
   if (x.size() != y.size()) {
     return n.Differ(fmt::format("{} size", what), x.size(), y.size());
   }
@@ -39,6 +41,8 @@ Verdict CompareBytes(const Namer& n, std::string_view what, const std::vector<ui
       const size_t frame = i / frame_size;
       const auto from_fp = static_cast<int64_t>(i % frame_size) - static_cast<int64_t>(frame_size);
       where = fmt::format("{} frame {} at r10{:+}", what, frame, from_fp);
+    } else if (address != 0) {
+      where = fmt::format("{} at 0x{:x}", what, address + i);
     } else {
       where = fmt::format("{} byte {}", what, i);
     }
@@ -121,7 +125,10 @@ Verdict Compare(const Outcome& reference, const Outcome& candidate, std::string_
       reference.fault->kind == AccessKind::kWrite) {
     return not_comparable("a store faulted part way into unmapped memory; the bytes it wrote are unknown");
   }
-  if (auto v = CompareBytes(n, "stack", reference.memory.stack, candidate.memory.stack, isa::kStackSize);
+  // With per-function frames the stack is a window of guest addresses.
+  const bool window = !reference.memory.window.keep.empty();
+  if (auto v = CompareBytes(n, "stack", reference.memory.stack, candidate.memory.stack,
+                            window ? 0 : isa::kStackSize, window ? reference.memory.window.low : 0);
       !v.match()) {
     return v;
   }

@@ -177,12 +177,36 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
                                         : interpreted_steps.value_or(options.interp_budget) * options.jit_budget_factor +
                                               options.jit_budget_base;
     run.geometry = engines_[i]->geometry();
+    // The reference's run with this engine's frames comes first: with
+    // per-function frames, the engine's stack is taken through the window
+    // that run's path gives.
+    const Outcome* against = i != 0 && reference.outcome ? &*reference.outcome : nullptr;
+    if (against != nullptr && !(run.geometry == engines_[0]->geometry())) {
+      auto it = std::find_if(relaid.begin(), relaid.end(), [&](const auto& r) { return r.first == run.geometry; });
+      if (it == relaid.end()) {
+        Engine& ref = *engines_[0];
+        const StackGeometry own = ref.geometry();
+        if (!ref.UseGeometry(run.geometry)) {
+          run.verdict = {Verdict::Kind::kNotComparable, "",
+                         fmt::format("{} cannot lay its frames out as {} does", reference.engine, run.engine)};
+          continue;
+        }
+        const uint64_t relaid_start = SteadyNanos();
+        env.ResetForRun(ref.cpu());
+        relaid.emplace_back(run.geometry, ref.Run(options.interp_budget));
+        cost_.Add(RunPhase::kInterpreter, SteadyNanos() - relaid_start);
+        ref.UseGeometry(own);
+        it = relaid.end() - 1;
+      }
+      against = &it->second;
+    }
     const auto inlined = engines_[i]->inlined_helpers();
     run.inlined_by_code.assign(inlined.begin(), inlined.end());
     const uint64_t run_start = SteadyNanos();
     const Engine::GuestWork work_before = engines_[i]->guest_work();
     env.ResetForRun(engines_[i]->cpu());
     run.outcome = engines_[i]->Run(budget);
+    if (against != nullptr && run.geometry.per_function()) run.outcome->memory = env.Capture(against->memory.window);
     const Engine::GuestWork work_after = engines_[i]->guest_work();
     if (interpreter) {
       cost_.Add(RunPhase::kInterpreter, SteadyNanos() - run_start);
@@ -193,28 +217,7 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
       cost_.guest_translated += work_after.translated - work_before.translated;
     }
     if (i == 0 && interpreter) interpreted_steps = run.outcome->steps;
-    if (i == 0 || !reference.outcome) continue;
-    const Outcome* against = &*reference.outcome;
-    const StackGeometry& geometry = run.geometry;
-    if (!(geometry == engines_[0]->geometry())) {
-      auto it = std::find_if(relaid.begin(), relaid.end(), [&](const auto& r) { return r.first == geometry; });
-      if (it == relaid.end()) {
-        Engine& ref = *engines_[0];
-        const StackGeometry own = ref.geometry();
-        if (!ref.UseGeometry(geometry)) {
-          run.verdict = {Verdict::Kind::kNotComparable, "",
-                         fmt::format("{} cannot lay its frames out as {} does", reference.engine, run.engine)};
-          continue;
-        }
-        const uint64_t relaid_start = SteadyNanos();
-        env.ResetForRun(ref.cpu());
-        relaid.emplace_back(geometry, ref.Run(options.interp_budget));
-        cost_.Add(RunPhase::kInterpreter, SteadyNanos() - relaid_start);
-        ref.UseGeometry(own);
-        it = relaid.end() - 1;
-      }
-      against = &it->second;
-    }
+    if (against == nullptr) continue;
     const uint64_t compare_start = SteadyNanos();
     run.verdict = CompareWithReference(case_run, reference, *against, run, run.inlined_by_code);
     cost_.Add(RunPhase::kCompare, SteadyNanos() - compare_start);

@@ -297,14 +297,26 @@ Localization LocalizeFirstDivergence(DifferentialRunner& runner, const CaseRun& 
     result.why_not = fmt::format("{} cannot lay its frames out as {} does", interp.name(), jit.name());
     return result;
   }
-  BoundaryTrace interp_trace(env, interp.cpu(), geometry, limit);
+  // With per-function frames, the stack is compared through the window of
+  // the interpreter's path, which a first run gives.
+  std::optional<StackWindow> window;
+  if (geometry.per_function()) {
+    env.ResetForRun(interp.cpu());
+    window = interp.Run(options.interp_budget).memory.window;
+  }
+  auto trace_for = [&](const Engine& engine) {
+    return window ? BoundaryTrace(env, engine.cpu(), geometry, *window, limit)
+                  : BoundaryTrace(env, engine.cpu(), geometry, limit);
+  };
+  BoundaryTrace interp_trace = trace_for(interp);
   env.ResetForRun(interp.cpu());
   const Outcome interp_outcome = interp.RunTraced(options.interp_budget, interp_trace);
   interp.UseGeometry(interp_geometry);
-  BoundaryTrace jit_trace(env, jit.cpu(), geometry, limit);
+  BoundaryTrace jit_trace = trace_for(jit);
   env.ResetForRun(jit.cpu());
-  const Outcome jit_outcome =
+  Outcome jit_outcome =
       jit.RunTraced(interp_outcome.steps * options.jit_budget_factor + options.jit_budget_base, jit_trace);
+  if (window) jit_outcome.memory = env.Capture(interp_outcome.memory.window);
 
   if (interp_outcome.end == EndKind::kHarnessError || jit_outcome.end == EndKind::kHarnessError) {
     result.why_not = fmt::format("a stepped run failed: interp {}; jit {}", interp_outcome.Summary(),

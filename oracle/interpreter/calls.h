@@ -18,9 +18,17 @@ namespace bpfdiff::interp {
   if (depth_ + 1 >= isa::kMaxCallDepth) return Finish(EndKind::kHarnessError, 0, "local calls nest deeper than the limit");
   Frame& frame = frames_[depth_++];
   frame.return_pc = pc + 1;
+  frame.function = function_;
   std::memcpy(frame.saved, r_, sizeof frame.saved);
-  r_[isa::kFramePointer] = options_.geometry.FramePointer(options_.cpu, depth_);
-  return Next(pc + 1 + static_cast<uint32_t>(insn.imm));
+  frame.fp = r_[isa::kFramePointer];
+  const uint32_t target = pc + 1 + static_cast<uint32_t>(insn.imm);
+  if (window_) {
+    function_ = target;
+    EnterFunction(options_.geometry.CalleeFramePointer(frame.fp, static_cast<uint32_t>(program_index_), target));
+  } else {
+    r_[isa::kFramePointer] = options_.geometry.FramePointer(options_.cpu, depth_);
+  }
+  return Next(target);
 }
 
 // r0 = helper(r1, ..., r5); callx takes the helper id from dst.
@@ -48,7 +56,9 @@ namespace bpfdiff::interp {
   const uint64_t result = r_[0];
   std::memcpy(r_, frame.saved, sizeof frame.saved);
   r_[0] = result;
-  r_[isa::kFramePointer] = options_.geometry.FramePointer(options_.cpu, depth_);
+  r_[isa::kFramePointer] = frame.fp;
+  function_ = frame.function;
+  if (window_) window_->Leave();
   return Next(frame.return_pc);
 }
 
@@ -85,10 +95,19 @@ namespace bpfdiff::interp {
   // program's read (GuestMemory::Inspect).
   const uint8_t* target_index = memory_.Inspect(prog + guest::kProgIndexOffset, 4, AccessKind::kRead);
   if (target_index == nullptr) return Fault(pc, prog + guest::kProgIndexOffset, 4, AccessKind::kRead);
+  const size_t from = program_index_;
   program_index_ = ReadSized(target_index, 4);
   if (program_index_ >= loaded_.programs.size()) {
     return Finish(EndKind::kHarnessError, 0, "prog_array names a program the case does not have");
   }
+  if (window_) {
+    // The kernel pops this function's registers and enters the target past
+    // its tail-call entry, which pushes the target's own.
+    window_->Leave();
+    EnterFunction(options_.geometry.TailCallFramePointer(r_[isa::kFramePointer], static_cast<uint32_t>(from),
+                                                         function_, static_cast<uint32_t>(program_index_)));
+  }
+  function_ = 0;
   outcome_.tail_calls.push_back(static_cast<uint32_t>(program_index_));
   code_ = loaded_.programs[program_index_].program.insns.data();
   if (executed_ != nullptr) executed_ = (*options_.executed)[program_index_].data();

@@ -29,9 +29,10 @@ inline uint64_t AtomicRmw(uint8_t* p, unsigned size, int32_t op, uint64_t operan
   return old & mask;
 }
 
-inline bool ProgramRun::OutsideFrames(uint64_t address, uint64_t size) const {
+inline bool ProgramRun::OutsideFrames(uint64_t address, uint64_t size, bool write) const {
   const Region* region = memory_.last_region();
   if (region == nullptr || region->base != guest::kStackBase) return false;
+  if (window_) return write ? window_->WriteIsPrivate(address, size) : window_->ReadIsPrivate(address, size);
   if (address < deepest_frame_ || address + size > stack_top_) return true;
   for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
     const uint64_t fp = options_.geometry.FramePointer(options_.cpu, depth);
@@ -54,7 +55,7 @@ inline bool ProgramRun::OutsideFrames(uint64_t address, uint64_t size) const {
     dst = 0;
     return Next(pc + 1);
   }
-  outside_ |= OutsideFrames(address, size);
+  outside_ |= OutsideFrames(address, size, false);
   const uint64_t value = ReadSized(p, size);
   dst = sign ? SignExtend(value, size) : value;
   return Next(pc + 1);
@@ -66,8 +67,9 @@ inline bool ProgramRun::OutsideFrames(uint64_t address, uint64_t size) const {
   const uint64_t address = dst + SExt32(insn.offset);
   uint8_t* p = memory_.Translate(address, size, AccessKind::kWrite);
   if (p == nullptr) return Fault(pc, address, size, AccessKind::kWrite);
-  outside_ |= OutsideFrames(address, size);
+  outside_ |= OutsideFrames(address, size, true);
   WriteSized(p, size, isa::ClassOf(insn.opcode) == isa::kClassSt ? SExt32(insn.imm) : src);
+  Wrote(address, size);
   return Next(pc + 1);
 }
 
@@ -85,8 +87,9 @@ inline bool ProgramRun::OutsideFrames(uint64_t address, uint64_t size) const {
     const bool readable = memory_.Accessible(address, size, AccessKind::kRead);
     return Fault(pc, address, size, readable ? AccessKind::kWrite : AccessKind::kRead);
   }
-  outside_ |= OutsideFrames(address, size);
+  outside_ |= OutsideFrames(address, size, false) || OutsideFrames(address, size, true);
   const uint64_t old = AtomicRmw(p, size, insn.imm, src, r_[0]);
+  Wrote(address, size);
   if (insn.imm == isa::kAtomicCmpXchg) {
     r_[0] = old;
   } else if (insn.imm & isa::kAtomicFetch) {

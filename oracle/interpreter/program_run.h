@@ -12,10 +12,12 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "isa/insn.h"
 #include "oracle/environment.h"
+#include "oracle/frame_window.h"
 #include "oracle/interpreter.h"
 #include "oracle/load.h"
 #include "oracle/outcome.h"
@@ -55,7 +57,9 @@ class ProgramRun {
   // One local-call frame: where to return and the caller's registers.
   struct Frame {
     uint32_t return_pc;
+    uint32_t function;   // the caller's first slot
     uint64_t saved[10];  // r0..r9 of the caller (r0 is replaced by the callee's)
+    uint64_t fp;         // the caller's r10
   };
 
   // The instruction at `pc`. pc is the loop's local, not a member, so that
@@ -70,8 +74,15 @@ class ProgramRun {
   StepResult AtomicUpdate(const isa::Insn& insn, uint64_t dst, uint64_t src, uint32_t pc);
   StepResult LegacyPacketLoad(const isa::Insn& insn, uint64_t src, uint32_t pc);
   // Whether [address, address + size) on the stack lies outside every BPF
-  // frame (bytes the engines lay out differently by design).
-  bool OutsideFrames(uint64_t address, uint64_t size) const;
+  // frame (bytes the engines lay out differently by design), for a read or
+  // a write (the two differ only with per-function frames: FrameWindow).
+  bool OutsideFrames(uint64_t address, uint64_t size, bool write) const;
+  // The program wrote [address, address + size) (per-function frames).
+  void Wrote(uint64_t address, uint64_t size) {
+    if (window_) window_->Written(address, size);
+  }
+  // r10 of a function entered now, and what FrameWindow records of it.
+  void EnterFunction(uint64_t fp);
 
   // calls.h
   StepResult LocalCall(const isa::Insn& insn, uint32_t pc);
@@ -94,6 +105,10 @@ class ProgramRun {
   // The stack bytes a program may see: the BPF frames of every call depth.
   uint64_t deepest_frame_ = 0, stack_top_ = 0;
   bool outside_ = false;  // the program touched stack bytes outside its frames
+  // With per-function frames (StackGeometry::per_function): the frames this
+  // run's path entered, and the first slot of the function running.
+  std::optional<FrameWindow> window_;
+  uint32_t function_ = 0;
 
   uint64_t r_[isa::kNumRegs] = {};
   Frame frames_[isa::kMaxCallDepth];

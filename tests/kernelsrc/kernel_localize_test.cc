@@ -2,6 +2,9 @@
 // it does the model's, and names the instruction the kernel miscompiles.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+
 #include "fuzz/diff/diff_harness.h"
 #include "fuzz/diff/triage.h"
 #include "harness/diff/engines.h"
@@ -44,6 +47,60 @@ TEST(KernelLocalize, TheLseLoweringOfTheSameCaseAgrees) {
   ASSERT_GE(run.runs.size(), 2u);
   EXPECT_EQ(run.runs[1].engine, "kernel-jit");
   EXPECT_EQ(run.runs[1].verdict.kind, Verdict::Kind::kMatch) << run.runs[1].verdict.Describe();
+}
+
+// Functions whose prologues save different registers: the interpreter
+// follows the kernel's frames per function, so these cases are compared
+// in full (no "not comparable" for the frames), and agree.
+TEST(KernelFrames, CasesWhoseFramesDifferPerFunctionAreCompared) {
+  auto harness = KernelHarness();
+  ASSERT_NE(harness, nullptr);
+  for (const char* file : {"call-frames-differ.data", "tailcall-frames-differ.data"}) {
+    auto source = LoadArtifact(std::string(BPFDIFF_SOURCE_DIR) + "/tests/conformance/" + file);
+    ASSERT_TRUE(source.ok()) << source.message();
+    const CaseRun run = harness->RunCase(*source);
+    ASSERT_GE(run.runs.size(), 2u) << file;
+    for (size_t i = 1; i < run.runs.size(); ++i) {
+      EXPECT_TRUE(run.runs[i].geometry.per_function()) << file << " " << run.runs[i].engine;
+      EXPECT_EQ(run.runs[i].verdict.kind, Verdict::Kind::kMatch)
+          << file << " " << run.runs[i].engine << ": " << run.runs[i].verdict.Describe();
+    }
+  }
+}
+
+// r10 of each callee as the kernel's code sets it: main less 512 less the
+// callee's prologue (bti, paciasp: none; fp/lr 16; the tail-call counter
+// 16; the callee-saved registers in pairs: x25 alone 16, x19..x22 and x25
+// 48). The interpreter, laying frames out as the kernel does, agrees; with
+// the model's frames (every prologue 80 bytes) it would not.
+TEST(KernelFrames, EachCalleesR10IsWhereTheKernelsPrologueLeavesIt) {
+  auto harness = KernelHarness();
+  ASSERT_NE(harness, nullptr);
+  const std::string path = ::testing::TempDir() + "/kernel-frames-r10.data";
+  {
+    std::FILE* out = std::fopen(path.c_str(), "w");
+    ASSERT_NE(out, nullptr);
+    std::fputs(
+        "-- asm\n"
+        "mov %r6, 1\nmov %r7, 2\nmov %r8, 3\n"
+        "call local small\nmov %r9, %r10\nsub %r9, %r0\n"
+        "call local big\nmov %r1, %r10\nsub %r1, %r0\n"
+        "lsh %r9, 16\nor %r9, %r1\nmov %r0, %r9\nexit\n"
+        "small:\nmov %r0, %r10\nexit\n"
+        "big:\nmov %r6, 5\nmov %r7, 6\nmov %r8, 7\nmov %r9, 8\nmov %r0, %r10\nexit\n",
+        out);
+    std::fclose(out);
+  }
+  auto source = LoadArtifact(path);
+  ASSERT_TRUE(source.ok()) << source.message();
+  const CaseRun run = harness->RunCase(*source);
+  ASSERT_GE(run.runs.size(), 2u);
+  for (size_t i = 1; i < run.runs.size(); ++i) {
+    ASSERT_TRUE(run.runs[i].outcome) << run.runs[i].engine;
+    EXPECT_EQ(run.runs[i].outcome->r0, ((512u + 48u) << 16) | (512u + 80u)) << run.runs[i].engine;
+    EXPECT_EQ(run.runs[i].verdict.kind, Verdict::Kind::kMatch) << run.runs[i].verdict.Describe();
+  }
+  std::remove(path.c_str());
 }
 
 }  // namespace

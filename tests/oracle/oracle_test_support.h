@@ -26,7 +26,7 @@
 namespace bpfdiff::testing {
 
 // The arm64 JIT's frame: FP(0) = entry SP - 80, FP(d + 1) = FP(d) - 592.
-inline constexpr StackGeometry kGeometry{80, 592};
+inline const StackGeometry kGeometry{80, 592};
 // r10 of depth d on CPU 0: 0x04010000 (the top of CPU 0's stack) - 80 - 592 d.
 constexpr uint64_t FramePointer(int depth) {
   return 0x0401'0000 - 80 - 592 * static_cast<uint64_t>(depth);
