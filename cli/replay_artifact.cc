@@ -60,6 +60,7 @@ ReplayReport ReplayArtifact(fuzz::DiffHarness& harness, const A64Disassembler& d
     const std::string& message = source.message();
     return CouldNotRun(message.starts_with(path) ? message : fmt::format("{}: {}", path, message));
   }
+  harness.ToEngineForms(*source);
   const CaseRun run = harness.RunCase(*source);
   // Outcomes of a run whose machine failed are not the program's: say what
   // failed, and print nothing that reads as a verdict.

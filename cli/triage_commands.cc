@@ -99,6 +99,7 @@ int Minimize(const std::string& artifact, const std::string& output, const std::
     fmt::print(stderr, "bpfdiff minimize: {}\n", source.message());
     return kExitBadInput;
   }
+  (*harness)->ToEngineForms(*source);
   auto result = Minimize(**harness, *source);
   if (ReportUnicornFailure(**harness, "minimize", artifact)) return kExitBadInput;
   if (!result) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "isa/program.h"
+#include "oracle/frame_window.h"
 #include "oracle/guest_layout.h"
 
 namespace bpfdiff {
@@ -58,8 +59,25 @@ std::optional<uint64_t> HashFind(GuestMemory& memory, const MapView& map, const 
   return std::nullopt;
 }
 
+// A helper's access of [address, address + size), already translated: on
+// the stack, with per-function frames, it is noted as the program's own
+// accesses are (HelperContext::frames).
+void NoteStackAccess(HelperContext& ctx, uint64_t address, uint64_t size, AccessKind kind) {
+  if (ctx.frames == nullptr || size == 0) return;
+  const Region* region = ctx.memory.last_region();
+  if (region == nullptr || region->base != guest::kStackBase) return;
+  if (kind == AccessKind::kWrite) {
+    ctx.touched_private |= ctx.frames->WriteIsPrivate(address, size);
+    ctx.frames->Written(address, size);
+  } else {
+    ctx.touched_private |= ctx.frames->ReadIsPrivate(address, size);
+  }
+}
+
 const uint8_t* ReadArg(HelperContext& ctx, uint64_t address, uint64_t size) {
-  return ctx.memory.Translate(address, size, AccessKind::kRead);
+  const uint8_t* p = ctx.memory.Translate(address, size, AccessKind::kRead);
+  if (p != nullptr) NoteStackAccess(ctx, address, size, AccessKind::kRead);
+  return p;
 }
 
 HelperResult MapLookupElem(HelperContext& ctx, const HelperArgs& a) {
@@ -151,6 +169,10 @@ HelperResult ProbeRead(HelperContext& ctx, const HelperArgs& a) {
     std::memset(dst, 0, size);
     return Errno(kEFAULT);
   }
+  NoteStackAccess(ctx, a[2], size, AccessKind::kRead);
+  // Translated again for the note: last_region() is the source's now.
+  ctx.memory.Translate(a[0], size, AccessKind::kWrite);
+  NoteStackAccess(ctx, a[0], size, AccessKind::kWrite);
   std::memmove(dst, src, size);
   return Return(0);
 }
@@ -182,6 +204,8 @@ HelperResult GetCurrentPidTgid(HelperContext&, const HelperArgs&) {
 HelperResult KptrXchg(HelperContext& ctx, const HelperArgs& a) {
   uint8_t* p = ctx.memory.Translate(a[0], 8, AccessKind::kWrite);
   if (p == nullptr) return Refuse(fmt::format("kptr_xchg: 0x{:x} is not writable", a[0]));
+  NoteStackAccess(ctx, a[0], 8, AccessKind::kRead);
+  NoteStackAccess(ctx, a[0], 8, AccessKind::kWrite);
   uint64_t old;
   std::memcpy(&old, p, 8);
   std::memcpy(p, &a[1], 8);

@@ -41,9 +41,19 @@ struct HelperState {
   int cpu = 0;
 };
 
+class FrameWindow;
+
 struct HelperContext {
+  HelperContext(GuestMemory& memory_in, HelperState& state_in) : memory(memory_in), state(state_in) {}
+
   GuestMemory& memory;
   HelperState& state;
+  // The interpreter's run with per-function frames (oracle/frame_window.h):
+  // a helper's reads and writes of the stack are noted there as the
+  // program's own are, and `touched_private` says one read or wrote bytes
+  // the engines hold differently by design.
+  FrameWindow* frames = nullptr;
+  bool touched_private = false;
 };
 
 struct HelperResult {

@@ -30,6 +30,7 @@ ProgramRun::ProgramRun(GuestEnvironment& env, const LoadedCase& loaded, const In
   for (int i = 0; i < 5; ++i) r_[i + 1] = args[static_cast<size_t>(i)];
   if (options.geometry.per_function()) {
     window_.emplace(options.geometry.EntrySp(options.cpu), GuestEnvironment::kResetStackBytes);
+    helpers_.frames = &*window_;
     EnterFunction(options.geometry.EntryFramePointer(options.cpu, static_cast<uint32_t>(index)));
   } else {
     r_[isa::kFramePointer] = options.geometry.FramePointer(options.cpu, 0);
@@ -147,7 +148,7 @@ StepResult ProgramRun::Finish(EndKind end, uint64_t r0, std::string message) {
   outcome_.end = end;
   outcome_.r0 = r0;
   outcome_.message = std::move(message);
-  outcome_.read_engine_private = outside_ || memory_.private_read();
+  outcome_.read_engine_private = outside_ || helpers_.touched_private || memory_.private_read();
   return kEnded;
 }
 
@@ -155,7 +156,7 @@ StepResult ProgramRun::EndWithFault(const FaultInfo& info) {
   if (window_) outcome_.memory.window = window_->Window();
   outcome_.end = EndKind::kFault;
   outcome_.fault = info;
-  outcome_.read_engine_private = outside_ || memory_.private_read();
+  outcome_.read_engine_private = outside_ || helpers_.touched_private || memory_.private_read();
   return kEnded;
 }
 

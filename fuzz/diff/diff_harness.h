@@ -48,6 +48,13 @@ class DiffHarness {
   // Decodes and runs one input (and `variants` more input memories for the
   // same compiled code, derived from the input).
   InputRun RunInput(std::span<const uint8_t> input, size_t variants = 0);
+  // Brings a case to the forms this harness's engines run, as RunInput
+  // does with a fuzz input (ToKernelVerifierForms, for the kernel's
+  // engines); a case that cannot be is left as it is. For a case from a
+  // file (an artifact to replay or minimize).
+  void ToEngineForms(CaseSource& source) const {
+    if (kernel_verifier_forms_) ToKernelVerifierForms(source);
+  }
   // Runs a case directly.
   CaseRun RunCase(const CaseSource& source, size_t variants = 0);
   // The first instruction after which the engines of `run`'s first

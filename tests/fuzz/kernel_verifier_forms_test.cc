@@ -43,5 +43,20 @@ TEST(FuzzKernelVerifierForms, CallxCannotBeMadeOneAndLeavesTheSourceAlone) {
   EXPECT_EQ(source.programs, before.programs);
 }
 
+// An artifact replayed or minimized (bpfdiff replay/minimize) runs as the
+// fuzz input it came from ran: in the kernel verifier's forms on the
+// kernel's engines, as it is on bpfdiff's own.
+TEST(FuzzKernelVerifierForms, ACaseFromAFileTakesTheFormsOfTheHarnesssEngines) {
+  auto kernel = DiffHarness::Create({}, {}, "kernel");
+  auto model = DiffHarness::Create({}, {}, "all");
+  ASSERT_TRUE(model.ok()) << model.message();
+  CaseSource source = SourceOf("lsh %r1, 64\nexit");
+  (*model)->ToEngineForms(source);
+  EXPECT_EQ(source.programs[0][0].imm, 64);
+  if (!kernel) GTEST_SKIP() << "this build has no kernel engines: " << kernel.message();
+  (*kernel)->ToEngineForms(source);
+  EXPECT_EQ(source.programs[0][0].imm, 0);
+}
+
 }  // namespace
 }  // namespace bpfdiff::fuzz

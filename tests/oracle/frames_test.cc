@@ -123,5 +123,23 @@ TEST(oracle_frames, AReadOfAStaleSavedRegisterIsEnginePrivate) {
   EXPECT_FALSE(RunWith(c, kGeometry).read_engine_private);
 }
 
+// A helper that reads the stack is held to the same rule as a load:
+// kptr_xchg of the stale saved register (which the kernel's JIT inlines as
+// an exchange on that word).
+TEST(oracle_frames, AHelperReadingAStaleSavedRegisterIsEnginePrivate) {
+  Case c;
+  c.programs = {"call local f\ncall local g\nexit\nf:\nexit\n"
+                "g:\nmov %r1, %r10\nadd %r1, -40\nmov %r2, 0\ncall 194\nexit"};
+  StackGeometry geometry{16, 528};
+  geometry.functions = {{0, 0, 16}, {0, 3, 64}, {0, 4, 16}};
+  EXPECT_TRUE(RunWith(c, geometry).read_engine_private);
+  // The same exchange on a word g wrote first is the program's own.
+  c.programs = {"call local f\ncall local g\nexit\nf:\nexit\n"
+                "g:\nstdw [%r10-40], 7\nmov %r1, %r10\nadd %r1, -40\nmov %r2, 0\ncall 194\nexit"};
+  const Outcome own = RunWith(c, geometry);
+  EXPECT_TRUE(ExitsWith(own, 7));
+  EXPECT_FALSE(own.read_engine_private);
+}
+
 }  // namespace
 }  // namespace bpfdiff::testing
