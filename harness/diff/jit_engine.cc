@@ -33,6 +33,13 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
   auto conventions = generator_->Conventions(compiled_);
   if (conventions) {
     conventions_ = *conventions;
+    // The interpreter runs the case without the JIT-only rewrites (an
+    // inlined kptr_xchg is two slots where the source has one): it knows a
+    // function by the source's slot of its entry.
+    for (FunctionFrame& function : conventions_.geometry.functions) {
+      const auto& source_slot = loaded.programs[function.program].source_slot;
+      if (function.entry < source_slot.size()) function.entry = source_slot[function.entry];
+    }
   } else {
     not_comparable_ = fmt::format("{}: {}", name_, conventions.message());
   }

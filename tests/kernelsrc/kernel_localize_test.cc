@@ -55,7 +55,8 @@ TEST(KernelLocalize, TheLseLoweringOfTheSameCaseAgrees) {
 TEST(KernelFrames, CasesWhoseFramesDifferPerFunctionAreCompared) {
   auto harness = KernelHarness();
   ASSERT_NE(harness, nullptr);
-  for (const char* file : {"call-frames-differ.data", "tailcall-frames-differ.data"}) {
+  for (const char* file :
+       {"call-frames-differ.data", "tailcall-frames-differ.data", "call-frames-after-inlined-kptr-xchg.data"}) {
     auto source = LoadArtifact(std::string(BPFDIFF_SOURCE_DIR) + "/tests/conformance/" + file);
     ASSERT_TRUE(source.ok()) << source.message();
     const CaseRun run = harness->RunCase(*source);
