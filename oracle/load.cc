@@ -83,7 +83,17 @@ Status CheckProgram(const isa::Program& program, size_t index) {
 }
 
 // Finds the first read of a register that a call left undefined.
-std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t index) {
+// What a program entered by a tail call may not read before it writes: all
+// but r1 (the context) and r10, as the verifier has it. The kernel's JIT
+// restores the caller's r6..r9 from the stack before it jumps; the
+// interpreter keeps the tail caller's registers.
+constexpr uint16_t kUndefinedAtTailCallEntry =
+    static_cast<uint16_t>(RegisterBit(0) | kArgRegisters | RegisterBit(6) | RegisterBit(7) | RegisterBit(8) |
+                          RegisterBit(9)) &
+    static_cast<uint16_t>(~RegisterBit(1));
+constexpr int64_t kAtEntry = -2;  // clobbered_by: undefined since the program's entry
+
+std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t index, bool tail_call_target) {
   const auto& slots = program.slots;
   const size_t n = program.size();
   // Only a call leaves registers undefined: a program without one (the
@@ -96,7 +106,7 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
     has_call = shape == Shape::kCallHelper || shape == Shape::kCallLocal || shape == Shape::kCallReg ||
                shape == Shape::kTailCall || shape == Shape::kLdAbs || shape == Shape::kLdInd;
   }
-  if (!has_call) return std::nullopt;
+  if (!has_call && !tail_call_target) return std::nullopt;
   // Per slot: registers that may be clobbered on entry, and by which call.
   std::vector<uint16_t> in(n, 0);
   std::vector<bool> seen(n, false);
@@ -106,13 +116,17 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
     seen[start] = true;
     work.push_back(start);
   }
+  if (tail_call_target && n != 0) {
+    in[0] = kUndefinedAtTailCallEntry;
+    clobbered_by[0] = kAtEntry;
+  }
   std::optional<std::string> finding;
   auto flow = [&](size_t to, uint16_t state, int64_t call) {
     if (to >= n) return;
     const auto merged = static_cast<uint16_t>(in[to] | state);
     if (seen[to] && merged == in[to]) return;
     in[to] = merged;
-    if (call >= 0) clobbered_by[to] = call;
+    if (call != -1) clobbered_by[to] = call;  // a call, or kAtEntry
     seen[to] = true;
     work.push_back(to);
   };
@@ -125,10 +139,16 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
     if ((use.reads & in[pc]) != 0 && !finding) {
       unsigned reg = 0;
       while (!((use.reads & in[pc]) & RegisterBit(reg))) ++reg;
-      finding = fmt::format(
-          "program {}, instruction {} ({}) reads r{}, which the call at instruction {} left "
-          "undefined",
-          index, pc, form.name, reg, clobbered_by[pc]);
+      // A call leaves only r1..r5 undefined: r6..r9 (and r0 before any
+      // call) are so since the entry.
+      const bool since_entry = clobbered_by[pc] == kAtEntry || (RegisterBit(reg) & kArgRegisters) == 0;
+      finding = since_entry
+                    ? fmt::format("program {}, instruction {} ({}) reads r{}, which is undefined where a tail "
+                                  "call enters the program",
+                                  index, pc, form.name, reg)
+                    : fmt::format("program {}, instruction {} ({}) reads r{}, which the call at instruction {} "
+                                  "left undefined",
+                                  index, pc, form.name, reg, clobbered_by[pc]);
     }
     uint16_t out = static_cast<uint16_t>(in[pc] & ~use.writes);
     int64_t call = clobbered_by[pc];
@@ -349,7 +369,11 @@ Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options
     auto loaded_program = LoadProgram(std::move(program).value(), i, source.maps, value_addresses, options);
     if (!loaded_program) return loaded_program.error();
     if (!loaded.clobbered_read) {
-      loaded.clobbered_read = FindClobberedRead(loaded_program->program, i);
+      // Programs after the first are entered only by tail calls, through a prog_array.
+      const bool tail_call_target =
+          i > 0 && std::any_of(source.maps.begin(), source.maps.end(),
+                               [](const isa::MapSpec& map) { return map.type == isa::MapType::kProgArray; });
+      loaded.clobbered_read = FindClobberedRead(loaded_program->program, i, tail_call_target);
     }
     loaded.programs.push_back(std::move(loaded_program).value());
   }

@@ -309,6 +309,27 @@ TEST(oracle_load, ReadingARedefinedRegisterIsNotFlagged) {
   EXPECT_FALSE(MustLoad(Source({"call 7\nlddw %r3, 1\nmov %r0, %r3\nexit"})).clobbered_read.has_value());
 }
 
+// A program a tail call enters has only r1 and r10 defined (the
+// verifier's rule): the kernel's JIT restores the caller's r6..r9 before it
+// jumps, where the interpreter keeps them.
+TEST(oracle_load, ATailCallTargetReadingARegisterBeforeWritingItIsFlagged) {
+  const std::vector<isa::MapSpec> maps = {ProgArray(1, 1, {1})};
+  const LoadedCase loaded = MustLoad(Source({"mov %r0, 0\nexit", "mov %r0, %r6\nexit"}, maps));
+  ASSERT_TRUE(loaded.clobbered_read.has_value());
+  EXPECT_EQ(*loaded.clobbered_read,
+            "program 1, instruction 0 (mov reg) reads r6, which is undefined where a tail call enters the program");
+  for (int r : {0, 2, 5, 9}) {
+    EXPECT_TRUE(MustLoad(Source({"mov %r0, 0\nexit", fmt::format("add %r{}, 1\nmov %r0, 0\nexit", r)}, maps))
+                    .clobbered_read)
+        << "r" << r;
+  }
+  // r1 (the context) and r10 are defined, and so is what the target writes.
+  EXPECT_FALSE(MustLoad(Source({"mov %r0, 0\nexit", "mov %r0, %r1\nadd %r0, %r10\nexit"}, maps)).clobbered_read);
+  EXPECT_FALSE(MustLoad(Source({"mov %r0, 0\nexit", "mov %r6, 1\nmov %r0, %r6\nexit"}, maps)).clobbered_read);
+  // The main program is entered as the harness calls it, not by a tail call.
+  EXPECT_FALSE(MustLoad(Source({"mov %r0, %r6\nexit", "mov %r0, 0\nexit"}, maps)).clobbered_read);
+}
+
 TEST(oracle_load, CalleeSavedRegistersAreNeverFlagged) {
   const LoadedCase loaded = MustLoad(Source({
       "mov %r6, 6\nmov %r7, 7\nmov %r8, 8\nmov %r9, 9\n"
