@@ -83,14 +83,14 @@ Status CheckProgram(const isa::Program& program, size_t index) {
 }
 
 // Finds the first read of a register that a call left undefined.
-// What a program entered by a tail call may not read before it writes: all
-// but r1 (the context) and r10, as the verifier has it. The kernel's JIT
-// restores the caller's r6..r9 from the stack before it jumps; the
-// interpreter keeps the tail caller's registers.
+// What a program entered by a tail call may not read before it writes,
+// because the engines hold it differently by design: the kernel's JIT
+// restores the caller's r6..r9 from the stack before it jumps and leaves
+// only the low half of r3 (the index), where the interpreter keeps the tail
+// caller's registers. (The verifier allows only r1 and r10; r0, r2, r4 and
+// r5 are the caller's in every engine, so reading them says nothing.)
 constexpr uint16_t kUndefinedAtTailCallEntry =
-    static_cast<uint16_t>(RegisterBit(0) | kArgRegisters | RegisterBit(6) | RegisterBit(7) | RegisterBit(8) |
-                          RegisterBit(9)) &
-    static_cast<uint16_t>(~RegisterBit(1));
+    RegisterBit(3) | RegisterBit(6) | RegisterBit(7) | RegisterBit(8) | RegisterBit(9);
 constexpr int64_t kAtEntry = -2;  // clobbered_by: undefined since the program's entry
 
 std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t index, bool tail_call_target) {
@@ -139,8 +139,7 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
     if ((use.reads & in[pc]) != 0 && !finding) {
       unsigned reg = 0;
       while (!((use.reads & in[pc]) & RegisterBit(reg))) ++reg;
-      // A call leaves only r1..r5 undefined: r6..r9 (and r0 before any
-      // call) are so since the entry.
+      // A call leaves only r1..r5 undefined: r6..r9 are so since the entry.
       const bool since_entry = clobbered_by[pc] == kAtEntry || (RegisterBit(reg) & kArgRegisters) == 0;
       finding = since_entry
                     ? fmt::format("program {}, instruction {} ({}) reads r{}, which is undefined where a tail "
