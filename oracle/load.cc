@@ -368,11 +368,14 @@ Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options
     auto loaded_program = LoadProgram(std::move(program).value(), i, source.maps, value_addresses, options);
     if (!loaded_program) return loaded_program.error();
     if (!loaded.clobbered_read) {
-      // Programs after the first are entered only by tail calls, through a prog_array.
-      const bool tail_call_target =
-          i > 0 && std::any_of(source.maps.begin(), source.maps.end(),
-                               [](const isa::MapSpec& map) { return map.type == isa::MapType::kProgArray; });
-      loaded.clobbered_read = FindClobberedRead(loaded_program->program, i, tail_call_target);
+      loaded.clobbered_read = FindClobberedRead(loaded_program->program, i, false);
+    }
+    // Programs after the first are entered only by tail calls, through a prog_array.
+    const bool tail_call_target =
+        i > 0 && std::any_of(source.maps.begin(), source.maps.end(),
+                             [](const isa::MapSpec& map) { return map.type == isa::MapType::kProgArray; });
+    if (tail_call_target && !loaded.read_at_tail_call_entry) {
+      loaded.read_at_tail_call_entry = FindClobberedRead(loaded_program->program, i, true);
     }
     loaded.programs.push_back(std::move(loaded_program).value());
   }

@@ -67,6 +67,11 @@ struct LoadedCase {
   LoadOptions options;
   // First "reads a clobbered register" finding, if any (see above).
   std::optional<std::string> clobbered_read;
+  // First read, in a program a tail call enters, of r3 or r6..r9 before it
+  // is written: the registers a JIT that restores them at a tail call (the
+  // kernel's) holds otherwise than the interpreter, which keeps the tail
+  // caller's. It matters only against such a JIT (CodeConventions).
+  std::optional<std::string> read_at_tail_call_entry;
 };
 
 // Guest address of the values area of every map, in the case's declaration

@@ -61,6 +61,7 @@ Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram
   CodeConventions conventions;
   conventions.search_extable = kernelsrc::KernelJit::Fixup;
   conventions.kernel_virtual_calls = true;
+  conventions.tail_call_restores_registers = true;
   // The kernel pushes only the callee-saved registers a function uses, so
   // its frames differ in size: each function's prologue is read from its
   // code, and the interpreter follows the run's path with them. A case

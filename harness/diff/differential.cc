@@ -145,6 +145,10 @@ Verdict DifferentialRunner::CompareWithReference(const CaseRun& case_run, const 
     // The engines may legitimately disagree on a register a call left undefined.
     return {Verdict::Kind::kNotComparable, "", *clobbered_read};
   }
+  if (const auto& entry_read = case_run.LoadedFor(false).read_at_tail_call_entry;
+      entry_read && run.tail_call_restores_registers) {
+    return {Verdict::Kind::kNotComparable, "", *entry_read};
+  }
   if (x.read_engine_private) {
     return {Verdict::Kind::kNotComparable, "",
             "the program touched bytes that differ between engines by design (JIT code, "
@@ -202,6 +206,7 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
     }
     const auto inlined = engines_[i]->inlined_helpers();
     run.inlined_by_code.assign(inlined.begin(), inlined.end());
+    run.tail_call_restores_registers = engines_[i]->tail_call_restores_registers();
     const uint64_t run_start = SteadyNanos();
     const Engine::GuestWork work_before = engines_[i]->guest_work();
     env.ResetForRun(engines_[i]->cpu());

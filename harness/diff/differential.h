@@ -27,6 +27,7 @@ struct EngineRun {
   // performs inline (Engine::geometry, Engine::inlined_helpers).
   StackGeometry geometry = Sandbox::Geometry();
   std::vector<int32_t> inlined_by_code;
+  bool tail_call_restores_registers = false;  // Engine::tail_call_restores_registers
   Verdict verdict;                 // against the reference (kMatch for the reference)
 
   // For a run without an outcome, why, in one line: "could not compile:

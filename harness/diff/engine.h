@@ -63,6 +63,9 @@ class Engine {
   // Why the prepared case's runs cannot be compared with the reference's
   // (it is prepared, and not run), or nullopt.
   virtual std::optional<std::string> not_comparable() const { return std::nullopt; }
+  // Whether the engine's tail calls restore the caller's r6..r9 and
+  // truncate r3 (CodeConventions::tail_call_restores_registers).
+  virtual bool tail_call_restores_registers() const { return false; }
   // Helpers the engine's code performs inline whatever the case asks for:
   // their calls are not in its helper trace (CompareHelperWithInlined).
   virtual std::span<const int32_t> inlined_helpers() const { return {}; }

@@ -39,6 +39,7 @@ class JitEngine final : public Engine {
   StackGeometry geometry() const override { return conventions_.geometry; }
   std::optional<std::string> not_comparable() const override { return not_comparable_; }
   std::span<const int32_t> inlined_helpers() const override { return generator_->InlinedHelpers(); }
+  bool tail_call_restores_registers() const override { return conventions_.tail_call_restores_registers; }
   void Release() override;
   GuestWork guest_work() const override { return guest_work_; }
 

@@ -38,6 +38,10 @@ struct CodeConventions {
   // upper half with the top 16 bits dropped: a branch to
   // 0xffff'0000'0000'0000 | g goes to guest address g.
   bool kernel_virtual_calls = false;
+  // A tail call restores the caller's r6..r9 from the stack and truncates
+  // r3 (the kernel's emit_bpf_tail_call); the interpreter keeps them
+  // (LoadedCase::read_at_tail_call_entry).
+  bool tail_call_restores_registers = false;
 };
 
 // The model JIT's conventions (jit/jit.h, jit/frame.h).
