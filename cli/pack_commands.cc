@@ -4,7 +4,10 @@
 //                           optionally printing each operation; each script
 //                           is run and reported, and the exit status is the
 //                           worst of them: 0 every invariant held, 1 one
-//                           broke, 2 a script that could not run
+//                           broke, 2 a script that could not run. --jit
+//                           kernel-jit compiles the programs with the
+//                           kernel's JIT, as BPFDIFF_ENGINES=kernel
+//                           pack_fuzzer does
 //   pack itlb               the simulated iTLB report: pages fetched from
 //                           with images packed and with pages of their own
 //
@@ -37,8 +40,10 @@ std::string NotComparableReasons(const PackScriptResult& result) {
 
 // Every script, each on its own: one that does not read or is not a pack
 // script is reported and the next one still runs; the worst status wins.
-int Replay(const std::vector<std::string>& scripts, bool trace, const Settings& settings) {
+int Replay(const std::vector<std::string>& scripts, bool trace, const std::string& jit_engine,
+           const Settings& settings) {
   PackScriptOptions options;
+  options.jit_engine = jit_engine;
   options.bugs = settings.bugs;
   options.unicorn_fault = settings.unicorn_fault;
   options.trace = trace;
@@ -104,10 +109,16 @@ void AddPackCommands(CLI::App& app, const Settings& settings, int& exit_code) {
 
   auto scripts = std::make_shared<std::vector<std::string>>();
   auto trace = std::make_shared<bool>(false);
+  auto jit_engine = std::make_shared<std::string>("jit");
   CLI::App* replay = pack->add_subcommand("replay", "Run pack_fuzzer inputs with every lifecycle invariant checked");
   replay->add_option("scripts", *scripts, "pack_fuzzer inputs (corpus files, crash files)")->required();
   replay->add_flag("--trace", *trace, "Print every operation");
-  replay->callback([scripts, trace, &settings, &exit_code] { exit_code = Replay(*scripts, *trace, settings); });
+  replay->add_option("--jit", *jit_engine, "Whose JIT compiles the programs")
+      ->check(CLI::IsMember({"jit", "jit-llsc", "kernel-jit", "kernel-jit-llsc"}))
+      ->capture_default_str();
+  replay->callback([scripts, trace, jit_engine, &settings, &exit_code] {
+    exit_code = Replay(*scripts, *trace, *jit_engine, settings);
+  });
 
   auto itlb_options = std::make_shared<ItlbOptions>();
   CLI::App* itlb = pack->add_subcommand("itlb", "Simulated iTLB report: packed images versus pages of their own");

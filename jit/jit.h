@@ -73,6 +73,8 @@ struct JitBugs {
   // Atomics (atomic.cc).
   bool cmpxchg32_r0_upper_kept = false;  // 32-bit cmpxchg leaves r0's upper half as it was
   bool xchg_as_fetch_add = false;        // xchg lowered as an atomic fetch-add
+
+  friend bool operator==(const JitBugs&, const JitBugs&) = default;
 };
 
 struct JitOptions {
@@ -125,6 +127,10 @@ struct CompiledSubprogram {
   // first_slot + i; offsets[end - first] = the epilogue.
   std::vector<uint32_t> offsets;
   std::vector<uint32_t> words;  // the code as emitted (the RW buffer is gone after finalize)
+  // What the image holds between the code and its exception table, as
+  // written: the kernel's PLT target (build_plt(): 8 bytes, the address of
+  // dummy_tramp); bpfdiff's JIT writes none.
+  std::vector<uint32_t> data_words;
   // Word indices that encode the RX address of another subprogram (they
   // differ when the same program lands at another pack offset): every word
   // of each movz/movk/movk sequence.

@@ -191,6 +191,16 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program) {
         break;
       }
     }
+    // The PLT target, between the code and the exception table (or the
+    // image's end, when it has none).
+    const uint64_t data_begin = out.words.size() * 4;
+    const uint64_t data_end = std::min<uint64_t>(
+        bytes.size(), image.extable_entries != 0 ? image.rx_extable - image.rx_image
+                                                  : (out.allocation ? out.allocation->image_bytes() : data_begin));
+    if (data_end > data_begin) {
+      out.data_words.resize((data_end - data_begin) / 4);
+      std::memcpy(out.data_words.data(), bytes.data() + data_begin, out.data_words.size() * 4);
+    }
     compiled.subprograms.push_back(std::move(out));
   }
   impl.finalized_images.clear();

@@ -313,6 +313,10 @@ std::span<const int32_t> LoadOptions::JitInlinedHelpers() const {
   return {};
 }
 
+std::optional<std::string> FindReadAtTailCallEntry(const isa::Program& program, size_t index) {
+  return FindClobberedRead(program, index, true);
+}
+
 Result<LoadedCase> LoadCase(const CaseSource& source) { return LoadCase(source, source.options); }
 
 Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/generator/kernel_forms.h"
 #include "fuzz/stats/fuzz_stats.h"
 #include "harness/diff/differential.h"
 #include "harness/diff/interp_engine.h"
@@ -22,15 +23,6 @@ namespace bpfdiff::fuzz {
 // with LL/SC atomics), created once per process. `unicorn_fault` makes a
 // Unicorn call fail on purpose (BPFDIFF_UNICORN_FAULT, read by the mains);
 // sandbox().UnicornFailure() tells when one failed.
-// The forms of `source` that the kernel's verifier would reject and that
-// bpfdiff's load step accepts (harness/diff/kernel_refusals.h), made into
-// ones it accepts where that keeps the program's meaning: a shift by a
-// constant outside [0, width) becomes a shift by the constant masked to the
-// width (RFC 9669's semantics for the register form). False, and `source`
-// unchanged, when a form cannot be (a callx): such a case says nothing of
-// the kernel's JIT, which refuses it.
-bool ToKernelVerifierForms(CaseSource& source);
-
 class DiffHarness {
  public:
   // `engines`: "all" (the interpreter and bpfdiff's JIT in both lowerings)

@@ -8,6 +8,8 @@
 
 #include "fuzz/generator/fuzz_format.h"
 #include "fuzz/generator/generator.h"
+#include "fuzz/generator/kernel_forms.h"
+#include "harness/diff/engines.h"
 
 namespace bpfdiff::fuzz {
 namespace {
@@ -74,7 +76,14 @@ class ScriptRunner {
     if (options_.trace) result_.trace.push_back(fmt::format(format, std::forward<Args>(args)...));
   }
 
-  void Load(const std::vector<isa::Insn>& insns, uint64_t pad, const char* what) {
+  void Load(std::vector<isa::Insn> insns, uint64_t pad, const char* what) {
+    // The kernel's JIT gets the forms its verifier accepts, as diff_fuzzer
+    // gives them (a callx stays, and the world refuses it).
+    if (const EngineSpec* spec = FindEngine(options_.jit_engine); spec != nullptr && spec->source == JitSource::kKernel) {
+      CaseSource source;
+      source.programs.push_back(insns);
+      if (ToKernelVerifierForms(source)) insns = std::move(source.programs.front());
+    }
     auto id = world_.Load(insns, pad);
     if (!id) {
       ++result_.loads_rejected;
@@ -274,6 +283,7 @@ Result<PackScriptResult> RunPackScript(std::span<const uint8_t> input, const Pac
   world_options.pack_seed = script->seed;
   world_options.bugs = options.bugs;
   world_options.unicorn_fault = options.unicorn_fault;
+  world_options.jit_engine = options.jit_engine;
   auto world = World::Create(world_options);
   if (!world) return world.error();
   ScriptRunner(**world, options, result).Run(*script);

@@ -131,6 +131,8 @@ struct PackScriptOptions {
   // Stop at the first operation that breaks an invariant.
   bool stop_at_violation = true;
   UnicornFault unicorn_fault;  // a Unicorn call made to fail (tests of the failure path)
+  // Whose JIT compiles the script's programs (lifecycle::WorldOptions).
+  std::string jit_engine = "jit";
 };
 
 struct PackScriptResult {

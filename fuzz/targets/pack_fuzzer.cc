@@ -14,6 +14,10 @@
 // (fuzz/pack/script_mutator.h); its stats say which of those states the
 // campaign reached (fuzz/pack/pack_states.h).
 //
+// With BPFDIFF_ENGINES=kernel the programs are compiled by the kernel's own
+// arm64 JIT (kernelsrc/), which allocates, finalizes and frees through the
+// same packs: its use of the pack API is under the same invariants.
+//
 // Thin glue: the script format, the mutator, the world and its checks
 // live elsewhere.
 #include "fuzz/targets/libfuzzer_entry_points.h"
@@ -122,6 +126,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   options = new bpfdiff::fuzz::PackScriptOptions;
   options->bugs = settings->bugs;
   options->unicorn_fault = settings->unicorn_fault;
+  // BPFDIFF_ENGINES=kernel: the programs are compiled by the kernel's JIT
+  // (LSE atomics), into the same packs, under the same invariants.
+  if (settings->engines == "kernel") options->jit_engine = "kernel-jit";
   totals = new Totals;
   std::atexit(ReportTotals);
   return 0;
@@ -140,7 +147,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fmt::print(stderr, "==== bpfdiff: PACK INVARIANT BROKEN ({} CPUs, operation {}) ====\n", result->cpus,
                result->operations);
     for (const auto& violation : result->violations) fmt::print(stderr, "{}\n", violation.Describe());
-    fmt::print(stderr, "replay with: bpfdiff pack replay <this input> --trace\n");
+    fmt::print(stderr, "replay with: bpfdiff pack replay <this input> --trace{}\n",
+               options->jit_engine == "jit" ? "" : " --jit " + options->jit_engine);
     fmt::print(stderr, "finding kind: pack invariant {}\n",
                bpfdiff::lifecycle::InvariantName(result->violations.front().invariant));
     ReportTotals();

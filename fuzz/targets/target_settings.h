@@ -13,7 +13,9 @@
 //   BPFDIFF_ENGINES=all|kernel        diff_fuzzer's engines: the interpreter
 //                                     and bpfdiff's JIT (all, the default)
 //                                     or the kernel's own JIT (kernel: a
-//                                     build that read a Linux tree)
+//                                     build that read a Linux tree);
+//                                     pack_fuzzer's JIT: bpfdiff's (all) or
+//                                     the kernel's, LSE atomics (kernel)
 //   BPFDIFF_UNICORN_FAULT=CALL[:SKIP] a Unicorn call made to fail on purpose
 //                                     (open, map or start; after SKIP such
 //                                     calls succeeded), to show what the

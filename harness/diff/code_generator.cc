@@ -17,7 +17,7 @@ class ModelGenerator final : public CodeGenerator {
       : jit_(sandbox.pack(), Sandbox::JitEnvironment(), options) {}
   Result<jit::CompiledProgram> Compile(const isa::Program& program) override { return jit_.Compile(program); }
   void Release(jit::CompiledProgram& program) override { jit_.Release(program); }
-  Result<CodeConventions> Conventions(const std::vector<jit::CompiledProgram>&) const override {
+  Result<CodeConventions> Conventions(std::span<const jit::CompiledProgram* const>) const override {
     return ModelConventions();
   }
 
@@ -34,7 +34,7 @@ class KernelGenerator final : public CodeGenerator {
   explicit KernelGenerator(std::unique_ptr<kernelsrc::KernelJit> jit) : jit_(std::move(jit)) {}
   Result<jit::CompiledProgram> Compile(const isa::Program& program) override { return jit_->Compile(program); }
   void Release(jit::CompiledProgram& program) override { jit_->Release(program); }
-  Result<CodeConventions> Conventions(const std::vector<jit::CompiledProgram>& compiled) const override {
+  Result<CodeConventions> Conventions(std::span<const jit::CompiledProgram* const> compiled) const override {
     return KernelConventions(compiled);
   }
   std::span<const int32_t> InlinedHelpers() const override { return kKernelInlinedHelpers; }
@@ -57,7 +57,18 @@ Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit
   return std::unique_ptr<CodeGenerator>(std::make_unique<KernelGenerator>(std::move(jit).value()));
 }
 
+std::vector<const jit::CompiledProgram*> Pointers(const std::vector<jit::CompiledProgram>& compiled) {
+  std::vector<const jit::CompiledProgram*> pointers;
+  pointers.reserve(compiled.size());
+  for (const auto& program : compiled) pointers.push_back(&program);
+  return pointers;
+}
+
 Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram>& compiled) {
+  return KernelConventions(Pointers(compiled));
+}
+
+Result<CodeConventions> KernelConventions(std::span<const jit::CompiledProgram* const> compiled) {
   CodeConventions conventions;
   conventions.search_extable = kernelsrc::KernelJit::Fixup;
   conventions.kernel_virtual_calls = true;
@@ -68,14 +79,15 @@ Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram
   // whose prologues all agree keeps the one layout of every call depth.
   std::vector<FunctionFrame> functions;
   for (size_t p = 0; p < compiled.size(); ++p) {
-    for (size_t s = 0; s < compiled[p].subprograms.size(); ++s) {
-      const jit::CompiledSubprogram& sub = compiled[p].subprograms[s];
+    if (compiled[p] == nullptr) continue;
+    for (size_t s = 0; s < compiled[p]->subprograms.size(); ++s) {
+      const jit::CompiledSubprogram& sub = compiled[p]->subprograms[s];
       const auto bytes = kernelsrc::PrologueFrameBytes(sub);
       if (!bytes) return Fail("the kernel's prologue of program {} subprogram {} is not of the shape bpfdiff reads", p, s);
       functions.push_back({static_cast<uint32_t>(p), sub.first_slot, *bytes});
     }
-    if (!compiled[p].subprograms.empty()) {
-      const auto words = kernelsrc::TailCallEntryWords(compiled[p].subprograms.front());
+    if (!compiled[p]->subprograms.empty()) {
+      const auto words = kernelsrc::TailCallEntryWords(compiled[p]->subprograms.front());
       if (!words) return Fail("the kernel's prologue of program {} has no tail-call entry", p);
       conventions.tail_call_entry_offset = uint64_t{*words} * 4;
     }

@@ -23,10 +23,11 @@ class CodeGenerator {
   virtual ~CodeGenerator() = default;
   virtual Result<jit::CompiledProgram> Compile(const isa::Program& program) = 0;
   virtual void Release(jit::CompiledProgram& program) = 0;
-  // How the code of a prepared case runs. An error says why its runs
-  // cannot be compared with the interpreter's (the reason is reported as
-  // "not comparable", never as a divergence).
-  virtual Result<CodeConventions> Conventions(const std::vector<jit::CompiledProgram>& compiled) const = 0;
+  // How the code of `compiled` runs, a program by its index (nullptr: no
+  // program has the index). An error says why its runs cannot be compared
+  // with the interpreter's (the reason is reported as "not comparable",
+  // never as a divergence).
+  virtual Result<CodeConventions> Conventions(std::span<const jit::CompiledProgram* const> compiled) const = 0;
   // Helpers whose calls the code performs inline, whatever the case asks
   // for (the kernel's JIT: bpf_jit_inlines_helper_call()).
   virtual std::span<const int32_t> InlinedHelpers() const { return {}; }
@@ -42,6 +43,10 @@ Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit
 // The conventions of the kernel's code for `compiled`, read from the code
 // (exposed for tests): the frame each function's prologue builds, per
 // function when they differ.
+Result<CodeConventions> KernelConventions(std::span<const jit::CompiledProgram* const> compiled);
 Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram>& compiled);
+
+// Pointers to `compiled`, for Conventions().
+std::vector<const jit::CompiledProgram*> Pointers(const std::vector<jit::CompiledProgram>& compiled);
 
 }  // namespace bpfdiff

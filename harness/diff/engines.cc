@@ -85,14 +85,22 @@ std::string EngineChoices() {
   return fmt::format("{}, {} or {}, or several joined by commas (all,kernel)", choices, kAllEngines, kKernelEngines);
 }
 
-Result<std::unique_ptr<Engine>> MakeEngine(Sandbox& sandbox, const EngineSpec& spec, const jit::JitBugs& bugs) {
-  if (spec.kind == EngineKind::kInterpreter) return std::unique_ptr<Engine>(std::make_unique<InterpreterEngine>(sandbox));
-  if (spec.source == JitSource::kModel) {
-    return std::unique_ptr<Engine>(
-        std::make_unique<JitEngine>(sandbox, jit::JitOptions{spec.atomics, bugs}, std::string(spec.name)));
+Result<std::unique_ptr<CodeGenerator>> MakeCodeGenerator(Sandbox& sandbox, const EngineSpec& spec,
+                                                         const jit::JitBugs& bugs) {
+  if (spec.kind != EngineKind::kJit) return Fail("{} is not a JIT engine", spec.name);
+  if (spec.source == JitSource::kModel) return MakeModelGenerator(sandbox, jit::JitOptions{spec.atomics, bugs});
+  if (!(bugs == jit::JitBugs{})) {
+    return Fail("{}: a planted bug of bpfdiff's JIT was asked for; the kernel's JIT has none planted", spec.name);
   }
   auto generator = MakeKernelGenerator(sandbox, spec.atomics);
   if (!generator) return Fail("{}: {}", spec.name, generator.message());
+  return generator;
+}
+
+Result<std::unique_ptr<Engine>> MakeEngine(Sandbox& sandbox, const EngineSpec& spec, const jit::JitBugs& bugs) {
+  if (spec.kind == EngineKind::kInterpreter) return std::unique_ptr<Engine>(std::make_unique<InterpreterEngine>(sandbox));
+  auto generator = MakeCodeGenerator(sandbox, spec, bugs);
+  if (!generator) return generator.error();
   return std::unique_ptr<Engine>(std::make_unique<JitEngine>(sandbox, std::move(generator).value(), std::string(spec.name)));
 }
 

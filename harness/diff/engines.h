@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/diff/code_generator.h"
 #include "harness/diff/engine.h"
 #include "harness/machine/sandbox.h"
 #include "jit/jit.h"
@@ -58,6 +59,12 @@ std::string EngineChoices();
 // kernel's has none planted). An error for a kernel engine in a build
 // without a Linux tree.
 Result<std::unique_ptr<Engine>> MakeEngine(Sandbox& sandbox, const EngineSpec& spec, const jit::JitBugs& bugs = {});
+// The code of the JIT engine `spec` (not the interpreter's) over `sandbox`,
+// with `bugs` planted in bpfdiff's JIT: what the lifecycle world compiles
+// its programs with. An error for a kernel engine in a build without a
+// Linux tree.
+Result<std::unique_ptr<CodeGenerator>> MakeCodeGenerator(Sandbox& sandbox, const EngineSpec& spec,
+                                                         const jit::JitBugs& bugs = {});
 // The engines `which` selects (a name, "all" or "kernel"); an error naming
 // the choices for anything else.
 Result<std::vector<std::unique_ptr<Engine>>> MakeEngines(Sandbox& sandbox, std::string_view which,

@@ -30,7 +30,7 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
     }
     compiled_.push_back(std::move(compiled).value());
   }
-  auto conventions = generator_->Conventions(compiled_);
+  auto conventions = generator_->Conventions(Pointers(compiled_));
   if (conventions) {
     conventions_ = *conventions;
     // The interpreter runs the case without the JIT-only rewrites (an

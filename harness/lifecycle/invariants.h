@@ -13,7 +13,7 @@ enum class Invariant : uint8_t {
   kOwnership,            // a CPU fetches only from the program it runs (or its tail-call targets)
   kNoOverwriteInUse,     // no slot is written while a CPU runs the program in it
   kIcacheDiscipline,     // no CPU executes code written since the last clean+invalidate
-  kOneCacheOpPerRange,   // finalize: one copy, one flush; free: one fill, one flush
+  kOneCacheOpPerRange,   // finalize: one copy, then bulk flushes (one or two); free: one fill, one flush
   kExtableStructure,     // one entry per PROBE_MEM load, pointing at it, sorted
   kAccounting,           // bitmaps match live allocations, no chunk in two; no empty pack; no RW buffer left
   kStaleEntryTraps,      // calling a freed program's entry traps on its first instruction

@@ -43,6 +43,18 @@ inline constexpr std::string_view kArrayLoadedWhileUpdated = "prog-array-loaded-
 // diverged. (Such calls were compared, and could diverge falsely, before
 // the world followed tail calls.)
 inline constexpr std::string_view kImagesLoadedWhileUpdated = "images-loaded-while-updated";
+// The call diverged and reached, by a tail call, a program that reads r3
+// or r6..r9 before writing them: a JIT that restores them at a tail call
+// (the kernel's) holds them otherwise than the interpreter, which keeps the
+// tail caller's (LoadedCase::read_at_tail_call_entry).
+inline constexpr std::string_view kTailCallTargetReadsRestoredRegister = "tail-call-target-reads-restored-register";
+// The call diverged and the interpreter read bytes that differ between
+// engines by design: JIT text, program objects, or stack bytes outside the
+// BPF frames (among them a prologue's saved registers).
+inline constexpr std::string_view kEnginePrivateRead = "engine-private-read";
+// The frames of the JIT's code could not be read from it (a prologue not
+// of the shape the kernel engines read): no call is compared.
+inline constexpr std::string_view kFramesUnreadable = "frames-unreadable";
 // A verdict of Compare() that none of the above names (a reason added to
 // Compare after this list).
 inline constexpr std::string_view kOtherVerdict = "other-verdict";

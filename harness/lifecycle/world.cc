@@ -8,6 +8,8 @@
 #include <fmt/ranges.h>
 
 #include "harness/diff/compare.h"
+#include "harness/diff/engines.h"
+#include "harness/diff/kernel_refusals.h"
 #include "harness/lifecycle/not_comparable.h"
 #include "jit/registers.h"
 #include "oracle/guest_layout.h"
@@ -52,6 +54,21 @@ static_assert(2 * kInterruptStackBelow <= guest::kStackStride);
 
 uint64_t InterruptStackTop(int cpu) { return guest::StackTop(cpu) - kInterruptStackBelow; }
 
+// The JIT's stack bytes through `window`, from `whole`, a capture of every
+// byte of the stack the call may use (taken before a replay of the
+// interpreter resets it). Bytes outside `whole` read as 0.
+MemorySnapshot Through(const MemorySnapshot& whole, const StackWindow& window) {
+  MemorySnapshot snapshot = whole;
+  snapshot.window = window;
+  snapshot.stack.assign(window.keep.size(), 0);
+  for (size_t i = 0; i < window.keep.size(); ++i) {
+    const uint64_t at = window.low + i;
+    if (window.keep[i] == 0 || at < whole.window.low || at - whole.window.low >= whole.stack.size()) continue;
+    snapshot.stack[i] = whole.stack[at - whole.window.low];
+  }
+  return snapshot;
+}
+
 bool IsProbeLoad(const isa::Insn& insn) {
   const uint8_t mode = isa::ModeOf(insn.opcode);
   return isa::ClassOf(insn.opcode) == isa::kClassLdx && (mode == isa::kModeProbeMem || mode == isa::kModeProbeMemSx);
@@ -84,9 +101,14 @@ Status World::Initialize() {
   auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) return sandbox.error();
   sandbox_ = std::move(sandbox).value();
-  jit::JitOptions jit_options;
-  jit_options.bugs = options_.bugs.jit;
-  jit_ = std::make_unique<jit::Jit>(sandbox_->pack(), Sandbox::JitEnvironment(), jit_options);
+  const EngineSpec* spec = FindEngine(options_.jit_engine);
+  if (spec == nullptr || spec->kind != EngineKind::kJit) {
+    return Fail("'{}' is not a JIT engine (jit, jit-llsc, kernel-jit or kernel-jit-llsc)", options_.jit_engine);
+  }
+  auto generator = MakeCodeGenerator(*sandbox_, *spec, options_.bugs.jit);
+  if (!generator) return generator.error();
+  generator_ = std::move(generator).value();
+  kernel_jit_ = spec->source == JitSource::kKernel;
   cpus_.resize(static_cast<size_t>(options_.cpus));
   sandbox_->patcher().set_listener(this);
 
@@ -152,10 +174,16 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) 
   source.maps = {ProgArraySpec()};
   auto loaded = LoadCase(source);
   if (!loaded) return loaded.error();
+  // What the kernel's verifier refuses never reaches its JIT (an
+  // out-of-range shift, say, which its code runs otherwise than the
+  // interpreter); bpfdiff's JIT compiles such programs as RFC 9669 says.
+  if (auto refusal = KernelAlsoRefuses(*loaded); refusal && kernel_jit_) {
+    return Fail("the kernel's verifier refuses it ({}): {}", refusal->name, refusal->why);
+  }
 
   operation_ = fmt::format("{} (program {})", what, id);
   copies_ = fills_ = flushes_ = {};
-  auto compiled = jit_->Compile(loaded->programs.front().program);
+  auto compiled = generator_->Compile(loaded->programs.front().program);
   if (!compiled) {
     CheckAccounting(operation_);
     return compiled.error();
@@ -165,6 +193,7 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) 
   program->loaded = std::move(loaded->programs.front());
   program->compiled = std::move(compiled).value();
   program->entry = program->compiled.entry();
+  program->read_at_tail_call_entry = FindReadAtTailCallEntry(program->loaded.program, static_cast<size_t>(id));
   for (const auto& sub : program->compiled.subprograms) {
     program->slots.emplace_back(sub.allocation->rx_slot(), sub.allocation->rx_slot() + sub.allocation->slot_bytes());
   }
@@ -173,6 +202,7 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) 
   if (programs_[static_cast<size_t>(id)] != nullptr) retired_.push_back(std::move(programs_[static_cast<size_t>(id)]));
   programs_[static_cast<size_t>(id)] = std::move(program);
   const Program& p = *programs_[static_cast<size_t>(id)];
+  RefreshConventions();
   RefreshCalls();
   world_case_.programs[static_cast<size_t>(id)] = p.loaded;
   // The program object's index is there since Initialize installed all
@@ -180,10 +210,14 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) 
   sandbox_->env().SetProgramEntry(static_cast<size_t>(id), p.entry);
   ForEachCall([](int, Call& call) { call.images_changed |= !call.stale; });
 
-  // Finalize: one copy, then one flush, per image; nothing left dirty.
+  // Finalize: one copy per image, and cache maintenance in bulk: a flush
+  // of the range after the copy, and at most one more (6.12's arm64 JIT
+  // flushes each image twice: aarch64_insn_copy() flushes what it wrote,
+  // and bpf_int_jit_compile() flushes header and code again after
+  // bpf_jit_binary_pack_finalize()), never one per word; nothing left dirty.
   const auto images = static_cast<uint64_t>(p.compiled.subprograms.size());
   const auto finalize = static_cast<size_t>(jit::TextOrigin::kFinalize);
-  if (copies_[finalize] != images || flushes_[finalize] != images) {
+  if (copies_[finalize] != images || flushes_[finalize] < images || flushes_[finalize] > 2 * images) {
     Report(Invariant::kOneCacheOpPerRange, -1, 0, id, operation_,
            fmt::format("{} images finalized with {} copies and {} cache operations", images, copies_[finalize],
                        flushes_[finalize]));
@@ -235,6 +269,7 @@ void World::CheckSlotAsWritten(int id, const std::string& operation) {
       return word;
     };
     const uint64_t code_end = sub.rx_image + 4ull * sub.code_words;
+    const uint64_t data_end = code_end + 4ull * sub.data_words.size();
     const uint64_t extable_end = sub.rx_extable + uint64_t{sub.extable_entries} * jit::kExtableEntrySize;
     std::string problem;
     if (word_at(begin) != a.slot_bytes() || word_at(begin + 4) != 0) {
@@ -248,6 +283,12 @@ void World::CheckSlotAsWritten(int id, const std::string& operation) {
         if (word != emitted) {
           problem = fmt::format("code word {} at 0x{:x} is 0x{:08x}, the JIT emitted 0x{:08x}",
                                 (at - sub.rx_image) / 4, at, word, emitted);
+        }
+      } else if (at >= code_end && at < data_end) {
+        const uint32_t written = sub.data_words[(at - code_end) / 4];
+        if (word != written) {
+          problem = fmt::format("data word {} after the code, at 0x{:x}, is 0x{:08x}, the JIT wrote 0x{:08x}",
+                                (at - code_end) / 4, at, word, written);
         }
       } else if (sub.extable_entries != 0 && at >= sub.rx_extable && at < extable_end) {
         continue;  // extable-structure checks the entries
@@ -407,9 +448,10 @@ void World::DoFree(int id, std::string operation) {
   const std::string outer = std::exchange(operation_, operation);
   copies_ = fills_ = flushes_ = {};
   const auto images = static_cast<uint64_t>(p.compiled.subprograms.size());
-  jit_->Release(p.compiled);
+  generator_->Release(p.compiled);
   p.state = Program::State::kFreed;
   p.waiting.clear();
+  RefreshConventions();
   RefreshCalls();
   const auto free = static_cast<size_t>(jit::TextOrigin::kFree);
   if (fills_[free] != images || flushes_[free] != images) {
@@ -436,11 +478,40 @@ void World::DoFree(int id, std::string operation) {
 }
 
 void World::RefreshCalls() {
-  ForEachCall([&](int cpu, Call& call) { call.call->set_programs(Callable(call.Geometry(cpu))); });
+  ForEachCall([&](int cpu, Call& call) { call.call->set_programs(Callable(GeometryOf(cpu, call))); });
+}
+
+void World::RefreshConventions() {
+  // Every program a call may still run: the live ones and those pending
+  // free, by id.
+  std::vector<const jit::CompiledProgram*> compiled(programs_.size(), nullptr);
+  for (size_t id = 0; id < programs_.size(); ++id) {
+    const Program* p = programs_[id].get();
+    if (p != nullptr && p->state != Program::State::kFreed) compiled[id] = &p->compiled;
+  }
+  auto conventions = generator_->Conventions(compiled);
+  if (conventions) {
+    conventions_ = std::move(conventions).value();
+    conventions_error_.reset();
+    // With the kernel's JIT, frames stay per function even while every
+    // program's are alike: programs come and go under a running call, and
+    // its stack is compared the one way it was entered with.
+    if (kernel_jit_ && !conventions_.geometry.per_function()) {
+      for (size_t id = 0; id < compiled.size(); ++id) {
+        for (size_t s = 0; compiled[id] != nullptr && s < compiled[id]->subprograms.size(); ++s) {
+          conventions_.geometry.functions.push_back({static_cast<uint32_t>(id), compiled[id]->subprograms[s].first_slot,
+                                                     conventions_.geometry.fp_below_entry_sp});
+        }
+      }
+    }
+  } else {
+    conventions_error_ = conventions.message();
+  }
 }
 
 CallPrograms World::Callable(const StackGeometry& geometry) const {
   CallPrograms programs;
+  programs.conventions = conventions_;
   programs.conventions.geometry = geometry;
   for (size_t id = 0; id < programs_.size(); ++id) {
     const Program* p = programs_[id].get();
@@ -456,13 +527,15 @@ void World::Start(int cpu, int id, uint64_t stack_top) {
   GuestEnvironment& env = sandbox_->env();
   const std::array<uint64_t, 5> args = {env.context_address(), 0, 0, 0, 0};
   c.stack_top = stack_top;
-  const StackGeometry geometry = c.Geometry(cpu);
+  const StackGeometry geometry = GeometryOf(cpu, c);
   // The interpreter first, on this stack, then the same stack reset for
   // the JIT'd call.
   env.ResetCpu(cpu, stack_top);
   InterpreterOptions options{options_.call_budget, cpu, geometry, nullptr};
   Outcome expected = Interpreter(env, world_case_, options).RunProgram(static_cast<size_t>(id), args);
-  expected.memory = env.Capture(cpu, geometry);
+  // With per-function frames, the stack through the window of the frames
+  // the run entered.
+  expected.memory = geometry.per_function() ? env.Capture(expected.memory.window) : env.Capture(cpu, geometry);
   env.ResetCpu(cpu, stack_top);
   c.args = args;
   c.expected = std::move(expected);
@@ -574,12 +647,28 @@ void World::CountNotComparable(std::string_view reason) {
   ++not_comparable_reasons_[std::string(reason)];
 }
 
-void World::CompareCall(int cpu, const Outcome& outcome, const std::string& operation) {
+void World::CompareCall(int cpu, const Outcome& jit_outcome, const std::string& operation) {
   Cpu& c = cpus_[static_cast<size_t>(cpu)];
+  if (conventions_error_) {
+    CountNotComparable(kFramesUnreadable);
+    return;
+  }
   auto slots = ReplaySlots(c.tail_calls.reads());
   if (!slots) {
     CountNotComparable(kSlotReadTwice);
     return;
+  }
+  // With per-function frames the JIT's stack is compared through the
+  // window of the interpreter's path, known only once the run to compare
+  // with is chosen; a replay resets the stack, so all of it is kept first.
+  Outcome outcome = jit_outcome;
+  const StackGeometry geometry = GeometryOf(cpu, c);
+  std::optional<MemorySnapshot> jit_stack;
+  if (geometry.per_function()) {
+    StackWindow whole;
+    whole.low = geometry.EntrySp(cpu) - GuestEnvironment::kResetStackBytes;
+    whole.keep.assign(GuestEnvironment::kResetStackBytes, 1);
+    jit_stack = sandbox_->env().Capture(whole);
   }
   // The interpreter's first run read the prog_array as the call started;
   // where a tail call read another value, run it again with that value.
@@ -594,7 +683,10 @@ void World::CompareCall(int cpu, const Outcome& outcome, const std::string& oper
     ++calls_replayed_;
   }
   const Outcome& expected = replayed ? *replayed : *c.expected;
-  const Verdict verdict = Compare(expected, outcome);
+  if (jit_stack) outcome.memory = Through(*jit_stack, expected.memory.window);
+  const auto inlined = generator_->InlinedHelpers();
+  const Verdict verdict = inlined.empty() ? Compare(expected, outcome)
+                                          : CompareHelperWithInlined(expected, outcome, "interp", "jit", inlined);
   // What a load of memory that changed during the call saw depends on
   // when it ran; only tail calls' reads are followed.
   if (verdict.kind == Verdict::Kind::kDivergence && c.array_changed && MayHaveLoadedTheArray(cpu, *slots)) {
@@ -602,6 +694,10 @@ void World::CompareCall(int cpu, const Outcome& outcome, const std::string& oper
   } else if (verdict.kind == Verdict::Kind::kDivergence && c.images_changed &&
              ReplayReads(cpu, *slots, {"packs", "oversize", "program objects"}) && !ReplayReads(cpu, *slots, {})) {
     CountNotComparable(kImagesLoadedWhileUpdated);
+  } else if (const auto reason = verdict.kind == Verdict::Kind::kDivergence
+                                      ? DivergenceNotComparable(expected, outcome)
+                                      : std::nullopt) {
+    CountNotComparable(*reason);
   } else if (verdict.kind == Verdict::Kind::kDivergence) {
     std::string detail = verdict.Describe();
     if (!followed.empty()) {
@@ -613,6 +709,20 @@ void World::CompareCall(int cpu, const Outcome& outcome, const std::string& oper
   } else {
     CountNotComparable(NotComparableReason(expected, outcome, verdict));
   }
+}
+
+std::optional<std::string_view> World::DivergenceNotComparable(const Outcome& expected, const Outcome& outcome) const {
+  if (conventions_.tail_call_restores_registers) {
+    // The programs either side entered by a tail call.
+    for (const auto* taken : {&expected.tail_calls, &outcome.tail_calls}) {
+      for (uint32_t id : *taken) {
+        const Program* p = id < programs_.size() ? programs_[id].get() : nullptr;
+        if (p != nullptr && p->read_at_tail_call_entry) return kTailCallTargetReadsRestoredRegister;
+      }
+    }
+  }
+  if (expected.read_engine_private) return kEnginePrivateRead;
+  return std::nullopt;
 }
 
 std::string World::SlotValueName(uint64_t value) const {
@@ -637,10 +747,10 @@ Outcome World::Replay(int cpu, const std::map<uint32_t, uint64_t>& slots) {
   for (auto [slot, value] : slots) env.memory().Store<uint64_t>(SlotAddress(slot), value);
   // The JIT'd call's memory is captured; its stack is this run's now.
   env.ResetCpu(cpu, c.stack_top);
-  const StackGeometry geometry = c.Geometry(cpu);
+  const StackGeometry geometry = GeometryOf(cpu, c);
   InterpreterOptions options{options_.call_budget, cpu, geometry, nullptr};
   Outcome expected = Interpreter(env, world_case_, options).RunProgram(static_cast<size_t>(c.program), c.args);
-  expected.memory = env.Capture(cpu, geometry);
+  expected.memory = geometry.per_function() ? env.Capture(expected.memory.window) : env.Capture(cpu, geometry);
   for (uint32_t slot = 0; slot < kTailEntries; ++slot) env.memory().Store<uint64_t>(SlotAddress(slot), now[slot]);
   return expected;
 }
@@ -705,7 +815,7 @@ bool World::CallStale(int cpu) {
     Cpu& c = cpus_[static_cast<size_t>(cpu)];
     operation_ = fmt::format("cpu {} calling the stale entry of program {}", cpu, id);
     c.stack_top = guest::StackTop(cpu);
-    CallPrograms callable = Callable(c.Geometry(cpu));
+    CallPrograms callable = Callable(GeometryOf(cpu, c));
     // The stale entry, as a program of its own for the call.
     c.call = std::make_unique<JitCall>(sandbox_->env(), sandbox_->machine(cpu), cpu, callable);
     c.stale = true;
@@ -860,7 +970,7 @@ void World::OnBlock(int cpu, uint64_t address, uint32_t size) {
 void World::TrackTailCall(int cpu, uint64_t address, int owner) {
   TailCallReads& reads = cpus_[static_cast<size_t>(cpu)].tail_calls;
   const Program* p = owner >= 0 ? programs_[static_cast<size_t>(owner)].get() : nullptr;
-  if (p != nullptr && address == p->entry + jit::TailCallEntryOffset()) {
+  if (p != nullptr && address == p->entry + conventions_.tail_call_entry_offset) {
     reads.BlockOutside(guest::ProgObjectAddress(static_cast<uint64_t>(owner)));  // a tail call landed here
     return;
   }

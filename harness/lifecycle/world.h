@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/diff/code_generator.h"
 #include "harness/lifecycle/invariants.h"
 #include "harness/lifecycle/tail_call_reads.h"
 #include "harness/machine/jit_call.h"
@@ -38,7 +39,11 @@ namespace bpfdiff::lifecycle {
 struct WorldOptions {
   int cpus = 2;
   uint64_t pack_seed = 1;
-  PlantedBugs bugs;  // its pack, JIT and lifecycle parts apply
+  PlantedBugs bugs;  // its pack, JIT (bpfdiff's JIT only) and lifecycle parts apply
+  // The JIT engine whose code the world runs (harness/diff/engines.h):
+  // jit, jit-llsc, kernel-jit or kernel-jit-llsc. The kernel's JIT uses the
+  // pack as the kernel's does: bpf_jit_binary_pack_alloc, finalize, free.
+  std::string jit_engine = "jit";
   uint64_t call_budget = 200'000;
   UnicornFault unicorn_fault;  // a Unicorn call made to fail (tests of the failure path)
 };
@@ -141,6 +146,9 @@ class World final : private TextListener, private ExecutionObserver {
     jit::CompiledProgram compiled;
     std::vector<std::pair<uint64_t, uint64_t>> slots;  // [begin, end) of each allocation
     uint64_t entry = 0;
+    // A read of r3 or r6..r9 before it is written, were a tail call to
+    // enter the program (LoadedCase::read_at_tail_call_entry).
+    std::optional<std::string> read_at_tail_call_entry;
     std::set<int> waiting;  // CPUs still to pass a quiescent point
   };
   // A call on a CPU, and what it is compared with.
@@ -156,8 +164,6 @@ class World final : private TextListener, private ExecutionObserver {
     bool array_changed = false;  // an entry changed while the call ran
     bool images_changed = false;  // pack text or a program object was written while it ran
     TailCallReads tail_calls;  // what the JIT'd call's tail calls read
-    // Where its BPF frames are (r10 of each call depth).
-    StackGeometry Geometry(int cpu) const { return Sandbox::Geometry().EnteredAt(cpu, stack_top); }
   };
   // A call an interrupt stopped, and the CPU as it was then.
   struct Interrupted {
@@ -201,6 +207,17 @@ class World final : private TextListener, private ExecutionObserver {
   // or stack bytes outside the BPF frames (which every such run counts).
   bool ReplayReads(int cpu, const std::map<uint32_t, uint64_t>& slots, std::initializer_list<std::string_view> names);
   void CountNotComparable(std::string_view reason);
+  // Why a divergence between `expected` and the JIT's `outcome` is not
+  // comparable beyond what Compare() says, if it is not: the call read what
+  // engines hold otherwise by design.
+  std::optional<std::string_view> DivergenceNotComparable(const Outcome& expected, const Outcome& outcome) const;
+  // Where the BPF frames of `call` on `cpu` are (r10 of each function).
+  StackGeometry GeometryOf(int cpu, const Call& call) const {
+    return conventions_.geometry.EnteredAt(cpu, call.stack_top);
+  }
+  // conventions_ for the programs loaded now (their prologues, with the
+  // kernel's JIT).
+  void RefreshConventions();
   // Tail-call tracking for the block starting at `address` on `cpu`, in
   // program `owner`'s slot (-1: none).
   void TrackTailCall(int cpu, uint64_t address, int owner);
@@ -228,7 +245,7 @@ class World final : private TextListener, private ExecutionObserver {
   void CheckExtable(int id, const std::string& operation);
   // After program `id`'s finalize, each of its slots holds what the JIT
   // wrote into the RW buffer: the header (the slot's size), BRK in the
-  // hole, the code words as emitted, and BRK after the code and its
+  // hole, the code words (and the data after them) as emitted, and BRK after the code and its
   // exception table. Checked at once, not when some call runs into it.
   void CheckSlotAsWritten(int id, const std::string& operation);
   int ProgramAt(uint64_t address, bool freed) const;
@@ -242,7 +259,12 @@ class World final : private TextListener, private ExecutionObserver {
 
   WorldOptions options_;
   std::unique_ptr<Sandbox> sandbox_;
-  std::unique_ptr<jit::Jit> jit_;
+  std::unique_ptr<CodeGenerator> generator_;
+  CodeConventions conventions_ = ModelConventions();
+  std::optional<std::string> conventions_error_;  // why conventions_ could not be read
+  // The kernel's JIT: its frames differ by function, and it compiles only
+  // what the kernel's verifier passes.
+  bool kernel_jit_ = false;
   LoadedCase world_case_;  // what the interpreter sees: programs by id, the prog_array
   std::vector<std::unique_ptr<Program>> programs_;  // by id
   std::vector<std::unique_ptr<Program>> retired_;   // freed programs whose id was reused

@@ -12,6 +12,7 @@
 #include "harness/lifecycle/not_comparable.h"
 #include "harness/lifecycle/world.h"
 #include "isa/assembler.h"
+#include "kernelsrc/kernel_jit.h"
 #include "oracle/guest_layout.h"
 
 namespace bpfdiff::lifecycle {
@@ -58,9 +59,10 @@ double:
   exit
 )";
 
-std::unique_ptr<World> MakeWorld(int cpus, std::string_view bug = "") {
+std::unique_ptr<World> MakeWorld(int cpus, std::string_view bug = "", std::string_view jit_engine = "jit") {
   WorldOptions options;
   options.cpus = cpus;
+  options.jit_engine = jit_engine;
   auto bugs = PlantedBugsNamed(bug);
   EXPECT_TRUE(bugs) << bugs.message();
   if (bugs) options.bugs = *bugs;
@@ -91,6 +93,17 @@ uint64_t EntryOf(World& world, int id) {
   const std::string name = world.SlotName(id);
   const auto at = name.find(" at 0x");
   return std::stoull(name.substr(at + 6), nullptr, 16);
+}
+
+TEST(LifecycleWorld, AnEngineThatIsNoJitIsRefusedByName) {
+  for (std::string_view name : {"interp", "kernel", "jitt"}) {
+    WorldOptions options;
+    options.jit_engine = name;
+    auto world = World::Create(options);
+    ASSERT_FALSE(world) << name;
+    EXPECT_NE(world.message().find(fmt::format("'{}' is not a JIT engine", name)), std::string::npos)
+        << world.message();
+  }
 }
 
 TEST(LifecycleWorld, FreeWaitsForEveryCpuInsideTheProgram) {
@@ -618,11 +631,15 @@ TEST(LifecycleWorld, EmptyPacksAreReleased) {
 struct Control {
   std::string_view bug;
   Invariant invariant;
+  std::string_view jit_engine = "jit";  // whose JIT compiles the programs
 };
 
 void PrintTo(const Control& control, std::ostream* out) {
-  *out << control.bug << " caught by " << InvariantName(control.invariant);
+  *out << control.bug << " caught by " << InvariantName(control.invariant) << " with " << control.jit_engine;
 }
+
+// The kernel's JIT's rows need a build that read a Linux tree.
+bool Runs(std::string_view jit_engine) { return jit_engine == "jit" || kernelsrc::BuiltKernelTree().has_value(); }
 
 class PlantedBugControl : public ::testing::TestWithParam<Control> {};
 
@@ -646,17 +663,21 @@ void Scenario(World& world) {
 }
 
 TEST_P(PlantedBugControl, IsCaughtByItsInvariant) {
-  auto world = MakeWorld(2, GetParam().bug);
+  if (!Runs(GetParam().jit_engine)) GTEST_SKIP() << "built without a Linux tree";
+  auto world = MakeWorld(2, GetParam().bug, GetParam().jit_engine);
   Scenario(*world);
   EXPECT_TRUE(Broke(*world, GetParam().invariant))
       << "expected " << InvariantName(GetParam().invariant) << "; got " << Violations(*world);
 }
 
 TEST(PlantedBugControl, ScenarioIsCleanWithoutABug) {
-  auto world = MakeWorld(2);
-  Scenario(*world);
-  EXPECT_TRUE(world->violations().empty()) << Violations(*world);
-  EXPECT_GE(world->calls_compared(), 3u);
+  for (std::string_view jit_engine : {"jit", "kernel-jit"}) {
+    if (!Runs(jit_engine)) continue;
+    auto world = MakeWorld(2, "", jit_engine);
+    Scenario(*world);
+    EXPECT_TRUE(world->violations().empty()) << jit_engine << ": " << Violations(*world);
+    EXPECT_GE(world->calls_compared(), 3u) << jit_engine;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -667,9 +688,16 @@ INSTANTIATE_TEST_SUITE_P(
                       Control{"skip-invalidate-on-free", Invariant::kFreedSlotInvalid},
                       Control{"skip-invalidate-on-free", Invariant::kStaleEntryTraps},
                       Control{"per-word-invalidate", Invariant::kOneCacheOpPerRange},
-                      Control{"free-without-grace-period", Invariant::kNoOverwriteInUse}),
+                      Control{"free-without-grace-period", Invariant::kNoOverwriteInUse},
+                      // The pack's and the lifecycle's bugs under the
+                      // kernel's use of the pack API.
+                      Control{"skip-invalidate-on-free", Invariant::kFreedSlotInvalid, "kernel-jit"},
+                      Control{"skip-invalidate-on-free", Invariant::kStaleEntryTraps, "kernel-jit"},
+                      Control{"per-word-invalidate", Invariant::kOneCacheOpPerRange, "kernel-jit"},
+                      Control{"free-without-grace-period", Invariant::kNoOverwriteInUse, "kernel-jit"}),
     [](const ::testing::TestParamInfo<Control>& param_info) {
       std::string name = std::string(param_info.param.bug) + "_" + std::string(InvariantName(param_info.param.invariant));
+      if (param_info.param.jit_engine != "jit") name += "_" + std::string(param_info.param.jit_engine);
       std::replace(name.begin(), name.end(), '-', '_');
       return name;
     });
