@@ -1,6 +1,7 @@
 // bpfdiff jit FILE: the arm64 code of each program of a case, disassembled
 // by LLVM and annotated with the BPF instructions, its exception table and
-// its pack slot.
+// its pack slot; bpfdiff's JIT's code, or with --engine kernel-jit the
+// kernel's.
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -15,6 +16,7 @@ namespace {
 struct JitArgs {
   std::string file;
   bool llsc = false;
+  std::string engine = "jit";
 };
 
 int Run(const JitArgs& args, const Settings& settings) {
@@ -36,9 +38,21 @@ int Run(const JitArgs& args, const Settings& settings) {
     return kExitBadInput;
   }
   (*sandbox)->env().Install(*loaded);
-  const EngineSpec& spec = JitEngineFor(args.llsc ? jit::AtomicLowering::kLlSc : jit::AtomicLowering::kLse);
+  // --llsc: the LL/SC lowering of the engine's JIT.
+  const EngineSpec* spec = FindEngine(args.llsc && args.engine.find("llsc") == std::string::npos
+                                          ? args.engine + "-llsc"
+                                          : args.engine);
+  if (spec == nullptr || spec->kind != EngineKind::kJit) {
+    fmt::print(stderr, "bpfdiff jit: --engine {}: jit, jit-llsc, kernel-jit or kernel-jit-llsc\n", args.engine);
+    return kExitBadInput;
+  }
   // A planted bug shows in the code it plants.
-  JitEngine engine(**sandbox, jit::JitOptions{spec.atomics, bugs.jit}, std::string(spec.name));
+  auto generator = MakeCodeGenerator(**sandbox, *spec, bugs.jit);
+  if (!generator) {
+    fmt::print(stderr, "bpfdiff jit: {}\n", generator.message());
+    return kExitBadInput;
+  }
+  JitEngine engine(**sandbox, std::move(generator).value(), std::string(spec->name));
   if (auto status = engine.Prepare(*loaded); !status) {
     fmt::print(stderr, "bpfdiff jit: {}: {}\n", args.file, status.message());
     return kExitFailed;
@@ -63,6 +77,8 @@ void AddJitCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("jit", "Show the arm64 code the JIT makes for a file");
   cmd->add_option("file", args->file, "A .data file or BPF assembly")->required();
   cmd->add_flag("--llsc", args->llsc, "Lower atomics with load/store-exclusive loops instead of LSE");
+  cmd->add_option("--engine", args->engine, "Whose JIT: jit, jit-llsc, kernel-jit or kernel-jit-llsc")
+      ->capture_default_str();
   cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings); });
 }
 
