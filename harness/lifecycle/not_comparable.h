@@ -48,10 +48,11 @@ inline constexpr std::string_view kImagesLoadedWhileUpdated = "images-loaded-whi
 // (the kernel's) holds them otherwise than the interpreter, which keeps the
 // tail caller's (LoadedCase::read_at_tail_call_entry).
 inline constexpr std::string_view kTailCallTargetReadsRestoredRegister = "tail-call-target-reads-restored-register";
-// The call diverged and the interpreter read bytes that differ between
-// engines by design: JIT text, program objects, or stack bytes outside the
-// BPF frames (among them a prologue's saved registers).
-inline constexpr std::string_view kEnginePrivateRead = "engine-private-read";
+// The call diverged and the interpreter read stack bytes that differ
+// between engines by design: outside the BPF frames, or where a prologue
+// saved registers that the program had not written since (the kernel's
+// frames, oracle/frame_window.h).
+inline constexpr std::string_view kPrivateStackRead = "private-stack-read";
 // The frames of the JIT's code could not be read from it (a prologue not
 // of the shape the kernel engines read): no call is compared.
 inline constexpr std::string_view kFramesUnreadable = "frames-unreadable";

@@ -695,7 +695,7 @@ void World::CompareCall(int cpu, const Outcome& jit_outcome, const std::string& 
              ReplayReads(cpu, *slots, {"packs", "oversize", "program objects"}) && !ReplayReads(cpu, *slots, {})) {
     CountNotComparable(kImagesLoadedWhileUpdated);
   } else if (const auto reason = verdict.kind == Verdict::Kind::kDivergence
-                                      ? DivergenceNotComparable(expected, outcome)
+                                      ? DivergenceNotComparable(cpu, expected, outcome, *slots)
                                       : std::nullopt) {
     CountNotComparable(*reason);
   } else if (verdict.kind == Verdict::Kind::kDivergence) {
@@ -711,7 +711,8 @@ void World::CompareCall(int cpu, const Outcome& jit_outcome, const std::string& 
   }
 }
 
-std::optional<std::string_view> World::DivergenceNotComparable(const Outcome& expected, const Outcome& outcome) const {
+std::optional<std::string_view> World::DivergenceNotComparable(int cpu, const Outcome& expected, const Outcome& outcome,
+                                                                const std::map<uint32_t, uint64_t>& slots) {
   if (conventions_.tail_call_restores_registers) {
     // The programs either side entered by a tail call.
     for (const auto* taken : {&expected.tail_calls, &outcome.tail_calls}) {
@@ -721,7 +722,9 @@ std::optional<std::string_view> World::DivergenceNotComparable(const Outcome& ex
       }
     }
   }
-  if (expected.read_engine_private) return kEnginePrivateRead;
+  // With no region marked engine-private, the interpreter's run reads
+  // engine-private bytes only on the stack.
+  if (expected.read_engine_private && ReplayReads(cpu, slots, {})) return kPrivateStackRead;
   return std::nullopt;
 }
 

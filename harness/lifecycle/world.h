@@ -207,10 +207,12 @@ class World final : private TextListener, private ExecutionObserver {
   // or stack bytes outside the BPF frames (which every such run counts).
   bool ReplayReads(int cpu, const std::map<uint32_t, uint64_t>& slots, std::initializer_list<std::string_view> names);
   void CountNotComparable(std::string_view reason);
-  // Why a divergence between `expected` and the JIT's `outcome` is not
-  // comparable beyond what Compare() says, if it is not: the call read what
-  // engines hold otherwise by design.
-  std::optional<std::string_view> DivergenceNotComparable(const Outcome& expected, const Outcome& outcome) const;
+  // Why a divergence between `expected` and the JIT's `outcome` of the call
+  // on `cpu` (replayed with `slots`) is not comparable beyond what
+  // Compare() says, if it is not: the call read what engines hold
+  // otherwise by design.
+  std::optional<std::string_view> DivergenceNotComparable(int cpu, const Outcome& expected, const Outcome& outcome,
+                                                          const std::map<uint32_t, uint64_t>& slots);
   // Where the BPF frames of `call` on `cpu` are (r10 of each function).
   StackGeometry GeometryOf(int cpu, const Call& call) const {
     return conventions_.geometry.EnteredAt(cpu, call.stack_top);

@@ -188,6 +188,20 @@ TEST(KernelWorld, ATailCallTargetReadingARestoredRegisterIsNotComparable) {
   EXPECT_TRUE(world->violations().empty()) << Violations(*world);
 }
 
+// A load of the bytes above its frame reads where the kernel's prologue
+// saved the caller's registers, which the interpreter's stack does not
+// hold: a divergence that is named, not reported.
+TEST(KernelWorld, AReadOfTheSavedRegistersAboveTheFrameIsNotComparable) {
+  auto world = MakeKernelWorld(1);
+  ASSERT_NE(world, nullptr);
+  auto id = world->Load(Asm("mov %r6, 1\nmov %r1, %r10\nprobe ldxdw %r0, [%r1+40]\nadd %r0, %r6\nexit\n"));
+  ASSERT_TRUE(id) << id.message();
+  world->Step(0, *id, 1'000'000);
+  EXPECT_EQ(world->calls_compared(), 0u);
+  EXPECT_EQ(world->not_comparable_reasons().count(std::string(kPrivateStackRead)), 1u) << Reasons(*world);
+  EXPECT_TRUE(world->violations().empty()) << Violations(*world);
+}
+
 // 6.12 flushes each image twice at finalize (aarch64_insn_copy's text
 // poke, then bpf_int_jit_compile's bpf_flush_icache); the free fills and
 // flushes once. The world's cache-operation invariant allows the second
