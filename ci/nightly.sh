@@ -18,7 +18,10 @@
 #     ~/.cache/bpfdiff/corpus/<target>, outside the checkout). Each worker
 #     writes its counters (BPFDIFF_FUZZ_STATS_JSON with %p); the report adds
 #     them up. New inputs that add coverage are merged (-merge=1) into the
-#     kept corpus; README says how to fold it into fuzz/corpus.
+#     kept corpus; README says how to fold it into fuzz/corpus. A target
+#     named TARGET.kernel runs TARGET with BPFDIFF_ENGINES=kernel; when the
+#     build has the kernel's own JIT and the list is the default,
+#     pack_fuzzer.kernel runs too: the kernel's JIT in the pack lifecycle.
 #  3. Source coverage (BPFDIFF_NIGHTLY_COVERAGE, default 1; 0 skips): the
 #     `coverage` preset's targets replay the seeds and tonight's corpus;
 #     llvm-cov gives line and branch coverage of jit/, oracle/ and the pack
@@ -110,7 +113,7 @@ if [[ -z "$build" ]]; then
   cmake --preset release >/dev/null
   build_targets bpfdiff
   targets=()
-  if ((fuzzing)); then targets+=("${fuzz_targets[@]}"); fi
+  if ((fuzzing)); then targets+=("${fuzz_targets[@]%%.*}"); fi
   # The gate's and the benchmark's: each planted bug's target, as the catalog says.
   if ((planted_gate || planted_seconds > 0)); then
     mapfile -t -O "${#targets[@]}" targets < <("$build/cli/bpfdiff" planted list | cut -f2)
@@ -124,6 +127,14 @@ fi
 build="$(cd "$build" && pwd)"  # the fuzzers run in directories of their own
 bpfdiff="$build/cli/bpfdiff"
 [[ -x "$bpfdiff" ]] || bad_setting "no bpfdiff in $build/cli"
+
+# The kernel's JIT in the pack lifecycle, when the build has it and the
+# targets are the default ones.
+if [[ -z "${BPFDIFF_NIGHTLY_FUZZ_TARGETS:-}" ]] && "$bpfdiff" engines --kernel >/dev/null 2>&1; then
+  fuzz_targets+=(pack_fuzzer.kernel)
+fi
+# The targets themselves (TARGET.kernel is TARGET's binary), each once.
+mapfile -t fuzz_binaries < <(printf '%s\n' "${fuzz_targets[@]%%.*}" | sort -u)
 
 failed=0
 night_start=$SECONDS
@@ -180,16 +191,18 @@ if ((fuzzing)); then
   runs="["
   mkdir -p "$out/fuzz/stats"
   for target in "${fuzz_targets[@]}"; do
-    binary="$build/fuzz/targets/$target"
-    [[ -x "$binary" ]] || bad_setting "no fuzz target $target in $build/fuzz/targets"
+    base="${target%%.*}" engines=""
+    [[ $target == *.kernel ]] && engines=kernel
+    binary="$build/fuzz/targets/$base"
+    [[ -x "$binary" ]] || bad_setting "no fuzz target $base in $build/fuzz/targets"
     echo "== ${target}: ${fuzz_seconds} s on ${cores} workers (-fork) =="
     dir="$out/fuzz/$target" kept="$kept_corpus/$target"
     mkdir -p "$dir/corpus" "$kept"
-    mapfile -t options < <(target_options "$target")
+    mapfile -t options < <(target_options "$base")
     start="$(now)" status=0
     # New inputs go to the first directory; -fork merges the others in.
-    (cd "$dir" && BPFDIFF_FUZZ_STATS_JSON="$out/fuzz/stats/$target.%p.json" \
-       "$binary" -fork="$cores" corpus "$kept" "$checkout/fuzz/corpus/$target" "${options[@]}" \
+    (cd "$dir" && BPFDIFF_ENGINES="$engines" BPFDIFF_FUZZ_STATS_JSON="$out/fuzz/stats/$target.%p.json" \
+       "$binary" -fork="$cores" corpus "$kept" "$checkout/fuzz/corpus/$base" "${options[@]}" \
        -max_total_time="$fuzz_seconds" -artifact_prefix="$dir/" > log.txt 2>&1) || status=$?
     read -r ooms timeouts _ <<<"$(fork_counts "$dir/log.txt")"
     ooms=${ooms:-0} timeouts=${timeouts:-0}
@@ -205,7 +218,7 @@ if ((fuzzing)); then
       echo "${target}: ${result^^}, artifacts and log in $dir"
     fi
     # What tonight found that adds coverage, kept for the next nights.
-    "$binary" -merge=1 "$kept" "$dir/corpus" > "$dir/merge.log" 2>&1 ||
+    BPFDIFF_ENGINES="$engines" "$binary" -merge=1 "$kept" "$dir/corpus" > "$dir/merge.log" 2>&1 ||
       { echo "${target}: merging tonight's corpus into $kept failed; log in $dir/merge.log"; failed=1; }
     grep -h 'MERGE-OUTER: [0-9]* new files' "$dir/merge.log" | sed "s|^|  $target: |" || true
     # The finding's kind (each target prints "finding kind: ..."): the key
@@ -226,7 +239,7 @@ if ((fuzzing)); then
   if ((coverage)); then
     echo "== source coverage: the seeds and tonight's corpus, replayed by the coverage build =="
     part_start=$SECONDS
-    if ci/coverage.sh --out "$out/coverage" --jobs "$cores" --corpus-root "$out/fuzz" "${fuzz_targets[@]}" \
+    if ci/coverage.sh --out "$out/coverage" --jobs "$cores" --corpus-root "$out/fuzz" "${fuzz_binaries[@]}" \
          > "$out/coverage.log" 2>&1; then
       report_args+=(--coverage "$out/coverage/coverage.json" --coverage-root "$checkout"
                     --coverage-html "coverage/html/index.html")

@@ -87,7 +87,8 @@ struct Totals {
   }
   bpfdiff::fuzz::FuzzStatsFile ToFile() const {
     bpfdiff::fuzz::FuzzStatsFile file;
-    file.target = "pack_fuzzer";
+    // The kernel's JIT's run is a target of its own in the nightly report.
+    file.target = options->jit_engine == "jit" ? "pack_fuzzer" : "pack_fuzzer.kernel";
     file.seconds = Seconds();
     file.inputs = scripts;
     file.counters = {{"operations", operations},         {"loads", loads},
