@@ -43,6 +43,33 @@ TEST(FuzzKernelVerifierForms, CallxCannotBeMadeOneAndLeavesTheSourceAlone) {
   EXPECT_EQ(source.programs, before.programs);
 }
 
+// As the generator writes a callx: the register set to a helper's id just
+// before. It is that helper's call; the register keeps the id.
+TEST(FuzzKernelVerifierForms, ACallxOfAHelperIdSetJustBeforeBecomesItsCall) {
+  CaseSource source = SourceOf("mov %r6, 8\ncall %r6\nlsh %r2, 64\nexit");
+  ASSERT_TRUE(ToKernelVerifierForms(source));
+  const auto& p = source.programs[0];
+  EXPECT_EQ(p[0].imm, 8);
+  EXPECT_EQ(p[1].opcode, isa::kOpCall);
+  EXPECT_EQ(p[1].src, 0);
+  EXPECT_EQ(p[1].imm, 8);
+  EXPECT_EQ(p[2].imm, 0) << "the rest of the case takes its forms too";
+}
+
+// Not when the register may hold something else there, or the id is no
+// helper's (a call of an unknown id is an error the verifier rejects).
+TEST(FuzzKernelVerifierForms, ACallxThatABranchReachesOrOfNoHelperStays) {
+  for (std::string_view text : {"mov %r6, 8\nja +0\ncall %r6\nexit",           // not set just before
+                                "mov %r6, 8\njeq %r1, 0, +0\ncall %r6\nexit",  // a branch lands on it
+                                "mov %r6, 99\ncall %r6\nexit",                  // no helper 99
+                                "mov %r6, 12\ncall %r6\nexit"}) {               // tail_call: no helper call
+    CaseSource source = SourceOf(text);
+    const CaseSource before = source;
+    EXPECT_FALSE(ToKernelVerifierForms(source)) << text;
+    EXPECT_EQ(source.programs, before.programs) << text;
+  }
+}
+
 // An artifact replayed or minimized (bpfdiff replay/minimize) runs as the
 // fuzz input it came from ran: in the kernel verifier's forms on the
 // kernel's engines, as it is on bpfdiff's own.
