@@ -12,15 +12,12 @@
 #include "harness/lifecycle/world.h"
 #include "isa/assembler.h"
 #include "harness/machine/text_patcher.h"
+#include "tests/harness/lifecycle/world_test_support.h"
 
 namespace bpfdiff::lifecycle {
 namespace {
 
-std::vector<isa::Insn> Asm(std::string_view text) {
-  auto insns = isa::Assemble(text);
-  EXPECT_TRUE(insns) << insns.message();
-  return insns ? *insns : std::vector<isa::Insn>{};
-}
+using namespace world_testing;
 
 std::unique_ptr<World> MakeKernelWorld(int cpus) {
   WorldOptions options;
@@ -30,39 +27,6 @@ std::unique_ptr<World> MakeKernelWorld(int cpus) {
   EXPECT_TRUE(world) << world.message();
   return world ? std::move(world).value() : nullptr;
 }
-
-std::string Violations(const World& world) {
-  std::string all;
-  for (const auto& v : world.violations()) all += v.Describe() + "\n";
-  return all.empty() ? "none" : all;
-}
-
-std::string Reasons(const World& world) {
-  std::string all;
-  for (const auto& [reason, count] : world.not_comparable_reasons()) all += fmt::format("{}: {}\n", reason, count);
-  return all.empty() ? "none" : all;
-}
-
-// Counts down from 100: long enough to stop inside it.
-constexpr std::string_view kLoop = R"(
-  mov %r0, 0
-  mov %r2, 100
-loop:
-  add %r0, 3
-  sub %r2, 1
-  jne %r2, 0, loop
-  exit
-)";
-
-// A PROBE_MEM load through the NULL page: the kernel's ex_handler_bpf
-// zeroes r0 and the program goes on.
-constexpr std::string_view kProbe = R"(
-  mov %r1, 0
-  mov %r0, 7
-  probe ldxdw %r0, [%r1+8]
-  add %r0, 5
-  exit
-)";
 
 // Its subprogram keeps values in r6 and r7 (the kernel pushes x19 and x20
 // for it) and in its stack frame; main pushes neither: their frames differ.

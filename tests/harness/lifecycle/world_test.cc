@@ -11,6 +11,7 @@
 
 #include "harness/lifecycle/not_comparable.h"
 #include "harness/lifecycle/world.h"
+#include "tests/harness/lifecycle/world_test_support.h"
 #include "isa/assembler.h"
 #include "kernelsrc/kernel_jit.h"
 #include "oracle/guest_layout.h"
@@ -19,33 +20,7 @@ namespace bpfdiff::lifecycle {
 namespace {
 
 using jit::kBreakFault;
-
-std::vector<isa::Insn> Asm(std::string_view text) {
-  auto insns = isa::Assemble(text);
-  EXPECT_TRUE(insns) << insns.message();
-  return insns ? *insns : std::vector<isa::Insn>{};
-}
-
-// Counts down from 100: long enough to stop inside it.
-constexpr std::string_view kLoop = R"(
-  mov %r0, 0
-  mov %r2, 100
-loop:
-  add %r0, 3
-  sub %r2, 1
-  jne %r2, 0, loop
-  exit
-)";
-
-// A PROBE_MEM load through the NULL page: it faults, the exception table
-// zeroes r0 and the program goes on.
-constexpr std::string_view kProbe = R"(
-  mov %r1, 0
-  mov %r0, 7
-  probe ldxdw %r0, [%r1+8]
-  add %r0, 5
-  exit
-)";
+using namespace world_testing;
 
 // A program with a subprogram (two images, two allocations).
 constexpr std::string_view kWithSubprogram = R"(
@@ -74,12 +49,6 @@ std::unique_ptr<World> MakeWorld(int cpus, std::string_view bug = "", std::strin
 bool Broke(const World& world, Invariant invariant) {
   return std::any_of(world.violations().begin(), world.violations().end(),
                      [&](const Violation& v) { return v.invariant == invariant; });
-}
-
-std::string Violations(const World& world) {
-  std::string all;
-  for (const auto& v : world.violations()) all += v.Describe() + "\n";
-  return all.empty() ? "none" : all;
 }
 
 uint32_t WordAt(World& world, uint64_t address) {
@@ -394,12 +363,6 @@ std::vector<isa::Insn> TailCallsThrough(int entry) {
           {isa::kOpTailCall, 0, 0, 0, 0},
           {isa::kClassAlu64 | isa::kSrcK | isa::kAluMov, 0, 0, 0, 0x51},
           {isa::kOpExit, 0, 0, 0, 0}};
-}
-
-std::string Reasons(const World& world) {
-  std::string all;
-  for (const auto& [reason, count] : world.not_comparable_reasons()) all += fmt::format("{}: {}\n", reason, count);
-  return all.empty() ? "none" : all;
 }
 
 // Tail caller 0 stopped after `steps` instructions; entry 0 changes from
