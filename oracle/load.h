@@ -82,11 +82,12 @@ std::vector<uint64_t> MapValueAddresses(const std::vector<isa::MapSpec>& maps);
 uint64_t MapValuesBytes(const isa::MapSpec& map);
 
 Result<LoadedCase> LoadCase(const CaseSource& source);
+// The same with other load options than the source's.
+Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options);
+
 // read_at_tail_call_entry for program `index` of a case, were a tail call to
 // enter it: for programs that are both entered directly and by tail calls
 // (the lifecycle world's), which LoadCase cannot know of.
 std::optional<std::string> FindReadAtTailCallEntry(const isa::Program& program, size_t index);
-// The same with other load options than the source's.
-Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options);
 
 }  // namespace bpfdiff

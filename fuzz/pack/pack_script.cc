@@ -78,7 +78,8 @@ class ScriptRunner {
 
   void Load(std::vector<isa::Insn> insns, uint64_t pad, const char* what) {
     // The kernel's JIT gets the forms its verifier accepts, as diff_fuzzer
-    // gives them (a callx stays, and the world refuses it).
+    // gives them (a program they cannot be made for stays as it is, and
+    // the world refuses it).
     if (const EngineSpec* spec = FindEngine(options_.jit_engine); spec != nullptr && spec->source == JitSource::kKernel) {
       CaseSource source;
       source.programs.push_back(insns);

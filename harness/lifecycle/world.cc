@@ -177,7 +177,7 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) 
   // What the kernel's verifier refuses never reaches its JIT (an
   // out-of-range shift, say, which its code runs otherwise than the
   // interpreter); bpfdiff's JIT compiles such programs as RFC 9669 says.
-  if (auto refusal = KernelAlsoRefuses(*loaded); refusal && kernel_jit_) {
+  if (const auto refusal = kernel_jit_ ? KernelAlsoRefuses(*loaded) : std::nullopt) {
     return Fail("the kernel's verifier refuses it ({}): {}", refusal->name, refusal->why);
   }
 
@@ -193,7 +193,11 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) 
   program->loaded = std::move(loaded->programs.front());
   program->compiled = std::move(compiled).value();
   program->entry = program->compiled.entry();
-  program->read_at_tail_call_entry = FindReadAtTailCallEntry(program->loaded.program, static_cast<size_t>(id));
+  // (Only the kernel's JIT restores registers at a tail call: the data flow
+  // is not run for bpfdiff's.)
+  if (kernel_jit_) {
+    program->read_at_tail_call_entry = FindReadAtTailCallEntry(program->loaded.program, static_cast<size_t>(id));
+  }
   for (const auto& sub : program->compiled.subprograms) {
     program->slots.emplace_back(sub.allocation->rx_slot(), sub.allocation->rx_slot() + sub.allocation->slot_bytes());
   }
