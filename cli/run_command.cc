@@ -29,6 +29,7 @@ int Run(const RunArgs& args, const Settings& settings) {
   SandboxOptions sandbox_options;
   sandbox_options.pack_bugs = bugs.pack;
   sandbox_options.unicorn_fault = settings.unicorn_fault;
+  sandbox_options.keep_unchanged_translations = true;  // a slot is freed and reloaded per case
   auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) {
     fmt::print(stderr, "bpfdiff run: {}\n", sandbox.message());

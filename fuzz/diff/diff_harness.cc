@@ -18,6 +18,7 @@ Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs
   SandboxOptions options;
   options.pack_bugs = bugs.pack;
   options.unicorn_fault = unicorn_fault;
+  options.keep_unchanged_translations = true;  // a slot is freed and reloaded per case
   auto sandbox = Sandbox::Create(options);
   if (!sandbox) return sandbox.error();
   harness->sandbox_ = std::move(sandbox).value();

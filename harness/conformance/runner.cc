@@ -170,6 +170,7 @@ Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std
   SandboxOptions sandbox_options;
   sandbox_options.pack_bugs = options.bugs.pack;
   sandbox_options.unicorn_fault = options.unicorn_fault;
+  sandbox_options.keep_unchanged_translations = true;  // a slot is freed and reloaded per case
   auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) return sandbox.error();
   auto engines = MakeEngines(**sandbox, options.engine, options.bugs.jit);

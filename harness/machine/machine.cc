@@ -31,6 +31,7 @@ bool IsAtomicInstruction(uint32_t word) {
 constexpr uint64_t kJitBegin = guest::kPackBase;
 constexpr uint64_t kJitEnd = guest::kOversizeBase + guest::kOversizeSize;
 constexpr uint64_t kChunk = 64;
+static_assert(kChunk == 64, "a chunk is one bit of a 64-bit word of marks");
 
 constexpr int kXRegs[] = {
     UC_ARM64_REG_X0,  UC_ARM64_REG_X1,  UC_ARM64_REG_X2,  UC_ARM64_REG_X3,  UC_ARM64_REG_X4,
@@ -148,6 +149,9 @@ Status Machine::Initialize() {
                     reinterpret_cast<void*>(&Machine::OnBadAccess), this, 1, 0);
   if (auto s = Check(err, "add memory hook"); !s) return s;
   translated_.assign((kJitEnd - kJitBegin) / kChunk / 64, 0);
+  pending_bits_.assign(translated_.size(), 0);
+  pending_.clear();
+  translated_bytes_.clear();
   // this_cpu_ptr(): per-CPU variables are offsets from TPIDR_EL1, as in the
   // kernel. Part of the pristine context, so every call starts with it.
   uint64_t per_cpu = guest::PerCpuArea(cpu_);
@@ -188,6 +192,7 @@ MachineStop Machine::Resume(uint64_t max_steps) {
   }
   returned_ = budget_hit_ = step_hit_ = fault_seen_ = helper_stopped_ = helper_trapped_ = false;
   step_limit_ = max_steps == ~uint64_t{0} ? max_steps : steps_ + max_steps;
+  if (!pending_.empty()) ApplyPendingFlushes();
   const uint64_t start = ReadPc();
   pass_once_ = start == stopped_before_ ? start : kNoAddress;
   // Translation starts here, before any hook runs; the block that starts
@@ -329,10 +334,49 @@ bool Machine::MarkTranslated(uint64_t begin, uint64_t end) {
   uint64_t fresh = 0;
   for (uint64_t c = (begin - kJitBegin) / kChunk; c <= (end - 1 - kJitBegin) / kChunk; ++c) {
     const uint64_t bit = uint64_t{1} << (c % 64);
-    fresh |= ~translated_[c / 64] & bit;
+    const bool new_chunk = (translated_[c / 64] & bit) == 0;
+    fresh |= new_chunk ? bit : 0;
     translated_[c / 64] |= bit;
+    // Nothing writes code while a CPU runs: these are the bytes translated.
+    if (new_chunk && keep_unchanged_) {
+      if (const uint8_t* host = memory_.HostPointer(kJitBegin + c * kChunk, kChunk)) {
+        std::memcpy(translated_bytes_[c].data(), host, kChunk);
+      } else {
+        translated_bytes_.erase(c);
+      }
+    }
   }
   return fresh != 0;
+}
+
+void Machine::ApplyPendingFlushes() {
+  std::sort(pending_.begin(), pending_.end());
+  // Changed chunks next to each other are dropped in one call.
+  uint64_t run_begin = 0, run_end = 0;
+  const auto drop_run = [&] {
+    if (run_end == run_begin) return;
+    if (Check(uc_ctl_remove_cache(uc_, kJitBegin + run_begin * kChunk, kJitBegin + run_end * kChunk),
+              "remove cached translations")) {
+      ++unicorn_cache_removals_;
+    }
+    run_begin = run_end = 0;
+  };
+  for (const uint64_t c : pending_) {
+    pending_bits_[c / 64] &= ~(uint64_t{1} << (c % 64));
+    const auto kept = translated_bytes_.find(c);
+    const uint8_t* host = memory_.HostPointer(kJitBegin + c * kChunk, kChunk);
+    if (kept != translated_bytes_.end() && host != nullptr && std::memcmp(kept->second.data(), host, kChunk) == 0) {
+      ++translations_kept_;
+      continue;
+    }
+    translated_[c / 64] &= ~(uint64_t{1} << (c % 64));
+    if (kept != translated_bytes_.end()) translated_bytes_.erase(kept);
+    if (run_end != c) drop_run();
+    if (run_end == run_begin) run_begin = c;
+    run_end = c + 1;
+  }
+  drop_run();
+  pending_.clear();
 }
 
 bool Machine::OnBadAccess(uc_engine*, uc_mem_type type, uint64_t address, int, int64_t, void* self) {
@@ -449,6 +493,15 @@ void Machine::RemoveCache(uint64_t begin, uint64_t end) {
     }
   }
   if (!translated) return;
+  if (keep_unchanged_ && tracked) {
+    for (uint64_t c = (begin - kJitBegin) / kChunk; c <= (end - 1 - kJitBegin) / kChunk; ++c) {
+      const uint64_t bit = uint64_t{1} << (c % 64);
+      if ((translated_[c / 64] & bit) == 0 || (pending_bits_[c / 64] & bit) != 0) continue;
+      pending_bits_[c / 64] |= bit;
+      pending_.push_back(c);
+    }
+    return;
+  }
   if (!Check(uc_ctl_remove_cache(uc_, begin, end), "remove cached translations")) return;
   ++unicorn_cache_removals_;
   if (!tracked) return;

@@ -36,6 +36,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <unicorn/unicorn.h>
@@ -187,6 +188,22 @@ class Machine {
   void RemoveCache(uint64_t begin, uint64_t end);
   uint64_t unicorn_cache_removals() const { return unicorn_cache_removals_; }
 
+  // Lets a flush keep the translations of code that did not change. A
+  // flushed 64-byte chunk is then only noted; before the next instruction
+  // runs (at the start of Resume), its translations are dropped if its
+  // bytes differ from those it was translated from (kept from its first
+  // run), and kept if they are the same. What runs is exactly what an
+  // eager drop would run: the same bytes translate to the same code, and a
+  // chunk nobody flushed still runs stale, as on hardware. It pays when a
+  // slot is freed and reloaded with mostly the same words (a fuzzer's
+  // mutant): the trap words of the free are gone again by the next run.
+  // Off by default: the pack lifecycle world keeps the kernel's discipline
+  // (every flush drops) as what it tests.
+  void set_keep_unchanged_translations(bool on) { keep_unchanged_ = on; }
+  // Flushed chunks whose translations survived because their bytes were
+  // the same again when the next run began.
+  uint64_t translations_kept() const { return translations_kept_; }
+
   // Unicorn 2.0.1 misbehaves when its translation buffer (1 GiB) fills
   // during a run: it flushes every block while one is running, and then
   // chains into freed code (upstream #1923, #2048: a crash in
@@ -271,6 +288,17 @@ class Machine {
   // chunks of [begin, end); true when one of them was not marked yet.
   bool MarkTranslated(uint64_t begin, uint64_t end);
   std::vector<uint64_t> translated_;
+  static constexpr uint64_t kCacheChunk = 64;
+
+  // set_keep_unchanged_translations: the bytes each marked chunk had when
+  // it was marked, the flushed chunks not looked at yet (a bit each, and
+  // their indices), and the drop of those that changed.
+  void ApplyPendingFlushes();
+  bool keep_unchanged_ = false;
+  std::unordered_map<uint64_t, std::array<uint8_t, kCacheChunk>> translated_bytes_;
+  std::vector<uint64_t> pending_;
+  std::vector<uint64_t> pending_bits_;
+  uint64_t translations_kept_ = 0;
   uint64_t unicorn_cache_removals_ = 0;
   uint64_t translated_instructions_ = 0;
   uint64_t translated_total_ = 0;

@@ -17,12 +17,14 @@ Result<std::unique_ptr<Sandbox>> Sandbox::Create(const SandboxOptions& options) 
   for (int cpu = 0; cpu < options.cpus; ++cpu) {
     auto machine = Machine::Create(memory, cpu, MachineMode::kPrecise, options.unicorn_fault);
     if (!machine) return machine.error();
+    (*machine)->set_keep_unchanged_translations(options.keep_unchanged_translations);
     sandbox->patcher_->AddMachine(machine->get());
     sandbox->machines_.push_back(std::move(machine).value());
   }
   if (options.fast_machine) {
     auto fast = Machine::Create(memory, 0, MachineMode::kFast, options.unicorn_fault);
     if (!fast) return fast.error();
+    (*fast)->set_keep_unchanged_translations(options.keep_unchanged_translations);
     sandbox->patcher_->AddMachine(fast->get());
     sandbox->fast_ = std::move(fast).value();
   }

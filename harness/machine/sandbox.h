@@ -24,6 +24,10 @@ struct SandboxOptions {
   bool fast_machine = true;      // see Sandbox::fast_machine()
   bool pack_images = true;       // see jit::PackConfig::pack_images
   UnicornFault unicorn_fault;    // a Unicorn call made to fail on every machine (tests)
+  // Every machine keeps the translations of flushed code whose bytes are
+  // the same again when it next runs (Machine::set_keep_unchanged_translations):
+  // for the differential runs, which free and reload a slot per case.
+  bool keep_unchanged_translations = false;
 };
 
 class Sandbox {

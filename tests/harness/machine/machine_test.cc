@@ -317,8 +317,19 @@ TEST(harness_machine, RewrittenSlotRunsNewCodeOnBothMachines) {
 // The check above can fail: bytes written into RX memory without the cache
 // maintenance operation leave the old translation running (UNICORN.md), and
 // the operation is what makes the new code run.
-TEST(harness_machine, WriteWithoutFlushRunsStaleCode) {
-  auto sandbox = MakeSandbox();
+// Keeping unchanged translations (SandboxOptions::keep_unchanged_translations)
+// must not change what runs: these tests run in both modes.
+class harness_machine_cache : public testing::TestWithParam<bool> {
+ protected:
+  std::unique_ptr<Sandbox> MakeCacheSandbox() { return MakeSandbox({.keep_unchanged_translations = GetParam()}); }
+};
+INSTANTIATE_TEST_SUITE_P(Modes, harness_machine_cache, testing::Values(false, true),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("KeepUnchanged") : std::string("DropEveryFlush");
+                         });
+
+TEST_P(harness_machine_cache, WriteWithoutFlushRunsStaleCode) {
+  auto sandbox = MakeCacheSandbox();
   ASSERT_NE(sandbox, nullptr);
   auto slot = Place(*sandbox, Returns(1));
   ASSERT_NE(slot, nullptr);
@@ -382,8 +393,8 @@ TEST(harness_machine, RemoveCacheAsksUnicornOnlyForTranslatedCode) {
 // Code that runs across a chunk boundary and is then rewritten through a
 // flush of only the second chunk: the block that started in the first
 // chunk covers the second too, so the flush must reach Unicorn.
-TEST(harness_machine, FlushOfALaterChunkDropsABlockThatStartedEarlier) {
-  auto sandbox = MakeSandbox();
+TEST_P(harness_machine_cache, FlushOfALaterChunkDropsABlockThatStartedEarlier) {
+  auto sandbox = MakeCacheSandbox();
   ASSERT_NE(sandbox, nullptr);
   std::vector<uint32_t> words;
   for (int i = 0; i < 40; ++i) words.push_back(AddImm(Reg::kX0, Reg::kX0, 1));
@@ -410,6 +421,79 @@ TEST(harness_machine, FlushOfALaterChunkDropsABlockThatStartedEarlier) {
     ASSERT_EQ(machine->Resume().kind, MachineStop::Kind::kReturned);
     EXPECT_EQ(machine->ReadX(0), 139u);
   }
+}
+
+TEST_P(harness_machine_cache, AFreedSlotReloadedRunsWhatWasReloaded) {
+  auto sandbox = MakeCacheSandbox();
+  ASSERT_NE(sandbox, nullptr);
+  Machine* machines[] = {&sandbox->machine(0), sandbox->fast_machine()};
+  auto slot = Place(*sandbox, Returns(1));
+  ASSERT_NE(slot, nullptr);
+  const uint64_t entry = slot->rx_image();
+  for (Machine* machine : machines) EXPECT_EQ(RunReturn(*machine, entry), 1u);
+  // The same words again, then other words, then the first again: each
+  // run sees the words of the last reload, whatever was translated before.
+  for (const uint32_t value : {1u, 7u, 1u, 7u}) {
+    SCOPED_TRACE(fmt::format("reloaded to return {}", value));
+    slot = RewriteInPlace(*sandbox, std::move(slot), Returns(value));
+    ASSERT_NE(slot, nullptr);
+    for (Machine* machine : machines) EXPECT_EQ(RunReturn(*machine, entry), value);
+  }
+  // Freed and not reloaded: the trap words run, not the old code.
+  sandbox->pack().Free(std::move(slot));
+  for (Machine* machine : machines) {
+    const MachineStop stop = Call(*machine, entry);
+    EXPECT_EQ(stop.kind, MachineStop::Kind::kException) << stop.message;
+  }
+}
+
+// What keeping saves: a slot reloaded with the same words is not
+// translated again; a reload that changes one chunk of a longer image
+// drops the translations of that chunk (and of blocks reaching into it),
+// not those of the chunks before it.
+TEST(harness_machine, KeptTranslationsOfASlotReloadedWithTheSameWords) {
+  auto sandbox = MakeSandbox({.keep_unchanged_translations = true});
+  ASSERT_NE(sandbox, nullptr);
+  Machine& precise = sandbox->machine(0);
+  // Eight blocks of a chunk's length (each ends in a branch to the next);
+  // the last addition of the last one is the word a reload changes. A
+  // block spans at most two chunks, so one changed word drops at most the
+  // three blocks around it.
+  const auto image = [](uint32_t last_add) {
+    std::vector<uint32_t> words;
+    for (int block = 0; block < 8; ++block) {
+      for (int i = 0; i < 15; ++i) words.push_back(AddImm(Reg::kX0, Reg::kX0, block == 7 && i == 14 ? last_add : 1));
+      words.push_back(a64::B(4));
+    }
+    words.push_back(a64::Ret());
+    return words;
+  };
+  auto slot = Place(*sandbox, image(1));
+  ASSERT_NE(slot, nullptr);
+  const uint64_t entry = slot->rx_image();
+  const auto run = [&] {
+    EXPECT_TRUE(precise.PrepareCall(entry, {0, 0, 0, 0, 0}, guest::StackTop(0)));
+    const MachineStop stop = precise.Resume();
+    EXPECT_EQ(stop.kind, MachineStop::Kind::kReturned) << stop.message;
+    return precise.ReadX(0);
+  };
+  EXPECT_EQ(run(), 120u);
+  const uint64_t first_translation = precise.instructions_translated();
+  EXPECT_GE(first_translation, 128u);  // the eight blocks; the RET may share a marked chunk
+
+  slot = RewriteInPlace(*sandbox, std::move(slot), image(1));
+  ASSERT_NE(slot, nullptr);
+  const uint64_t kept_before = precise.translations_kept();
+  EXPECT_EQ(run(), 120u);
+  EXPECT_EQ(precise.instructions_translated(), first_translation) << "the same words were translated again";
+  EXPECT_GT(precise.translations_kept(), kept_before);
+
+  slot = RewriteInPlace(*sandbox, std::move(slot), image(100));
+  ASSERT_NE(slot, nullptr);
+  EXPECT_EQ(run(), 219u);
+  const uint64_t retranslated = precise.instructions_translated() - first_translation;
+  EXPECT_GT(retranslated, 0u);
+  EXPECT_LT(retranslated, first_translation / 2) << "chunks that did not change were translated again";
 }
 
 TEST(harness_machine, TextPatcherCountsByOrigin) {
