@@ -33,6 +33,20 @@ constexpr uint64_t kJitEnd = guest::kOversizeBase + guest::kOversizeSize;
 constexpr uint64_t kChunk = 64;
 static_assert(kChunk == 64, "a chunk is one bit of a 64-bit word of marks");
 
+// Whether two chunks of code hold the same bytes. Not memcmp: libFuzzer
+// intercepts that, and would take the code's bytes for a dictionary entry
+// of the fuzz target's input.
+bool SameChunk(const uint8_t* a, const uint8_t* b) {
+  uint64_t differ = 0;
+  for (uint64_t i = 0; i < kChunk; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    differ |= x ^ y;
+  }
+  return differ == 0;
+}
+
 constexpr int kXRegs[] = {
     UC_ARM64_REG_X0,  UC_ARM64_REG_X1,  UC_ARM64_REG_X2,  UC_ARM64_REG_X3,  UC_ARM64_REG_X4,
     UC_ARM64_REG_X5,  UC_ARM64_REG_X6,  UC_ARM64_REG_X7,  UC_ARM64_REG_X8,  UC_ARM64_REG_X9,
@@ -365,7 +379,7 @@ void Machine::ApplyPendingFlushes() {
     pending_bits_[c / 64] &= ~(uint64_t{1} << (c % 64));
     const auto kept = translated_bytes_.find(c);
     const uint8_t* host = memory_.HostPointer(kJitBegin + c * kChunk, kChunk);
-    if (kept != translated_bytes_.end() && host != nullptr && std::memcmp(kept->second.data(), host, kChunk) == 0) {
+    if (kept != translated_bytes_.end() && host != nullptr && SameChunk(kept->second.data(), host)) {
       ++translations_kept_;
       continue;
     }
