@@ -165,6 +165,15 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
         flow(static_cast<size_t>(isa::BranchTarget(insn, form.shape, pc)), out, call);
         flow(next, out, call);
         break;
+      case Shape::kCallLocal: {
+        // The callee's arguments are the caller's r1..r5 at the call: one
+        // that an earlier call left undefined is undefined in the callee.
+        const auto passed = static_cast<uint16_t>(in[pc] & kArgRegisters);
+        flow(static_cast<size_t>(isa::BranchTarget(insn, form.shape, pc)), passed,
+             passed != 0 ? clobbered_by[pc] : -1);
+        flow(next, out, call);
+        break;
+      }
       default: flow(next, out, call);
     }
   }

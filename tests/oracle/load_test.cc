@@ -303,6 +303,26 @@ TEST(oracle_load, ReadingAnArgumentRegisterAfterACallIsFlagged) {
   EXPECT_FALSE(MustLoad(Source({"call 7\ncall 8\nexit"})).clobbered_read.has_value());
 }
 
+// A register a call left undefined, passed to a local call as an argument,
+// is undefined in the callee too (the verifier refuses the callee's read).
+TEST(oracle_load, AnArgumentAnEarlierCallLeftUndefinedIsFlaggedInTheCallee) {
+  const LoadedCase loaded = MustLoad(Source({"mov %r1, 1\ncall 7\ncall local f\nexit\nf:\nmov %r0, %r1\nexit"}));
+  ASSERT_TRUE(loaded.clobbered_read.has_value());
+  EXPECT_EQ(*loaded.clobbered_read,
+            "program 0, instruction 4 (mov reg) reads r1, which the call at instruction 1 left undefined");
+  // Through a second local call, as the fuzzer found it: the first call's
+  // callee writes r1, the caller passes it on to the callee of the next.
+  EXPECT_TRUE(MustLoad(Source({"call local g\ncall local f\nexit\nf:\nldxdw %r0, [%r1-8]\nexit\n"
+                               "g:\nmov %r1, 5\nmov %r0, 0\nexit"}))
+                  .clobbered_read);
+  // The same callee called with its argument set is not flagged.
+  EXPECT_FALSE(MustLoad(Source({"call 7\nmov %r1, 2\ncall local f\nexit\nf:\nmov %r0, %r1\nexit"}))
+                   .clobbered_read.has_value());
+  // Nor is a callee every call of which passes a defined r1.
+  EXPECT_FALSE(MustLoad(Source({"mov %r1, 2\ncall local f\nmov %r1, 3\ncall local f\nexit\nf:\nmov %r0, %r1\nexit"}))
+                   .clobbered_read.has_value());
+}
+
 TEST(oracle_load, ReadingARedefinedRegisterIsNotFlagged) {
   EXPECT_FALSE(MustLoad(Source({"call 7\nmov %r1, 5\nmov %r0, %r1\nexit"})).clobbered_read.has_value());
   EXPECT_FALSE(MustLoad(Source({"call 7\nldxdw %r2, [%r10-8]\nmov %r0, %r2\nexit"})).clobbered_read.has_value());
