@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -54,7 +55,13 @@ class BoundaryTrace {
                 size_t limit)
       : env_(env), cpu_(cpu), geometry_(geometry), window_(std::move(window)), limit_(limit) {}
 
-  // The run is about to execute `slot` of `program` with these registers.
+  // Calls of these helpers are left out of the count and the last call:
+  // the engine compared with this run performs them inline in its code,
+  // where no call is seen (the kernel's JIT and get_smp_processor_id).
+  void set_uncounted_helpers(std::span<const int32_t> ids) { uncounted_.assign(ids.begin(), ids.end()); }
+
+  // The run is about to execute `slot` of `program` with these registers;
+  // `helper_calls` are the run's calls so far (it only ever grows).
   void Record(uint32_t program, uint32_t slot, const std::array<uint64_t, isa::kNumRegs>& regs,
               const std::vector<HelperCall>& helper_calls);
 
@@ -70,6 +77,11 @@ class BoundaryTrace {
   std::optional<StackWindow> window_;
   size_t limit_;
   std::vector<BoundaryState> states_;
+  std::vector<int32_t> uncounted_;
+  // How far Record has read the run's calls, and what it counted of them.
+  size_t calls_read_ = 0;
+  uint32_t calls_counted_ = 0;
+  HelperCall last_counted_;
 };
 
 }  // namespace bpfdiff

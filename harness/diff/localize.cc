@@ -309,6 +309,7 @@ Localization LocalizeFirstDivergence(DifferentialRunner& runner, const CaseRun& 
                   : BoundaryTrace(env, engine.cpu(), geometry, limit);
   };
   BoundaryTrace interp_trace = trace_for(interp);
+  interp_trace.set_uncounted_helpers(jit.inlined_helpers());
   env.ResetForRun(interp.cpu());
   const Outcome interp_outcome = interp.RunTraced(options.interp_budget, interp_trace);
   interp.UseGeometry(interp_geometry);

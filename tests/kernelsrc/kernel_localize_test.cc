@@ -37,6 +37,38 @@ TEST(KernelLocalize, NamesTheLlscFetchAtomicOfTheKernelsFinding) {
   EXPECT_EQ(localization.engine, "kernel-jit-llsc");
 }
 
+// The same case after a call of get_smp_processor_id, which the kernel's
+// JIT performs inline: the interpreter's call of it is no difference in
+// the calls made, and the culprit is still the atomic, one slot further.
+TEST(KernelLocalize, AHelperTheKernelInlinesIsNoDifferenceInTheCallsMade) {
+  auto harness = KernelHarness();
+  ASSERT_NE(harness, nullptr);
+  std::FILE* in = std::fopen((std::string(BPFDIFF_SOURCE_DIR) + "/tests/conformance/atomic-fetch-src-is-dst.data").c_str(), "r");
+  ASSERT_NE(in, nullptr);
+  std::string text;
+  for (int c; (c = std::fgetc(in)) != EOF;) text += static_cast<char>(c);
+  std::fclose(in);
+  const size_t asm_start = text.find("-- asm\n");
+  ASSERT_NE(asm_start, std::string::npos);
+  text.insert(asm_start + 7, "call 8\n");
+  const std::string path = testing::TempDir() + "/inlined-call-then-fetch-src-is-dst.data";
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  ASSERT_NE(out, nullptr);
+  std::fputs(text.c_str(), out);
+  std::fclose(out);
+  auto source = LoadArtifact(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(source.ok()) << source.message();
+  ASSERT_TRUE(ToKernelVerifierForms(*source));
+  const CaseRun run = harness->RunCase(*source);
+  const EngineRun* diverged = run.FirstDivergence();
+  ASSERT_NE(diverged, nullptr);
+  EXPECT_EQ(diverged->engine, "kernel-jit-llsc");
+  const Localization localization = harness->Localize(run);
+  ASSERT_TRUE(localization.culprit) << localization.why_not;
+  EXPECT_EQ(localization.culprit->slot, 5u);  // lock fetch add [%r1+0], %r1, after the call
+}
+
 // Agreement where the kernel is right: the LSE lowering of the same case.
 TEST(KernelLocalize, TheLseLoweringOfTheSameCaseAgrees) {
   auto harness = KernelHarness();
