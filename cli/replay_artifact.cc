@@ -5,6 +5,7 @@
 #include "cli/listing/jit_listing.h"
 #include "fuzz/diff/triage.h"
 #include "fuzz/findings/divergence_kind.h"
+#include "fuzz/findings/known_kernel_findings.h"
 #include "harness/diff/engines.h"
 #include "harness/diff/jit_engine.h"
 #include "isa/disassembler.h"
@@ -98,6 +99,9 @@ ReplayReport ReplayArtifact(fuzz::DiffHarness& harness, const A64Disassembler& d
     out += DescribeLocalization(localization, *run.loaded);
     if (auto kind = fuzz::KindOfFirstDivergence(*source, run, &localization)) {
       out += fmt::format("finding kind: {}\n", fuzz::DescribeKind(*kind));
+    }
+    if (auto known = fuzz::KnownKernelFinding(run, *diverged, &localization)) {
+      out += fmt::format("known finding of the kernel's JIT: {} (kernelsrc/SHIMS.md)\n", *known);
     }
     out += fmt::format("arm64 code ({}):\n{}", diverged->engine,
                        CodeAround(harness, disassembler, run, *diverged, localization));

@@ -125,6 +125,7 @@ FuzzStatsFile FuzzStats::ToFile() const {
   file.inputs = inputs_ + not_ours_;
   file.counters = {{"compared", compared_},      {"agreed", matched_}, {"not_comparable", not_comparable_},
                    {"extra_runs", extra_runs_}, {"not_ours", not_ours_}};
+  for (const auto& [name, cases] : known_findings_) file.counters.emplace_back("known finding " + name, cases);
   file.not_comparable = MostFrequentFirst({not_comparable_reasons_.begin(), not_comparable_reasons_.end()});
   file.rejected = MostFrequentFirst({rejected_reasons_.begin(), rejected_reasons_.end()});
   file.forms = FormCoverage{forms_total(), forms_generated(), forms_completed(), MissingForms()};
@@ -164,6 +165,10 @@ void FuzzStats::Print() const {
              100.0 * static_cast<double>(forms_completed()) / static_cast<double>(forms_total()), ends,
              ReasonLines("not comparable", not_comparable_reasons_, kReasonsShown),
              ReasonLines("rejected", rejected_reasons_, kReasonsShown));
+  if (!known_findings_.empty()) {
+    fmt::print(stderr, "{}", ReasonLines("known findings of the kernel's JIT, not reported (kernelsrc/SHIMS.md)",
+                                         known_findings_, kReasonsShown));
+  }
   fmt::print(stderr, "{}", StateLines(tail_call_states_));
 }
 

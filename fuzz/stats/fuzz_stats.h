@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fuzz/stats/stats_file.h"
@@ -31,6 +32,9 @@ class FuzzStats {
               const std::vector<std::vector<uint8_t>>& executed);
   // Runs of the same compiled code on more input memories.
   void ExtraRuns(size_t runs) { extra_runs_ += runs; }
+  // A divergence that is a known finding of the kernel's JIT
+  // (fuzz/findings/known_kernel_findings.h): counted by name, not reported.
+  void KnownFinding(std::string_view name) { ++known_findings_[std::string(name)]; }
 
   // Prints a summary line when `interval` has passed since the last one.
   void MaybePrint(std::chrono::seconds interval = std::chrono::seconds(10));
@@ -68,6 +72,7 @@ class FuzzStats {
   std::map<std::string, uint64_t> rejected_reasons_;
   std::map<std::string, uint64_t> not_comparable_reasons_;
   std::map<std::string, uint64_t> ends_;
+  std::map<std::string, uint64_t> known_findings_;
   std::vector<bool> generated_;
   std::vector<bool> completed_;
   TailCallStates tail_call_states_;

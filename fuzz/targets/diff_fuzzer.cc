@@ -6,7 +6,9 @@
 // instruction, found by stepping both engines again in lockstep, and the
 // lowering: fuzz/findings/divergence_frames.h),
 // so that ClusterFuzz files one bug per kind; a case that cannot be
-// compared is counted with its reason. When Unicorn fails, the target says
+// compared is counted with its reason, and so is a divergence that is a
+// known finding of the kernel's JIT (fuzz/findings/known_kernel_findings.h),
+// which is said once and not reported. When Unicorn fails, the target says
 // so once and exits with status 2 (fuzz/targets/target_settings.h).
 //
 // Thin glue: the generator, the engines and the comparison live elsewhere.
@@ -14,11 +16,15 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <set>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "fuzz/diff/diff_harness.h"
 #include "fuzz/findings/divergence_frames.h"
+#include "fuzz/findings/known_kernel_findings.h"
 #include "fuzz/generator/mutator.h"
 #include "fuzz/targets/target_settings.h"
 
@@ -27,6 +33,9 @@ namespace {
 bpfdiff::fuzz::DiffHarness* harness = nullptr;
 bpfdiff::fuzz::FuzzStats* stats = nullptr;
 bpfdiff::fuzz::TargetSettings* settings = nullptr;
+// The known findings of the kernel's JIT this run has met: each is said
+// once, and counted in the stats every time.
+auto* known_said = new std::set<std::string, std::less<>>();
 
 // Runs of the compiled programs on more input memories per input.
 constexpr size_t kVariantsPerInput = 4;
@@ -94,6 +103,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (auto failure = harness->sandbox().UnicornFailure()) {  // while stepping: no verdict to give
       ReportStats();
       bpfdiff::fuzz::ExitOnHarnessFailure("diff_fuzzer", *failure);
+    }
+    if (auto known = bpfdiff::fuzz::KnownKernelFinding(result.run, *result.run.FirstDivergence(), &localization)) {
+      if (known_said->insert(std::string(*known)).second) {
+        fmt::print(stderr,
+                   "diff_fuzzer: known finding of the kernel's JIT, {} (kernelsrc/SHIMS.md): counted in the stats, "
+                   "not reported\n",
+                   *known);
+      }
+      stats->KnownFinding(*known);
+      stats->MaybePrint();
+      return 0;
     }
     const auto kind = bpfdiff::fuzz::KindOfFirstDivergence(*result.source, result.run, &localization);
     fmt::print(stderr, "==== bpfdiff: DIVERGENCE ====\n{}finding kind: {}\n",

@@ -7,6 +7,7 @@
 
 #include "fuzz/diff/diff_harness.h"
 #include "fuzz/diff/triage.h"
+#include "fuzz/findings/known_kernel_findings.h"
 #include "harness/diff/engines.h"
 
 namespace bpfdiff::fuzz {
@@ -67,6 +68,24 @@ TEST(KernelLocalize, AHelperTheKernelInlinesIsNoDifferenceInTheCallsMade) {
   const Localization localization = harness->Localize(run);
   ASSERT_TRUE(localization.culprit) << localization.why_not;
   EXPECT_EQ(localization.culprit->slot, 5u);  // lock fetch add [%r1+0], %r1, after the call
+}
+
+// The fuzzers know both findings when they meet them (and go on): the
+// cases of kernelsrc/known_findings.txt are recognized as what they are.
+TEST(KernelLocalize, TheKnownFindingsAreRecognizedByWhatTheyAre) {
+  auto harness = KernelHarness();
+  ASSERT_NE(harness, nullptr);
+  for (const char* name : {"atomic-fetch-src-is-dst", "tailcall-count-rules"}) {
+    SCOPED_TRACE(name);
+    auto source = LoadArtifact(std::string(BPFDIFF_SOURCE_DIR) + "/tests/conformance/" + name + ".data");
+    ASSERT_TRUE(source.ok()) << source.message();
+    ASSERT_TRUE(ToKernelVerifierForms(*source));
+    const CaseRun run = harness->RunCase(*source);
+    const EngineRun* diverged = run.FirstDivergence();
+    ASSERT_NE(diverged, nullptr);
+    const Localization localization = harness->Localize(run);
+    EXPECT_EQ(KnownKernelFinding(run, *diverged, &localization), name);
+  }
 }
 
 // Agreement where the kernel is right: the LSE lowering of the same case.

@@ -1,0 +1,78 @@
+#include "fuzz/findings/known_kernel_findings.h"
+
+#include <algorithm>
+
+#include "isa/insn.h"
+
+namespace bpfdiff::fuzz {
+namespace {
+
+bool IsKernelEngine(std::string_view engine) { return engine.starts_with("kernel-jit"); }
+
+// lock fetch OP [rX+0], rX (OP not cmpxchg, which leaves src alone).
+bool IsFetchWithSrcAsAddress(const isa::Insn& insn) {
+  return isa::ClassOf(insn.opcode) == isa::kClassStx && isa::ModeOf(insn.opcode) == isa::kModeAtomic &&
+         (insn.imm & isa::kAtomicFetch) != 0 && insn.imm != isa::kAtomicCmpXchg && insn.src == insn.dst &&
+         insn.offset == 0;
+}
+
+// The instruction at `slot` of program `program` of `loaded`, by the slot
+// of the program as written (`source`) or as loaded.
+const isa::Insn* InsnAt(const LoadedCase& loaded, uint32_t program, uint32_t slot, bool source) {
+  if (program >= loaded.programs.size()) return nullptr;
+  const LoadedProgram& p = loaded.programs[program];
+  if (!source) return slot < p.program.insns.size() ? &p.program.insns[slot] : nullptr;
+  const auto at = std::find(p.source_slot.begin(), p.source_slot.end(), slot);
+  if (at == p.source_slot.end()) return nullptr;
+  return &p.program.insns[static_cast<size_t>(at - p.source_slot.begin())];
+}
+
+// The interpreter's run on the input memory `diverged` ran on.
+const EngineRun* ReferenceOf(const CaseRun& run, const EngineRun& diverged) {
+  const auto holds = [&](const std::vector<EngineRun>& runs) {
+    return !runs.empty() && &diverged >= &runs.front() && &diverged <= &runs.back();
+  };
+  if (holds(run.runs)) return &run.runs.front();
+  for (const auto& variant : run.variants) {
+    if (holds(variant)) return &variant.front();
+  }
+  return nullptr;
+}
+
+bool FetchSrcIsDst(const CaseRun& run, const EngineRun& diverged, const Localization* localization) {
+  if (diverged.engine != "kernel-jit-llsc" || !run.loaded) return false;
+  if (localization != nullptr && localization->culprit && !localization->culprit->prologue) {
+    const isa::Insn* culprit = InsnAt(*run.loaded, localization->culprit->program, localization->culprit->slot, false);
+    if (culprit != nullptr && IsFetchWithSrcAsAddress(*culprit)) return true;
+  }
+  if (diverged.outcome && diverged.outcome->fault) {
+    const FaultInfo& fault = *diverged.outcome->fault;
+    const isa::Insn* faulted = InsnAt(*run.loaded, fault.program, fault.insn, true);
+    if (faulted != nullptr && IsFetchWithSrcAsAddress(*faulted)) return true;
+  }
+  return false;
+}
+
+bool EmptySlotCountedThenLimit(const CaseRun& run, const EngineRun& diverged) {
+  if (!IsKernelEngine(diverged.engine)) return false;
+  const EngineRun* reference = ReferenceOf(run, diverged);
+  if (reference == nullptr || !reference->outcome) return false;
+  using Result = TailCallAttempt::Result;
+  bool empty_slot = false;
+  for (const TailCallAttempt& attempt : reference->outcome->tail_call_attempts) {
+    empty_slot |= attempt.result == Result::kEmptySlot;
+    if (attempt.result == Result::kCountAtLimit && empty_slot) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string_view> KnownKernelFinding(const CaseRun& run, const EngineRun& diverged,
+                                                   const Localization* localization) {
+  if (FetchSrcIsDst(run, diverged, localization)) return "atomic-fetch-src-is-dst";
+  if (EmptySlotCountedThenLimit(run, diverged)) return "tailcall-count-rules";
+  return std::nullopt;
+}
+
+}  // namespace bpfdiff::fuzz

@@ -1,0 +1,32 @@
+// Divergences of the kernel's own JIT that bpfdiff has found and explained
+// (kernelsrc/SHIMS.md, "Findings in the kernel's code"; named as in
+// kernelsrc/known_findings.txt), recognized by what makes them rather than
+// by a file name, so that a fuzzer on the kernel's engines counts them and
+// goes on looking for new ones: a campaign from an empty corpus meets the
+// two below within seconds, and would otherwise stop (or, under -fork,
+// file dozens of artifacts) for what is known.
+//
+// Each test is as narrow as the finding: a new bug of the same instruction
+// in another shape (an offset, another register) is not taken for it.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "harness/diff/differential.h"
+#include "harness/diff/localize.h"
+
+namespace bpfdiff::fuzz {
+
+// The known finding `diverged` (a run of `run`) is, if any:
+//  - "atomic-fetch-src-is-dst": the kernel's LL/SC lowering, and the
+//    culprit (when located) or the instruction the run faulted at is a
+//    fetching atomic other than cmpxchg whose src is its dst, at offset 0;
+//  - "tailcall-count-rules": a kernel engine, where the interpreter's run
+//    (on the same input memory) counted a tail call to an empty slot and
+//    then refused one at the limit, which the kernel's JIT, not counting
+//    the empty slot, takes.
+std::optional<std::string_view> KnownKernelFinding(const CaseRun& run, const EngineRun& diverged,
+                                                   const Localization* localization);
+
+}  // namespace bpfdiff::fuzz
