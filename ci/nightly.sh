@@ -21,7 +21,9 @@
 #     kept corpus; README says how to fold it into fuzz/corpus. A target
 #     named TARGET.kernel runs TARGET with BPFDIFF_ENGINES=kernel; when the
 #     build has the kernel's own JIT and the list is the default,
-#     pack_fuzzer.kernel runs too: the kernel's JIT in the pack lifecycle.
+#     diff_fuzzer.kernel and pack_fuzzer.kernel run too: the kernel's JIT
+#     against the interpreter (its known findings counted, not reported:
+#     fuzz/findings/known_kernel_findings.h), and in the pack lifecycle.
 #  3. Source coverage (BPFDIFF_NIGHTLY_COVERAGE, default 1; 0 skips): the
 #     `coverage` preset's targets replay the seeds and tonight's corpus;
 #     llvm-cov gives line and branch coverage of jit/, oracle/ and the pack
@@ -128,10 +130,10 @@ build="$(cd "$build" && pwd)"  # the fuzzers run in directories of their own
 bpfdiff="$build/cli/bpfdiff"
 [[ -x "$bpfdiff" ]] || bad_setting "no bpfdiff in $build/cli"
 
-# The kernel's JIT in the pack lifecycle, when the build has it and the
-# targets are the default ones.
+# The kernel's JIT against the interpreter and in the pack lifecycle, when
+# the build has it and the targets are the default ones.
 if [[ -z "${BPFDIFF_NIGHTLY_FUZZ_TARGETS:-}" ]] && "$bpfdiff" engines --kernel >/dev/null 2>&1; then
-  fuzz_targets+=(pack_fuzzer.kernel)
+  fuzz_targets+=(diff_fuzzer.kernel pack_fuzzer.kernel)
 fi
 # The targets themselves (TARGET.kernel is TARGET's binary), each once.
 mapfile -t fuzz_binaries < <(printf '%s\n' "${fuzz_targets[@]%%.*}" | sort -u)
