@@ -31,7 +31,6 @@ bool IsAtomicInstruction(uint32_t word) {
 constexpr uint64_t kJitBegin = guest::kPackBase;
 constexpr uint64_t kJitEnd = guest::kOversizeBase + guest::kOversizeSize;
 constexpr uint64_t kChunk = 64;
-static_assert(kChunk == 64, "a chunk is one bit of a 64-bit word of marks");
 
 // Whether two chunks of code hold the same bytes. Not memcmp: libFuzzer
 // intercepts that, and would take the code's bytes for a dictionary entry
@@ -364,6 +363,7 @@ bool Machine::MarkTranslated(uint64_t begin, uint64_t end) {
 }
 
 void Machine::ApplyPendingFlushes() {
+  static_assert(kCacheChunk == kChunk, "a kept chunk's bytes are those of one mark");
   std::sort(pending_.begin(), pending_.end());
   // Changed chunks next to each other are dropped in one call.
   uint64_t run_begin = 0, run_end = 0;

@@ -288,7 +288,7 @@ class Machine {
   // chunks of [begin, end); true when one of them was not marked yet.
   bool MarkTranslated(uint64_t begin, uint64_t end);
   std::vector<uint64_t> translated_;
-  static constexpr uint64_t kCacheChunk = 64;
+  static constexpr uint64_t kCacheChunk = 64;  // the bytes of JIT code one mark covers
 
   // set_keep_unchanged_translations: the bytes each marked chunk had when
   // it was marked, the flushed chunks not looked at yet (a bit each, and

@@ -59,6 +59,19 @@ TEST(KnownKernelFindings, AFetchAtomicWithItsAddressAsSrcOnTheKernelsLlscLowerin
   localization.culprit = Culprit{};
   localization.culprit->slot = 3;
   EXPECT_EQ(Known(run, &localization), "atomic-fetch-src-is-dst");
+  // A culprit before the atomic is another bug, though the run faults there.
+  CaseRun faulted_there = FaultedRun(kFetchAddSrcIsDst, "kernel-jit-llsc", 3);
+  localization.culprit->slot = 1;
+  EXPECT_FALSE(Known(faulted_there, &localization));
+  // Not a prologue or a call, where lockstep runs with per-function frames
+  // can part before the atomic.
+  localization.culprit->prologue = true;
+  EXPECT_EQ(Known(faulted_there, &localization), "atomic-fetch-src-is-dst");
+  CaseRun through_a_call =
+      FaultedRun("call local f\nmov %r0, 0\nexit\nf:\n" + std::string(kFetchAddSrcIsDst), "kernel-jit-llsc", 6);
+  localization.culprit->prologue = false;
+  localization.culprit->slot = 0;
+  EXPECT_EQ(Known(through_a_call, &localization), "atomic-fetch-src-is-dst");
 }
 
 TEST(KnownKernelFindings, NotTheShapesBesideIt) {
