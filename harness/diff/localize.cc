@@ -22,9 +22,10 @@ const isa::Insn& InsnAt(const LoadedCase& loaded, uint32_t program, uint32_t slo
 // ran with `defined` holding defined values. A call leaves r1..r5 undefined
 // (the JIT's helpers and callees clobber them; the verifier forbids reading
 // them), a subprogram's exit that returns (`returned`) too, and a tail
-// call leaves only r1 (the context) of r0..r5. A local call hands r1..r5 to
-// the callee as they are.
-uint16_t DefinedAfter(const isa::Insn& insn, uint16_t defined, bool returned) {
+// call leaves only r1 (the context) of r0..r5, and none of r6..r9 on a JIT
+// that restores the caller's (`tail_call_restores_registers`). A local
+// call hands r1..r5 to the callee as they are.
+uint16_t DefinedAfter(const isa::Insn& insn, uint16_t defined, bool returned, bool tail_call_restores_registers) {
   const auto id = isa::Classify(insn);
   if (!id) return defined;
   const isa::Form& form = isa::FormById(*id);
@@ -32,8 +33,11 @@ uint16_t DefinedAfter(const isa::Insn& insn, uint16_t defined, bool returned) {
     case isa::Shape::kCallLocal: return defined;
     case isa::Shape::kExit:
       return returned ? static_cast<uint16_t>((defined & ~kArgRegisters) | RegisterBit(0)) : defined;
-    case isa::Shape::kTailCall:
-      return static_cast<uint16_t>(defined & ~((kArgRegisters & ~RegisterBit(1)) | RegisterBit(0)));
+    case isa::Shape::kTailCall: {
+      uint16_t undefined = (kArgRegisters & ~RegisterBit(1)) | RegisterBit(0);
+      if (tail_call_restores_registers) undefined |= RegisterBit(6) | RegisterBit(7) | RegisterBit(8) | RegisterBit(9);
+      return static_cast<uint16_t>(defined & ~undefined);
+    }
     default: break;
   }
   const RegisterUse use = UseOf(insn, form);
@@ -97,31 +101,51 @@ Culprit MakeCulprit(const LoadedCase& loaded, const std::vector<jit::CompiledPro
   return culprit;
 }
 
-// Whether an instruction of the case reads or writes r10 by name.
-bool NamesFramePointer(const LoadedCase& loaded) {
-  for (const auto& program : loaded.programs) {
-    for (const auto& insn : program.program.insns) {
-      if (insn.dst == isa::kFramePointer || insn.src == isa::kFramePointer) return true;
+// For each program, whether each of its functions (subprograms) has an
+// instruction that reads or writes r10 by name.
+std::vector<std::vector<bool>> FunctionsNamingFramePointer(const LoadedCase& loaded) {
+  std::vector<std::vector<bool>> names(loaded.programs.size());
+  for (size_t p = 0; p < loaded.programs.size(); ++p) {
+    const isa::Program& program = loaded.programs[p].program;
+    names[p].assign(program.subprogram_starts.size(), false);
+    for (uint32_t slot = 0; slot < program.insns.size(); ++slot) {
+      const isa::Insn& insn = program.insns[slot];
+      if (insn.dst != isa::kFramePointer && insn.src != isa::kFramePointer) continue;
+      const size_t function = program.SubprogramOf(slot);
+      if (function < names[p].size()) names[p][function] = true;
     }
   }
-  return false;
+  return names;
 }
 
 }  // namespace
 
 Localization CompareTraces(const LoadedCase& loaded, const std::vector<jit::CompiledProgram>& compiled,
                            const BoundaryTrace& interp, const Outcome& interp_outcome, const BoundaryTrace& jit,
-                           const Outcome& jit_outcome) {
+                           const Outcome& jit_outcome, bool tail_call_restores_registers) {
   const std::vector<BoundaryState>& all = interp.states();
   const std::vector<BoundaryState>& b = jit.states();
   // The registers defined at each of the interpreter's boundaries. r10 is
-  // left out when no instruction of the case names it: nothing can observe
-  // it then, and the kernel's prologue sets it only for a program that uses
-  // it.
-  std::vector<uint16_t> defined(all.size() + 1, NamesFramePointer(loaded) ? kAllRegisters
-                                                                          : kAllRegisters & ~RegisterBit(isa::kFramePointer));
+  // left out in a function none of whose instructions names it: nothing
+  // can observe it there, and the kernel's prologue sets it only for a
+  // function that uses it (ctx->fp_used), so a callee that does not keeps
+  // its caller's.
+  const std::vector<std::vector<bool>> names_fp = FunctionsNamingFramePointer(loaded);
+  const auto with_fp = [&](size_t i, uint16_t registers) {
+    if (i >= all.size()) return registers;
+    const uint32_t program = all[i].program;
+    if (program >= loaded.programs.size()) return registers;
+    const size_t function = loaded.programs[program].program.SubprogramOf(all[i].slot);
+    const bool named = function < names_fp[program].size() && names_fp[program][function];
+    const uint16_t fp = RegisterBit(isa::kFramePointer);
+    return static_cast<uint16_t>(named ? registers | fp : registers & ~fp);
+  };
+  std::vector<uint16_t> defined(all.size() + 1, kAllRegisters);
+  defined[0] = with_fp(0, kAllRegisters);
   for (size_t i = 0; i < all.size(); ++i) {
-    defined[i + 1] = DefinedAfter(InsnAt(loaded, all[i].program, all[i].slot), defined[i], i + 1 < all.size());
+    defined[i + 1] =
+        with_fp(i + 1, DefinedAfter(InsnAt(loaded, all[i].program, all[i].slot), defined[i], i + 1 < all.size(),
+                                  tail_call_restores_registers));
   }
   // The interpreter stops before every instruction, the JIT only where an
   // instruction's code starts: the interpreter's stops at instructions
@@ -327,7 +351,7 @@ Localization LocalizeFirstDivergence(DifferentialRunner& runner, const CaseRun& 
                      "lies in the rewrite, not in an instruction";
   } else {
     result = CompareTraces(*run.loaded, *jit.compiled_programs(), interp_trace, interp_outcome, jit_trace,
-                           jit_outcome);
+                           jit_outcome, diverged->tail_call_restores_registers);
     result.engine = diverged->engine;
   }
   return result;

@@ -95,9 +95,13 @@ Localization LocalizeFirstDivergence(DifferentialRunner& runner, const CaseRun& 
 // Compares two traces of one case (the interpreter's and a JIT's, the
 // latter's boundaries only where HasBoundary holds): the work of
 // LocalizeFirstDivergence once both ran. Exposed for tests.
+// `tail_call_restores_registers`: the JIT's tail call restores the caller's
+// r6..r9 (the kernel's, CodeConventions), which are then no difference
+// until the target writes them (a target that reads them first is not
+// comparable, and never localized).
 Localization CompareTraces(const LoadedCase& loaded, const std::vector<jit::CompiledProgram>& compiled,
                            const BoundaryTrace& interp, const Outcome& interp_outcome, const BoundaryTrace& jit,
-                           const Outcome& jit_outcome);
+                           const Outcome& jit_outcome, bool tail_call_restores_registers = false);
 
 // Several lines: the culprit (its instruction, both slots), the state
 // before, what differs after, the arm64 words in hex (cli/ disassembles

@@ -38,36 +38,83 @@ TEST(KernelLocalize, NamesTheLlscFetchAtomicOfTheKernelsFinding) {
   EXPECT_EQ(localization.engine, "kernel-jit-llsc");
 }
 
+// A case loaded from `text` (a `.data` file's), through a file as a
+// maintainer's would be.
+Result<CaseSource> LoadText(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempDir() + "/" + name + ".data";
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (out == nullptr) return Fail("cannot write {}", path);
+  std::fputs(text.c_str(), out);
+  std::fclose(out);
+  auto source = LoadArtifact(path);
+  std::remove(path.c_str());
+  return source;
+}
+
+std::string ReadVector(const std::string& name) {
+  std::string text;
+  if (std::FILE* in = std::fopen((std::string(BPFDIFF_SOURCE_DIR) + "/tests/conformance/" + name).c_str(), "r")) {
+    for (int c; (c = std::fgetc(in)) != EOF;) text += static_cast<char>(c);
+    std::fclose(in);
+  }
+  return text;
+}
+
+// The slot the lockstep runs of `source` on the kernel's engines blame.
+std::optional<uint32_t> CulpritSlot(DiffHarness& harness, CaseSource source) {
+  EXPECT_TRUE(ToKernelVerifierForms(source));
+  const CaseRun run = harness.RunCase(source);
+  const EngineRun* diverged = run.FirstDivergence();
+  EXPECT_NE(diverged, nullptr);
+  if (diverged == nullptr) return std::nullopt;
+  EXPECT_EQ(diverged->engine, "kernel-jit-llsc");
+  const Localization localization = harness.Localize(run);
+  EXPECT_TRUE(localization.culprit) << localization.why_not;
+  if (!localization.culprit) return std::nullopt;
+  return localization.culprit->slot;
+}
+
 // The same case after a call of get_smp_processor_id, which the kernel's
 // JIT performs inline: the interpreter's call of it is no difference in
 // the calls made, and the culprit is still the atomic, one slot further.
 TEST(KernelLocalize, AHelperTheKernelInlinesIsNoDifferenceInTheCallsMade) {
   auto harness = KernelHarness();
   ASSERT_NE(harness, nullptr);
-  std::FILE* in = std::fopen((std::string(BPFDIFF_SOURCE_DIR) + "/tests/conformance/atomic-fetch-src-is-dst.data").c_str(), "r");
-  ASSERT_NE(in, nullptr);
-  std::string text;
-  for (int c; (c = std::fgetc(in)) != EOF;) text += static_cast<char>(c);
-  std::fclose(in);
+  std::string text = ReadVector("atomic-fetch-src-is-dst.data");
   const size_t asm_start = text.find("-- asm\n");
   ASSERT_NE(asm_start, std::string::npos);
   text.insert(asm_start + 7, "call 8\n");
-  const std::string path = testing::TempDir() + "/inlined-call-then-fetch-src-is-dst.data";
-  std::FILE* out = std::fopen(path.c_str(), "w");
-  ASSERT_NE(out, nullptr);
-  std::fputs(text.c_str(), out);
-  std::fclose(out);
-  auto source = LoadArtifact(path);
-  std::remove(path.c_str());
+  auto source = LoadText("inlined-call-then-fetch-src-is-dst", text);
   ASSERT_TRUE(source.ok()) << source.message();
-  ASSERT_TRUE(ToKernelVerifierForms(*source));
-  const CaseRun run = harness->RunCase(*source);
-  const EngineRun* diverged = run.FirstDivergence();
-  ASSERT_NE(diverged, nullptr);
-  EXPECT_EQ(diverged->engine, "kernel-jit-llsc");
-  const Localization localization = harness->Localize(run);
-  ASSERT_TRUE(localization.culprit) << localization.why_not;
-  EXPECT_EQ(localization.culprit->slot, 5u);  // lock fetch add [%r1+0], %r1, after the call
+  EXPECT_EQ(CulpritSlot(*harness, *source), 5u);  // lock fetch add [%r1+0], %r1, after the call
+}
+
+// A callee that does not name r10 keeps its caller's in the kernel's code
+// (its prologue sets the frame pointer only for a function that uses it):
+// no difference while it runs, and the culprit is the atomic in it.
+TEST(KernelLocalize, R10IsNoDifferenceInAFunctionThatDoesNotNameIt) {
+  auto harness = KernelHarness();
+  ASSERT_NE(harness, nullptr);
+  auto source = LoadText("callee-without-r10", "-- asm\nstdw [%r10-8], 0\ncall local f\nexit\nf:\n"
+                                               "lock fetch add32 [%r1+0], %r1\nmov %r0, 0\nexit\n"
+                                               "-- mem\n00 00 00 00 00 00 00 00\n");
+  ASSERT_TRUE(source.ok()) << source.message();
+  EXPECT_EQ(CulpritSlot(*harness, *source), 3u);
+}
+
+// The kernel's tail call restores the caller's r6..r9 (the target sees
+// them as its caller's caller left them); a target that writes them before
+// it reads them shows no difference there, and the culprit is the atomic.
+TEST(KernelLocalize, RegistersATailCallRestoresAreNoDifferenceUntilWritten) {
+  auto harness = KernelHarness();
+  ASSERT_NE(harness, nullptr);
+  auto source = LoadText("tail-call-then-fetch-src-is-dst",
+                         "-- map 1 prog_array key=4 value=4 entries=1\n1\n"
+                         "-- asm\nmov %r6, 6\nmov %r7, 7\nlddw %r2, map:1\nmov %r3, 0\ntail_call\nmov %r0, 0\nexit\n"
+                         "-- asm 1\nmov %r6, 1\nmov %r7, %r1\nlock fetch add32 [%r7+0], %r7\nmov %r0, %r6\nexit\n"
+                         "-- mem\n00 00 00 00 00 00 00 00\n");
+  ASSERT_TRUE(source.ok()) << source.message();
+  EXPECT_EQ(CulpritSlot(*harness, *source), 2u);  // of program 1
 }
 
 // The fuzzers know both findings when they meet them (and go on): the
