@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "isa/insn.h"
-#include "oracle/helpers.h"
 
 namespace bpfdiff::fuzz {
 namespace {
@@ -15,13 +14,6 @@ bool IsFetchWithSrcAsAddress(const isa::Insn& insn) {
   return isa::ClassOf(insn.opcode) == isa::kClassStx && isa::ModeOf(insn.opcode) == isa::kModeAtomic &&
          (insn.imm & isa::kAtomicFetch) != 0 && insn.imm != isa::kAtomicCmpXchg && insn.src == insn.dst &&
          insn.offset == 0;
-}
-
-// A local call or a tail call (not a helper's call: those the lockstep runs
-// compare as they compare any instruction).
-bool IsCallOrTailCall(const isa::Insn& insn) {
-  return (insn.opcode == isa::kOpCall && (insn.src == isa::kPseudoCall || insn.imm == kHelperTailCall)) ||
-         insn.opcode == isa::kOpTailCall;
 }
 
 // The instruction at `slot` of program `program` of `loaded`, by the slot
@@ -49,16 +41,12 @@ const EngineRun* ReferenceOf(const CaseRun& run, const EngineRun& diverged) {
 
 bool FetchSrcIsDst(const CaseRun& run, const EngineRun& diverged, const Localization* localization) {
   if (diverged.engine != "kernel-jit-llsc" || !run.loaded) return false;
-  // A located culprit that is an ordinary instruction decides: another
-  // instruction before the atomic is another bug, even when the run then
-  // faults at the atomic. A call, a tail call or a prologue does not: with
-  // the kernel's per-function frames the lockstep runs can part at a
-  // function's entry (its r10) before they reach the atomic in it.
+  // A located culprit decides: another instruction before the atomic is
+  // another bug, even when the run then faults at the atomic.
   if (localization != nullptr && localization->culprit) {
     const Culprit& named = *localization->culprit;
     const isa::Insn* culprit = named.prologue ? nullptr : InsnAt(*run.loaded, named.program, named.slot, false);
-    if (culprit != nullptr && IsFetchWithSrcAsAddress(*culprit)) return true;
-    if (culprit != nullptr && !IsCallOrTailCall(*culprit)) return false;
+    return culprit != nullptr && IsFetchWithSrcAsAddress(*culprit);
   }
   if (diverged.outcome && diverged.outcome->fault) {
     const FaultInfo& fault = *diverged.outcome->fault;

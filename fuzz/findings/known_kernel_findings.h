@@ -20,9 +20,9 @@ namespace bpfdiff::fuzz {
 
 // The known finding `diverged` (a run of `run`) is, if any:
 //  - "atomic-fetch-src-is-dst": the kernel's LL/SC lowering, and the
-//    culprit is a fetching atomic other than cmpxchg whose src is its dst,
-//    at offset 0; or, when no culprit is located or it is a call, a tail
-//    call or a prologue, the instruction the run faulted at is one;
+//    culprit (when one is located; else the instruction the run faulted
+//    at) is a fetching atomic other than cmpxchg whose src is its dst, at
+//    offset 0;
 //  - "tailcall-count-rules": a kernel engine, where the interpreter's run
 //    (on the same input memory) counted a tail call to an empty slot and
 //    then refused one at the limit, which the kernel's JIT, not counting

@@ -293,6 +293,26 @@ PreparedAgain::~PreparedAgain() {
   for (size_t i : prepared_) engines_[i]->Release();
 }
 
+namespace {
+
+// The JIT names each function by the slot of its entry in the case as
+// written, for the comparison's interpreter, which runs the case without
+// the JIT-only rewrites (an inlined kptr_xchg is two slots). Stepping, the
+// interpreter runs them too: its functions are named by their slots in the
+// rewritten case.
+StackGeometry KeyedByRewrittenSlots(StackGeometry geometry, const CaseRun& run) {
+  if (!run.loaded_without_jit_rewrites || !run.loaded) return geometry;
+  for (FunctionFrame& function : geometry.functions) {
+    if (function.program >= run.loaded->programs.size()) continue;
+    const auto& source_slot = run.loaded->programs[function.program].source_slot;
+    const auto at = std::find(source_slot.begin(), source_slot.end(), function.entry);
+    if (at != source_slot.end()) function.entry = static_cast<uint32_t>(at - source_slot.begin());
+  }
+  return geometry;
+}
+
+}  // namespace
+
 Localization LocalizeFirstDivergence(DifferentialRunner& runner, const CaseRun& run, const RunOptions& options,
                                      size_t limit) {
   Localization result;
@@ -315,7 +335,7 @@ Localization LocalizeFirstDivergence(DifferentialRunner& runner, const CaseRun& 
   Engine& interp = (*again)->interp();
   Engine& jit = (*again)->jit();
   // Both sides with the JIT's frames (the kernel's differ from the model's).
-  const StackGeometry geometry = jit.geometry();
+  const StackGeometry geometry = KeyedByRewrittenSlots(jit.geometry(), run);
   const StackGeometry interp_geometry = interp.geometry();
   if (!(geometry == interp_geometry) && !interp.UseGeometry(geometry)) {
     result.why_not = fmt::format("{} cannot lay its frames out as {} does", interp.name(), jit.name());

@@ -102,6 +102,20 @@ TEST(KernelLocalize, R10IsNoDifferenceInAFunctionThatDoesNotNameIt) {
   EXPECT_EQ(CulpritSlot(*harness, *source), 3u);
 }
 
+// A callee after an inlined kptr_xchg (two slots where the case has one):
+// stepping, the interpreter runs the rewritten case and finds the callee's
+// frame by its slot there, so r10 in it is the kernel's.
+TEST(KernelLocalize, ACalleeAfterAnInlinedKptrXchgHasTheKernelsFrame) {
+  auto harness = KernelHarness();
+  ASSERT_NE(harness, nullptr);
+  auto source = LoadText("callee-after-inlined-kptr-xchg",
+                         "-- map 1 array key=4 value=16 entries=4\n-- options\nkptr_xchg_inline\n"
+                         "-- asm\ncall local f\nexit\ncall 194\nexit\nf:\nstdw [%r10-8], 0\nmov %r1, %r10\n"
+                         "add %r1, -8\nlock fetch add [%r1+0], %r1\nmov %r0, 0\nexit\n");
+  ASSERT_TRUE(source.ok()) << source.message();
+  EXPECT_EQ(CulpritSlot(*harness, *source), 8u);  // the atomic: slot 7 as written, 8 with call 194 in two
+}
+
 // The kernel's tail call restores the caller's r6..r9 (the target sees
 // them as its caller's caller left them); a target that writes them before
 // it reads them shows no difference there, and the culprit is the atomic.
