@@ -74,61 +74,59 @@ std::optional<uint32_t> CulpritSlot(DiffHarness& harness, CaseSource source) {
   return localization.culprit->slot;
 }
 
+// The same, for a case written out here.
+std::optional<uint32_t> CulpritOfCase(const std::string& name, const std::string& text) {
+  auto harness = KernelHarness();
+  if (harness == nullptr) return std::nullopt;
+  auto source = LoadText(name, text);
+  EXPECT_TRUE(source.ok()) << source.message();
+  if (!source) return std::nullopt;
+  return CulpritSlot(*harness, *source);
+}
+
 // The same case after a call of get_smp_processor_id, which the kernel's
 // JIT performs inline: the interpreter's call of it is no difference in
 // the calls made, and the culprit is still the atomic, one slot further.
 TEST(KernelLocalize, AHelperTheKernelInlinesIsNoDifferenceInTheCallsMade) {
-  auto harness = KernelHarness();
-  ASSERT_NE(harness, nullptr);
   std::string text = ReadVector("atomic-fetch-src-is-dst.data");
   const size_t asm_start = text.find("-- asm\n");
   ASSERT_NE(asm_start, std::string::npos);
   text.insert(asm_start + 7, "call 8\n");
-  auto source = LoadText("inlined-call-then-fetch-src-is-dst", text);
-  ASSERT_TRUE(source.ok()) << source.message();
-  EXPECT_EQ(CulpritSlot(*harness, *source), 5u);  // lock fetch add [%r1+0], %r1, after the call
+  EXPECT_EQ(CulpritOfCase("inlined-call-then-fetch-src-is-dst", text), 5u);  // lock fetch add, after the call
 }
 
 // A callee that does not name r10 keeps its caller's in the kernel's code
 // (its prologue sets the frame pointer only for a function that uses it):
 // no difference while it runs, and the culprit is the atomic in it.
 TEST(KernelLocalize, R10IsNoDifferenceInAFunctionThatDoesNotNameIt) {
-  auto harness = KernelHarness();
-  ASSERT_NE(harness, nullptr);
-  auto source = LoadText("callee-without-r10", "-- asm\nstdw [%r10-8], 0\ncall local f\nexit\nf:\n"
-                                               "lock fetch add32 [%r1+0], %r1\nmov %r0, 0\nexit\n"
-                                               "-- mem\n00 00 00 00 00 00 00 00\n");
-  ASSERT_TRUE(source.ok()) << source.message();
-  EXPECT_EQ(CulpritSlot(*harness, *source), 3u);
+  EXPECT_EQ(CulpritOfCase("callee-without-r10",
+                          "-- asm\nstdw [%r10-8], 0\ncall local f\nexit\nf:\n"
+                          "lock fetch add32 [%r1+0], %r1\nmov %r0, 0\nexit\n"
+                          "-- mem\n00 00 00 00 00 00 00 00\n"),
+            3u);
 }
 
 // A callee after an inlined kptr_xchg (two slots where the case has one):
 // stepping, the interpreter runs the rewritten case and finds the callee's
 // frame by its slot there, so r10 in it is the kernel's.
 TEST(KernelLocalize, ACalleeAfterAnInlinedKptrXchgHasTheKernelsFrame) {
-  auto harness = KernelHarness();
-  ASSERT_NE(harness, nullptr);
-  auto source = LoadText("callee-after-inlined-kptr-xchg",
-                         "-- map 1 array key=4 value=16 entries=4\n-- options\nkptr_xchg_inline\n"
-                         "-- asm\ncall local f\nexit\ncall 194\nexit\nf:\nstdw [%r10-8], 0\nmov %r1, %r10\n"
-                         "add %r1, -8\nlock fetch add [%r1+0], %r1\nmov %r0, 0\nexit\n");
-  ASSERT_TRUE(source.ok()) << source.message();
-  EXPECT_EQ(CulpritSlot(*harness, *source), 8u);  // the atomic: slot 7 as written, 8 with call 194 in two
+  EXPECT_EQ(CulpritOfCase("callee-after-inlined-kptr-xchg",
+                          "-- map 1 array key=4 value=16 entries=4\n-- options\nkptr_xchg_inline\n"
+                          "-- asm\ncall local f\nexit\ncall 194\nexit\nf:\nstdw [%r10-8], 0\nmov %r1, %r10\n"
+                          "add %r1, -8\nlock fetch add [%r1+0], %r1\nmov %r0, 0\nexit\n"),
+            8u);  // the atomic: slot 7 as written, 8 with call 194 in two
 }
 
 // The kernel's tail call restores the caller's r6..r9 (the target sees
 // them as its caller's caller left them); a target that writes them before
 // it reads them shows no difference there, and the culprit is the atomic.
 TEST(KernelLocalize, RegistersATailCallRestoresAreNoDifferenceUntilWritten) {
-  auto harness = KernelHarness();
-  ASSERT_NE(harness, nullptr);
-  auto source = LoadText("tail-call-then-fetch-src-is-dst",
-                         "-- map 1 prog_array key=4 value=4 entries=1\n1\n"
-                         "-- asm\nmov %r6, 6\nmov %r7, 7\nlddw %r2, map:1\nmov %r3, 0\ntail_call\nmov %r0, 0\nexit\n"
-                         "-- asm 1\nmov %r6, 1\nmov %r7, %r1\nlock fetch add32 [%r7+0], %r7\nmov %r0, %r6\nexit\n"
-                         "-- mem\n00 00 00 00 00 00 00 00\n");
-  ASSERT_TRUE(source.ok()) << source.message();
-  EXPECT_EQ(CulpritSlot(*harness, *source), 2u);  // of program 1
+  EXPECT_EQ(CulpritOfCase("tail-call-then-fetch-src-is-dst",
+                          "-- map 1 prog_array key=4 value=4 entries=1\n1\n"
+                          "-- asm\nmov %r6, 6\nmov %r7, 7\nlddw %r2, map:1\nmov %r3, 0\ntail_call\nmov %r0, 0\nexit\n"
+                          "-- asm 1\nmov %r6, 1\nmov %r7, %r1\nlock fetch add32 [%r7+0], %r7\nmov %r0, %r6\nexit\n"
+                          "-- mem\n00 00 00 00 00 00 00 00\n"),
+            2u);  // of program 1
 }
 
 // The fuzzers know both findings when they meet them (and go on): the
