@@ -324,8 +324,8 @@ class harness_machine_cache : public testing::TestWithParam<bool> {
   std::unique_ptr<Sandbox> MakeCacheSandbox() { return MakeSandbox({.keep_unchanged_translations = GetParam()}); }
 };
 INSTANTIATE_TEST_SUITE_P(Modes, harness_machine_cache, testing::Values(false, true),
-                         [](const testing::TestParamInfo<bool>& info) {
-                           return info.param ? std::string("KeepUnchanged") : std::string("DropEveryFlush");
+                         [](const testing::TestParamInfo<bool>& mode) {
+                           return mode.param ? std::string("KeepUnchanged") : std::string("DropEveryFlush");
                          });
 
 TEST_P(harness_machine_cache, WriteWithoutFlushRunsStaleCode) {
