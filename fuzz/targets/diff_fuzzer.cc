@@ -52,7 +52,9 @@ void ReportStats() {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   settings = new bpfdiff::fuzz::TargetSettings(bpfdiff::fuzz::ReadTargetSettings("diff_fuzzer"));
-  stats = new bpfdiff::fuzz::FuzzStats("diff_fuzzer");
+  // Filed apart when it runs the kernel's engines, as the nightly names
+  // that run (diff_fuzzer.kernel), so that the two runs' stats do not mix.
+  stats = new bpfdiff::fuzz::FuzzStats(settings->engines == "kernel" ? "diff_fuzzer.kernel" : "diff_fuzzer");
   auto created = bpfdiff::fuzz::DiffHarness::Create(settings->bugs, settings->unicorn_fault, settings->engines);
   if (!created) {
     ReportStats();
