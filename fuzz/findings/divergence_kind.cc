@@ -82,22 +82,6 @@ InsnClass ClassOfInsn(const isa::Insn& insn) {
   }
 }
 
-namespace {
-
-// The run `diverged` was compared with: the first of the list it is in
-// (the main runs, or one input variant's).
-const EngineRun& ReferenceOf(const CaseRun& run, const EngineRun& diverged) {
-  const auto holds = [&](const std::vector<EngineRun>& list) {
-    return !list.empty() && &diverged >= &list.front() && &diverged <= &list.back();
-  };
-  for (const auto& variant : run.variants) {
-    if (holds(variant)) return variant.front();
-  }
-  return run.runs.front();
-}
-
-}  // namespace
-
 std::optional<DivergenceKind> KindOfFirstDivergence(const CaseSource& source, const CaseRun& run,
                                                     const Localization* localization) {
   const EngineRun* diverged = run.FirstDivergence();  // nothing to do for the inputs that agree
@@ -110,7 +94,8 @@ std::optional<DivergenceKind> KindOfFirstDivergence(const CaseSource& source, co
   }
   kind.field = FieldOfVerdict(diverged->verdict.field);
   if (const EngineSpec* spec = FindEngine(diverged->engine)) kind.lowering = spec->atomics;
-  const EngineRun& reference = ReferenceOf(run, *diverged);
+  const std::vector<EngineRun>* runs = run.RunsHolding(*diverged);
+  const EngineRun& reference = runs != nullptr ? runs->front() : run.runs.front();  // what it was compared with
   if (reference.outcome && diverged->outcome) {
     if (const FaultInfo* fault = FaultAtIssue(kind.field, *reference.outcome, *diverged->outcome)) {
       kind.insn_class = ClassAt(source, *fault);

@@ -27,18 +27,6 @@ const isa::Insn* InsnAt(const LoadedCase& loaded, uint32_t program, uint32_t slo
   return &p.program.insns[static_cast<size_t>(at - p.source_slot.begin())];
 }
 
-// The interpreter's run on the input memory `diverged` ran on.
-const EngineRun* ReferenceOf(const CaseRun& run, const EngineRun& diverged) {
-  const auto holds = [&](const std::vector<EngineRun>& runs) {
-    return !runs.empty() && &diverged >= &runs.front() && &diverged <= &runs.back();
-  };
-  if (holds(run.runs)) return &run.runs.front();
-  for (const auto& variant : run.variants) {
-    if (holds(variant)) return &variant.front();
-  }
-  return nullptr;
-}
-
 bool FetchSrcIsDst(const CaseRun& run, const EngineRun& diverged, const Localization* localization) {
   if (diverged.engine != "kernel-jit-llsc" || !run.loaded) return false;
   // A located culprit decides: another instruction before the atomic is
@@ -58,8 +46,10 @@ bool FetchSrcIsDst(const CaseRun& run, const EngineRun& diverged, const Localiza
 
 bool EmptySlotCountedThenLimit(const CaseRun& run, const EngineRun& diverged) {
   if (!IsKernelEngine(diverged.engine)) return false;
-  const EngineRun* reference = ReferenceOf(run, diverged);
-  if (reference == nullptr || !reference->outcome) return false;
+  const std::vector<EngineRun>* runs = run.RunsHolding(diverged);
+  if (runs == nullptr) return false;
+  const EngineRun* reference = &runs->front();  // the interpreter's run on the same input memory
+  if (!reference->outcome) return false;
   using Result = TailCallAttempt::Result;
   bool empty_slot = false;
   for (const TailCallAttempt& attempt : reference->outcome->tail_call_attempts) {

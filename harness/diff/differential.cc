@@ -44,6 +44,24 @@ const EngineRun* CaseRun::FirstDivergence() const {
   return nullptr;
 }
 
+const std::vector<EngineRun>* CaseRun::RunsHolding(const EngineRun& run) const {
+  const auto holds = [&](const std::vector<EngineRun>& list) {
+    return !list.empty() && &run >= &list.front() && &run <= &list.back();
+  };
+  if (holds(runs)) return &runs;
+  for (const auto& variant : variants) {
+    if (holds(variant)) return &variant;
+  }
+  return nullptr;
+}
+
+const std::vector<uint8_t>* CaseRun::InputMemoryOf(const EngineRun& run) const {
+  const std::vector<EngineRun>* list = RunsHolding(run);
+  if (list == nullptr || list == &runs) return nullptr;
+  const auto v = static_cast<size_t>(list - variants.data());
+  return v < variant_memories.size() ? &variant_memories[v] : nullptr;
+}
+
 std::vector<std::string> CaseRun::NotComparableReasons() const {
   std::vector<std::string> reasons;
   for (const auto& run : runs) {

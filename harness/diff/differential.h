@@ -53,6 +53,11 @@ struct CaseRun {
   std::vector<std::vector<uint8_t>> variant_memories;  // the input memory of each variant
   // The first divergence among the runs, if any.
   const EngineRun* FirstDivergence() const;
+  // The list `run` (an element of `runs` or of a variant) belongs to, and
+  // the input memory it ran on (nullptr: the case's own). nullptr when it
+  // is in none of them.
+  const std::vector<EngineRun>* RunsHolding(const EngineRun& run) const;
+  const std::vector<uint8_t>* InputMemoryOf(const EngineRun& run) const;
   // The reasons of the verdicts that are not comparable.
   std::vector<std::string> NotComparableReasons() const;
 };

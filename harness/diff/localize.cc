@@ -245,19 +245,6 @@ Localization CompareTraces(const LoadedCase& loaded, const std::vector<jit::Comp
   return result;
 }
 
-namespace {
-
-// Which input memory `diverged` ran on: nullptr for the case's own.
-const std::vector<uint8_t>* InputOf(const CaseRun& run, const EngineRun& diverged) {
-  for (size_t v = 0; v < run.variants.size() && v < run.variant_memories.size(); ++v) {
-    const auto& list = run.variants[v];
-    if (!list.empty() && &diverged >= &list.front() && &diverged <= &list.back()) return &run.variant_memories[v];
-  }
-  return nullptr;
-}
-
-}  // namespace
-
 Result<std::unique_ptr<PreparedAgain>> PreparedAgain::For(DifferentialRunner& runner, const CaseRun& run,
                                                            const EngineRun& diverged) {
   auto& engines = runner.engines();
@@ -272,7 +259,7 @@ Result<std::unique_ptr<PreparedAgain>> PreparedAgain::For(DifferentialRunner& ru
   sandbox.pack().set_hole_state(runner.hole_state());
   const LoadedCase& loaded = *run.loaded;
   env.Install(loaded);
-  if (const auto* memory = InputOf(run, diverged)) env.ReplaceContext(*memory);
+  if (const auto* memory = run.InputMemoryOf(diverged)) env.ReplaceContext(*memory);
   std::unique_ptr<PreparedAgain> again(new PreparedAgain(engines, index));
   for (size_t i = 0; i <= index; ++i) {
     // The interpreter runs the case as the JIT does, so that their slots
