@@ -8,11 +8,30 @@
 # fuzz/corpus/<name>/.
 #
 # The build tree's fuzz_targets.tsv lists every target declared so (its
-# name, a tab, its executable): ci/oss-fuzz/build.sh copies what it lists
+# name, a tab, its executable, a tab, the target whose seeds, options and
+# dictionary it takes: itself, or a kernel target's base): ci/oss-fuzz/build.sh copies what it lists
 # into $OUT, so a new target needs no other list kept by hand.
+#
+# bpfdiff_kernel_fuzz_target(<name> BASE <target> SOURCES ... LIBS ...)
+# declares a target that runs the kernel's own JIT (a build that found a
+# Linux tree): <target>'s sources built with BPFDIFF_TARGET_ENGINES="kernel",
+# what BPFDIFF_ENGINES=kernel selects at run time. OSS-Fuzz cannot set a
+# target's environment, so that choice is made at build time there. It
+# replays <target>'s corpus, and build.sh gives it <target>'s seeds, options
+# and dictionary (the manifest's third column names the target they are
+# filed under).
 add_custom_target(all_fuzzers)
+function(bpfdiff_kernel_fuzz_target name)
+  cmake_parse_arguments(ARG "" "BASE" "SOURCES;LIBS" ${ARGN})
+  bpfdiff_fuzz_target(${name} SOURCES ${ARG_SOURCES} LIBS ${ARG_LIBS} SEEDS_OF ${ARG_BASE})
+  target_compile_definitions(${name} PRIVATE BPFDIFF_TARGET_ENGINES="kernel")
+endfunction()
+
 function(bpfdiff_fuzz_target name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "SEEDS_OF" "SOURCES;LIBS" ${ARGN})
+  if(NOT ARG_SEEDS_OF)
+    set(ARG_SEEDS_OF ${name})
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   # Wherever a target is declared (beside the parser it fuzzes, in the room
   # that parser lives in), its binary is in one place with the others.
@@ -28,7 +47,8 @@ function(bpfdiff_fuzz_target name)
   _bpfdiff_plant_link(${name})
   add_dependencies(all_fuzzers ${name})
   set_property(GLOBAL APPEND PROPERTY BPFDIFF_FUZZ_TARGETS ${name})
-  set(corpus ${CMAKE_SOURCE_DIR}/fuzz/corpus/${name})
+  set_property(GLOBAL PROPERTY BPFDIFF_FUZZ_SEEDS_OF_${name} ${ARG_SEEDS_OF})
+  set(corpus ${CMAKE_SOURCE_DIR}/fuzz/corpus/${ARG_SEEDS_OF})
   if(NOT BPFDIFF_LIBFUZZER)
     add_test(NAME fuzz_replay.${name} COMMAND ${name} ${corpus})
   endif()
@@ -52,7 +72,8 @@ function(_bpfdiff_write_fuzz_manifest)
   get_property(names GLOBAL PROPERTY BPFDIFF_FUZZ_TARGETS)
   set(lines "")
   foreach(name IN LISTS names)
-    string(APPEND lines "${name}\t$<TARGET_FILE:${name}>\n")
+    get_property(seeds_of GLOBAL PROPERTY BPFDIFF_FUZZ_SEEDS_OF_${name})
+    string(APPEND lines "${name}\t$<TARGET_FILE:${name}>\t${seeds_of}\n")
   endforeach()
   file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/fuzz_targets.tsv CONTENT "${lines}")
 endfunction()

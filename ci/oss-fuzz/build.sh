@@ -11,7 +11,16 @@
 #    instrumentation, so that libFuzzer's features come from our code.
 #    Without $SRC/unicorn, pkg-config must find a Unicorn whose libdir holds
 #    libunicorn.a (ci/oss-fuzz/check.sh uses Debian's).
-# 2. The fuzz targets only (BPFDIFF_FUZZ_TARGETS_ONLY), linked with
+# 2. The kernel's arm64 JIT, which diff_fuzzer_kernel and pack_fuzzer_kernel
+#    run: the part of the tree they build from, extracted by
+#    ci/kernel_source.sh from the one Linux tarball in $SRC (the
+#    Dockerfile's kernel.org download; ci/oss-fuzz/check.sh gives Debian's
+#    linux-source-6.12), into $WORK/linux. The JIT's files must be those of
+#    ci/oss-fuzz/linux-<version>.sha256 (Debian's 6.12.118, which the
+#    tests and the nightly run), so that OSS-Fuzz fuzzes what they test.
+#    A missing tarball is an error: the targets would silently lack the
+#    kernel's JIT.
+# 3. The fuzz targets only (BPFDIFF_FUZZ_TARGETS_ONLY), linked with
 #    $LIB_FUZZING_ENGINE, fmt header-only and Unicorn's static archive
 #    (BPFDIFF_STATIC_DEPS), in $WORK/bpfdiff. With libFuzzer (the default
 #    when FUZZING_ENGINE is unset, as in ci/oss-fuzz/check.sh) and a
@@ -19,7 +28,7 @@
 #    to explore (fuzz/feedback_allowlist.txt), as in our own builds (there
 #    OSS-Fuzz's flags trace comparisons in all of that code, ours in the
 #    JITs only).
-# 3. Into $OUT, every target the build declared (its fuzz_targets.tsv, so a
+# 4. Into $OUT, every target the build declared (its fuzz_targets.tsv, so a
 #    new target needs no change here), each with <target>.options,
 #    <target>.dict and <target>_seed_corpus.zip when it has them. Seeds are
 #    written by hand (fuzz/tools/) and committed: this only copies and zips.
@@ -45,6 +54,20 @@ if [[ -d "$SRC/unicorn" ]]; then
   export PKG_CONFIG_PATH="$WORK/unicorn-install/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 fi
 
+shopt -s nullglob
+tarballs=("$SRC"/linux*.tar.xz)
+shopt -u nullglob
+if (( ${#tarballs[@]} != 1 )); then
+  echo "build.sh: want one Linux source tarball in $SRC (linux*.tar.xz), found ${#tarballs[@]}" >&2
+  exit 1
+fi
+"$project_dir/ci/kernel_source.sh" "${tarballs[0]}" "$WORK/linux"
+pinned="$project_dir/ci/oss-fuzz/linux-6.12.118.sha256"
+if ! (cd "$WORK/linux" && sha256sum --check --quiet --strict "$pinned"); then
+  echo "build.sh: the files of ${tarballs[0]} differ from $pinned" >&2
+  exit 1
+fi
+
 if [[ "${FUZZING_ENGINE:-libfuzzer}" == libfuzzer && "$SANITIZER" != coverage ]]; then
   allowlist="-fsanitize-coverage-allowlist=$project_dir/fuzz/feedback_allowlist.txt"
   CFLAGS="$CFLAGS $allowlist"
@@ -59,19 +82,22 @@ cmake -S "$project_dir" -B "$WORK/bpfdiff" -G Ninja \
   -DBPFDIFF_FUZZ_TARGETS_ONLY=ON -DBPFDIFF_STATIC_DEPS=ON \
   -DBPFDIFF_LIBFUZZER=ON -DBPFDIFF_INSTRUMENT=none \
   -DBPFDIFF_FUZZING_ENGINE="$LIB_FUZZING_ENGINE" \
+  -DBPFDIFF_KERNEL_SOURCE="$WORK/linux" -DBPFDIFF_KERNEL_JIT=ON \
   -DBPFDIFF_PLANT_LINK="${BPFDIFF_PLANT_LINK:-}"
 cmake --build "$WORK/bpfdiff" --target all_fuzzers
 
 manifest="$WORK/bpfdiff/fuzz_targets.tsv"
 [[ -s "$manifest" ]] || { echo "build.sh: $manifest lists no fuzz target" >&2; exit 1; }
-while IFS=$'\t' read -r target binary; do
+# Each line: the target, its binary, and the target whose seeds, options and
+# dictionary it takes (itself, or the base of a kernel target).
+while IFS=$'\t' read -r target binary seeds_of; do
   cp "$binary" "$OUT/$target"
   for extra in options dict; do
-    if [[ -f "$project_dir/fuzz/targets/$target.$extra" ]]; then
-      cp "$project_dir/fuzz/targets/$target.$extra" "$OUT/"
+    if [[ -f "$project_dir/fuzz/targets/$seeds_of.$extra" ]]; then
+      cp "$project_dir/fuzz/targets/$seeds_of.$extra" "$OUT/$target.$extra"
     fi
   done
-  corpus="$project_dir/fuzz/corpus/$target"
+  corpus="$project_dir/fuzz/corpus/$seeds_of"
   if [[ -d "$corpus" ]]; then
     rm -f "$OUT/${target}_seed_corpus.zip"
     (cd "$corpus" && zip -q -r -X "$OUT/${target}_seed_corpus.zip" .)

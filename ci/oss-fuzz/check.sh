@@ -22,6 +22,9 @@
 #    fuzzes) is there.
 #
 # What differs from OSS-Fuzz, and what the check does about it:
+#  - Linux: Debian's linux-source-6.12 (6.12.118) stands in for kernel.org's
+#    tarball of the same release; build.sh checks the JIT's files against
+#    the same hashes either way.
 #  - Unicorn: Debian's static libunicorn.a 2.0.1 (all architectures, no
 #    instrumentation) stands in for the pinned 2.1.4 that build.sh builds
 #    from $SRC/unicorn in the OSS-Fuzz image; there is no $SRC/unicorn here.
@@ -82,6 +85,15 @@ work=$(cd "$work" && pwd)
 export SRC=$work/src OUT=$out WORK=$work/$sanitizer SANITIZER=$sanitizer
 ln -sfn "$checkout" "$SRC/bpfdiff"
 cp "$checkout/ci/oss-fuzz/build.sh" "$SRC/build.sh"
+# The Linux tarball the image downloads (kernel.org's 6.12.118): Debian's
+# linux-source-6.12 (ci/setup.sh) stands in, its JIT files the same.
+kernel_tarball=/usr/src/linux-source-6.12.tar.xz
+if [[ ! -f $kernel_tarball ]]; then
+  echo "oss-fuzz check: $kernel_tarball is missing (ci/setup.sh installs linux-source-6.12)" >&2
+  exit 2
+fi
+rm -f "$SRC"/linux*.tar.xz
+ln -s "$kernel_tarball" "$SRC/"
 
 # base-clang's compiler and flags.
 export CC=clang-14 CXX=clang++-14

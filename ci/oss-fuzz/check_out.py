@@ -289,19 +289,23 @@ def check_target(target, runs, sanitizer):
       check_fuzzing(target, workdir, runs)
 
 
-def declared_targets(source_dir):
-  """Names declared with bpfdiff_fuzz_target( in the checkout's CMake files.
+def declared_targets(source_dir, kernel=True):
+  """Names declared with bpfdiff_fuzz_target( in the checkout's CMake files,
+  and with bpfdiff_kernel_fuzz_target( (the targets of the kernel's JIT,
+  which a build has when it found a Linux tree, as build.sh's does) unless
+  `kernel` is false.
 
   A target is declared in the room of what it fuzzes (fuzz/targets/,
   report/fuzz/, cli/plugin/fuzz/), so every CMakeLists.txt and .cmake file
   is read, but those of build trees and tests/."""
+  pattern = r"^\s*bpfdiff_(?:kernel_)?fuzz_target\(\s*(\w+)" if kernel else r"^\s*bpfdiff_fuzz_target\(\s*(\w+)"
   names = set()
   for top, dirs, files in os.walk(source_dir):
     dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("build", "tests")]
     for name in files:
       if name == "CMakeLists.txt" or name.endswith(".cmake"):
         with open(os.path.join(top, name), encoding="utf-8") as f:
-          names.update(re.findall(r"^\s*bpfdiff_fuzz_target\(\s*(\w+)", f.read(), re.MULTILINE))
+          names.update(re.findall(pattern, f.read(), re.MULTILINE))
   return names
 
 

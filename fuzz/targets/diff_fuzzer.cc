@@ -28,6 +28,12 @@
 #include "fuzz/generator/mutator.h"
 #include "fuzz/targets/target_settings.h"
 
+// The engines this build runs unless BPFDIFF_ENGINES names others:
+// "kernel" in the build of bpfdiff_kernel_fuzz_target (cmake/fuzz_target.cmake).
+#ifndef BPFDIFF_TARGET_ENGINES
+#define BPFDIFF_TARGET_ENGINES "all"
+#endif
+
 namespace {
 
 bpfdiff::fuzz::DiffHarness* harness = nullptr;
@@ -51,7 +57,7 @@ void ReportStats() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  settings = new bpfdiff::fuzz::TargetSettings(bpfdiff::fuzz::ReadTargetSettings("diff_fuzzer"));
+  settings = new bpfdiff::fuzz::TargetSettings(bpfdiff::fuzz::ReadTargetSettings("diff_fuzzer", BPFDIFF_TARGET_ENGINES));
   // Filed apart when it runs the kernel's engines, as the nightly names
   // that run (diff_fuzzer.kernel), so that the two runs' stats do not mix.
   stats = new bpfdiff::fuzz::FuzzStats(settings->engines == "kernel" ? "diff_fuzzer.kernel" : "diff_fuzzer");

@@ -35,6 +35,12 @@
 #include "fuzz/pack/script_mutator.h"
 #include "fuzz/targets/target_settings.h"
 
+// The engines this build runs unless BPFDIFF_ENGINES names others:
+// "kernel" in the build of bpfdiff_kernel_fuzz_target (cmake/fuzz_target.cmake).
+#ifndef BPFDIFF_TARGET_ENGINES
+#define BPFDIFF_TARGET_ENGINES "all"
+#endif
+
 namespace {
 
 bpfdiff::fuzz::PackScriptOptions* options = nullptr;
@@ -123,7 +129,7 @@ void ReportTotals() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  settings = new bpfdiff::fuzz::TargetSettings(bpfdiff::fuzz::ReadTargetSettings("pack_fuzzer"));
+  settings = new bpfdiff::fuzz::TargetSettings(bpfdiff::fuzz::ReadTargetSettings("pack_fuzzer", BPFDIFF_TARGET_ENGINES));
   options = new bpfdiff::fuzz::PackScriptOptions;
   options->bugs = settings->bugs;
   options->unicorn_fault = settings->unicorn_fault;

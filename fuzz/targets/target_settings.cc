@@ -9,8 +9,9 @@
 
 namespace bpfdiff::fuzz {
 
-TargetSettings ReadTargetSettings(std::string_view target) {
+TargetSettings ReadTargetSettings(std::string_view target, std::string_view engines) {
   TargetSettings settings;
+  settings.engines = engines;
   const char* bug = std::getenv("BPFDIFF_PLANTED_BUG");
   auto bugs = PlantedBugsNamed(bug == nullptr ? "" : bug);
   if (!bugs) {
@@ -22,14 +23,14 @@ TargetSettings ReadTargetSettings(std::string_view target) {
   if (const char* stats = std::getenv("BPFDIFF_FUZZ_STATS_JSON"); stats != nullptr) {
     settings.stats_path = ExpandStatsPath(stats, static_cast<long>(getpid()));
   }
-  if (const char* engines = std::getenv("BPFDIFF_ENGINES"); engines != nullptr && *engines != '\0') {
-    if (std::string_view(engines) != "all" && std::string_view(engines) != "kernel") {
-      fmt::print(stderr, "{}: BPFDIFF_ENGINES is '{}': all or kernel\n", target, engines);
+  if (const char* named = std::getenv("BPFDIFF_ENGINES"); named != nullptr && *named != '\0') {
+    if (std::string_view(named) != "all" && std::string_view(named) != "kernel") {
+      fmt::print(stderr, "{}: BPFDIFF_ENGINES is '{}': all or kernel\n", target, named);
       std::exit(2);
     }
-    settings.engines = engines;
-    fmt::print(stderr, "{}: BPFDIFF_ENGINES={}\n", target, engines);
+    settings.engines = named;
   }
+  if (settings.engines != "all") fmt::print(stderr, "{}: engines: {}\n", target, settings.engines);
   if (const char* fault = std::getenv("BPFDIFF_UNICORN_FAULT"); fault != nullptr && *fault != '\0') {
     auto parsed = ParseUnicornFault(fault);
     if (!parsed) {

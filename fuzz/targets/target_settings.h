@@ -15,7 +15,9 @@
 //                                     or the kernel's own JIT (kernel: a
 //                                     build that read a Linux tree);
 //                                     pack_fuzzer's JIT: bpfdiff's (all) or
-//                                     the kernel's, LSE atomics (kernel)
+//                                     the kernel's, LSE atomics (kernel).
+//                                     diff_fuzzer_kernel and
+//                                     pack_fuzzer_kernel default to kernel
 //   BPFDIFF_UNICORN_FAULT=CALL[:SKIP] a Unicorn call made to fail on purpose
 //                                     (open, map or start; after SKIP such
 //                                     calls succeeded), to show what the
@@ -54,7 +56,10 @@ struct TargetSettings {
   std::string engines = "all";  // harness/diff/engines.h: all or kernel
 };
 
-TargetSettings ReadTargetSettings(std::string_view target);
+// `engines`: the target's engines unless BPFDIFF_ENGINES names others (a
+// target built for the kernel's JIT, bpfdiff_kernel_fuzz_target, passes
+// "kernel").
+TargetSettings ReadTargetSettings(std::string_view target, std::string_view engines = "all");
 
 // `pattern` with every `%p` replaced by `pid`.
 std::string ExpandStatsPath(std::string_view pattern, long pid);

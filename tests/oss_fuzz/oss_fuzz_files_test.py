@@ -8,7 +8,8 @@ other and against the fuzz targets the build declares.
   ClusterFuzzLite read, and a base_os_version that matches the Dockerfile's
   FROM tag (google/oss-fuzz infra/ci/check_base_os.py);
 - both Dockerfiles: the same packages and the same pinned Unicorn, the
-  project where build.sh looks for it, and build.sh copied to $SRC;
+  same kernel.org Linux tarball with its files' hashes pinned, the project
+  where build.sh looks for it, and build.sh copied to $SRC;
 - build.sh builds all_fuzzers and copies what the build's fuzz_targets.tsv
   lists, and that list holds every bpfdiff_fuzz_target() of the checkout;
   .clusterfuzzlite/build.sh runs that build.sh;
@@ -40,6 +41,7 @@ BUILD_ACTION = "google/clusterfuzzlite/actions/build_fuzzers@v1"
 RUN_ACTION = "google/clusterfuzzlite/actions/run_fuzzers@v1"
 SOURCE_DIR = None
 MANIFEST = None
+KERNEL_JIT = True
 
 
 def read(path):
@@ -118,6 +120,38 @@ def unicorn_problems(dockerfile):
   if "$SRC/unicorn" not in clone:
     problems.append("Unicorn is not cloned into $SRC/unicorn, where build.sh looks")
   return problems
+
+
+def kernel_problems(dockerfile, build_sh, tree_files, pins):
+  """The Linux tarball the image downloads into $SRC, its pinned hashes
+  (ci/oss-fuzz/linux-<version>.sha256, `pins`: name -> text) covering the
+  tree's files that the build reads (kernelsrc/tree_files.txt, but the
+  Makefile, which names the version), and build.sh checking them."""
+  runs = [arg for ins, arg in dockerfile_instructions(dockerfile) if ins == "RUN"]
+  fetched = [m for r in runs for m in re.findall(r"-o \$SRC/(linux-[\d.]+)\.tar\.xz https://cdn\.kernel\.org/\S+/\1\.tar\.xz", r)]
+  if len(fetched) != 1:
+    return ["the image does not download one kernel.org Linux tarball into $SRC"]
+  pin = f"{fetched[0]}.sha256"
+  if pin not in pins:
+    return [f"no ci/oss-fuzz/{pin} for the image's {fetched[0]}.tar.xz"]
+  problems = []
+  pinned = {line.split()[1] for line in pins[pin].splitlines() if line.strip()}
+  wanted = {f for f in tree_files if f != "Makefile"}
+  problems += [f"{pin} does not pin {f}" for f in sorted(wanted - pinned)]
+  problems += [f"{pin} pins {f}, which the build does not read" for f in sorted(pinned - wanted)]
+  if f"ci/oss-fuzz/{pin}" not in build_sh:
+    problems.append(f"build.sh does not check the tree against {pin}")
+  if "-DBPFDIFF_KERNEL_JIT=ON" not in build_sh:
+    problems.append("build.sh does not require the kernel's JIT (-DBPFDIFF_KERNEL_JIT=ON)")
+  return problems
+
+
+def read_kernel_inputs():
+  tree_files = [l.strip() for l in read("kernelsrc/tree_files.txt").splitlines()
+                if l.strip() and not l.startswith("#")]
+  pins = {os.path.basename(p): read(os.path.relpath(p, SOURCE_DIR))
+          for p in glob.glob(os.path.join(SOURCE_DIR, "ci", "oss-fuzz", "linux-*.sha256"))}
+  return tree_files, pins
 
 
 def source_layout_problems(dockerfile, build_script):
@@ -239,6 +273,7 @@ class ProjectFiles(unittest.TestCase):
     self.assertEqual(base_os_problems(project, dockerfile), [])
     self.assertEqual(unicorn_problems(dockerfile), [])
     self.assertEqual(source_layout_problems(dockerfile, "build.sh"), [])
+    self.assertEqual(kernel_problems(dockerfile, read("ci/oss-fuzz/build.sh"), *read_kernel_inputs()), [])
 
   def test_clusterfuzzlite_project_and_dockerfile(self):
     project = load_yaml(".clusterfuzzlite/project.yaml")
@@ -247,6 +282,7 @@ class ProjectFiles(unittest.TestCase):
     self.assertEqual(base_os_problems(project, dockerfile), [])
     self.assertEqual(unicorn_problems(dockerfile), [])
     self.assertEqual(source_layout_problems(dockerfile, ".clusterfuzzlite/build.sh"), [])
+    self.assertEqual(kernel_problems(dockerfile, read("ci/oss-fuzz/build.sh"), *read_kernel_inputs()), [])
 
   def test_both_images_install_the_same(self):
     oss_fuzz = apt_packages(read("ci/oss-fuzz/Dockerfile"))
@@ -260,7 +296,7 @@ class ProjectFiles(unittest.TestCase):
     self.assertEqual(commands, ['exec bash -eux "$SRC/bpfdiff/ci/oss-fuzz/build.sh"'])
 
   def test_build_sh_copies_every_declared_target(self):
-    declared = check_out().declared_targets(SOURCE_DIR)
+    declared = check_out().declared_targets(SOURCE_DIR, kernel=KERNEL_JIT)
     self.assertGreaterEqual(len(declared), 5)
     with open(MANIFEST, encoding="utf-8") as f:
       manifest = manifest_targets(f.read())
@@ -291,6 +327,24 @@ class TheChecksFail(unittest.TestCase):
     self.assertEqual(problems, ["b_fuzzer: declared in the checkout but not in the build's "
                                 "fuzz_targets.tsv"])
 
+  def test_a_kernel_tarball_without_its_pins(self):
+    dockerfile = read("ci/oss-fuzz/Dockerfile").replace("6.12.118", "6.12.119")
+    tree_files, pins = read_kernel_inputs()
+    self.assertEqual(kernel_problems(dockerfile, read("ci/oss-fuzz/build.sh"), tree_files, pins),
+                     ["no ci/oss-fuzz/linux-6.12.119.sha256 for the image's linux-6.12.119.tar.xz"])
+
+  def test_pins_that_leave_out_a_file_the_build_reads(self):
+    tree_files, pins = read_kernel_inputs()
+    pins = {name: "\n".join(l for l in text.splitlines() if "bpf_jit_comp.c" not in l)
+            for name, text in pins.items()}
+    self.assertEqual(kernel_problems(read("ci/oss-fuzz/Dockerfile"), read("ci/oss-fuzz/build.sh"), tree_files, pins),
+                     ["linux-6.12.118.sha256 does not pin arch/arm64/net/bpf_jit_comp.c"])
+
+  def test_a_kernel_target_a_build_without_a_tree_lacks(self):
+    with_kernel = check_out().declared_targets(SOURCE_DIR, kernel=True)
+    without = check_out().declared_targets(SOURCE_DIR, kernel=False)
+    self.assertEqual(with_kernel - without, {"diff_fuzzer_kernel", "pack_fuzzer_kernel"})
+
   def test_a_build_sh_with_a_list_kept_by_hand(self):
     build_sh = "for t in a_fuzzer; do cp $WORK/$t $OUT/; done\n"
     problems = build_script_problems(build_sh, set(), set())
@@ -318,6 +372,9 @@ if __name__ == "__main__":
   parser = argparse.ArgumentParser()
   parser.add_argument("--source-dir", required=True)
   parser.add_argument("--manifest", required=True)
+  parser.add_argument("--kernel-jit", choices=("ON", "OFF"), required=True,
+                      help="whether the build has the kernel's JIT (and so its fuzz targets)")
   args, rest = parser.parse_known_args()
   SOURCE_DIR, MANIFEST = os.path.abspath(args.source_dir), args.manifest
+  KERNEL_JIT = args.kernel_jit == "ON"
   unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
