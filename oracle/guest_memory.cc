@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include "oracle/guest_layout.h"
@@ -18,6 +19,12 @@ std::string_view AccessKindName(AccessKind kind) {
   return "?";
 }
 
+namespace {
+std::atomic<uint64_t> next_serial{1};
+}  // namespace
+
+GuestMemory::GuestMemory() : serial_(next_serial.fetch_add(1)) {}
+
 GuestMemory::~GuestMemory() {
   for (auto& region : regions_) munmap(region->host, region->size);
 }
@@ -32,7 +39,9 @@ Result<Region*> GuestMemory::Map(std::string name, uint64_t base, uint64_t size,
       return Fail("region {} at 0x{:x} overlaps region {}", name, base, other->name);
     }
   }
-  void* host = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // Shared, so that a stepped executor can map the same pages a second time
+  // at their guest addresses (harness/machine/vixl_cpu.h).
+  void* host = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (host == MAP_FAILED) return Fail("cannot allocate {} bytes for region {}", size, name);
   auto region = std::make_unique<Region>(
       Region{std::move(name), base, size, permissions, static_cast<uint8_t*>(host)});

@@ -41,7 +41,7 @@ struct Region {
 
 class GuestMemory {
  public:
-  GuestMemory() = default;
+  GuestMemory();
   ~GuestMemory();
   GuestMemory(const GuestMemory&) = delete;
   GuestMemory& operator=(const GuestMemory&) = delete;
@@ -105,6 +105,10 @@ class GuestMemory {
   }
 
   std::span<const std::unique_ptr<Region>> regions() const { return regions_; }
+  // Regions are added, never removed; a memory made later in the process
+  // has a greater serial number, even at the same host address.
+  size_t region_count() const { return regions_.size(); }
+  uint64_t serial() const { return serial_; }
 
   // Raw host access for setting up state; bypasses permissions (the loader
   // writes read-only objects this way). Returns nullptr if unmapped.
@@ -136,6 +140,7 @@ class GuestMemory {
     return 0;
   }
 
+  uint64_t serial_;
   std::vector<std::unique_ptr<Region>> regions_;
   Region* last_ = nullptr;
   bool private_read_ = false;

@@ -1,7 +1,8 @@
 // The memory access of an arm64 instruction word: the byte range it reads
-// or writes given the register values before it runs. The fast machine
-// uses it to find which instruction of a translated block faulted (Unicorn
-// reports only the block), without a per-instruction hook.
+// or writes given the register values before it runs, and how. The fast
+// machine uses it to find which instruction of a translated block faulted
+// (Unicorn reports only the block), without a per-instruction hook; a
+// stepped machine to check an access before the CPU makes it.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,12 @@ namespace bpfdiff {
 struct AccessRange {
   uint64_t begin;
   uint64_t end;  // exclusive
+  bool reads = true;
+  bool writes = false;
+  // Single-copy atomic: an exclusive, ordered, compare-and-swap or LSE
+  // access, which raises an alignment fault unless naturally aligned (the
+  // whole range for a pair).
+  bool atomic = false;
   bool Contains(uint64_t address) const { return address - begin < end - begin; }
 };
 

@@ -93,6 +93,16 @@ Result<std::unique_ptr<Machine>> Machine::Create(GuestMemory& memory, int cpu, M
   return machine;
 }
 
+Result<std::unique_ptr<Machine>> Machine::CreateStepped(GuestMemory& memory, int cpu,
+                                                        std::unique_ptr<SteppedCpu> stepped) {
+  if (stepped == nullptr) return Fail("a stepped machine needs a CPU");
+  std::unique_ptr<Machine> machine(new Machine(memory, cpu, MachineMode::kPrecise, {}));
+  machine->stepped_ = std::move(stepped);
+  return machine;
+}
+
+std::string_view Machine::executor() const { return stepped_ ? stepped_->name() : "unicorn"; }
+
 // A failure to close is checked like every call, but a destructor has no
 // one to tell: the machine is going away either way.
 Machine::~Machine() { static_cast<void>(Close()); }
@@ -178,6 +188,18 @@ Status Machine::Initialize() {
 
 Status Machine::PrepareCall(uint64_t entry, const std::array<uint64_t, 5>& args, uint64_t sp) {
   if (failure_) return Fail("{}", *failure_);
+  if (stepped_) {
+    for (int reg = 0; reg < 31; ++reg) stepped_->SetX(reg, reg < 5 ? args[static_cast<size_t>(reg)] : 0);
+    stepped_->SetX(30, guest::kStopAddress);
+    stepped_->SetSp(sp);
+    stepped_->SetNzcv(0);
+    stepped_->SetPc(entry);
+    stepped_->ClearExclusiveMonitor();
+    steps_ = 0;
+    atomic_instructions_ = 0;
+    stopped_before_ = kNoAddress;
+    return {};
+  }
   if (translated_instructions_ > recycle_after_) {
     // Between calls no block runs: the old engine can go.
     if (auto closed = Close(); !closed) return closed;
@@ -204,7 +226,9 @@ MachineStop Machine::Resume(uint64_t max_steps) {
     return stop;
   }
   returned_ = budget_hit_ = step_hit_ = fault_seen_ = helper_stopped_ = helper_trapped_ = false;
+  stop_requested_ = false;
   step_limit_ = max_steps == ~uint64_t{0} ? max_steps : steps_ + max_steps;
+  if (stepped_) return ResumeStepped(ReadPc());
   if (!pending_.empty()) ApplyPendingFlushes();
   const uint64_t start = ReadPc();
   pass_once_ = start == stopped_before_ ? start : kNoAddress;
@@ -218,6 +242,23 @@ MachineStop Machine::Resume(uint64_t max_steps) {
     stop.message = *failure_;
     return stop;
   }
+  if (StopFromHooks(stop)) {
+    if (stop.kind == MachineStop::Kind::kFault && mode_ == MachineMode::kFast && fault_access_ != AccessKind::kExec) {
+      LocateFault(stop);
+    }
+  } else if (err == UC_ERR_EXCEPTION) {
+    stop.kind = MachineStop::Kind::kException;
+  } else if (err != UC_ERR_OK) {
+    stop.kind = MachineStop::Kind::kError;
+    stop.message = Check(err, fmt::format("start emulation at 0x{:x}", start)).message();
+  } else {
+    stop.kind = MachineStop::Kind::kError;
+    stop.message = fmt::format("unicorn stopped at 0x{:x} for no recorded reason", stop.pc);
+  }
+  return stop;
+}
+
+bool Machine::StopFromHooks(MachineStop& stop) {
   if (returned_) {
     stop.kind = MachineStop::Kind::kReturned;
   } else if (helper_trapped_) {
@@ -231,21 +272,152 @@ MachineStop Machine::Resume(uint64_t max_steps) {
     stop.kind = MachineStop::Kind::kFault;
     stop.address = fault_address_;
     stop.access = fault_access_;
-    if (mode_ == MachineMode::kFast && fault_access_ != AccessKind::kExec) LocateFault(stop);
   } else if (budget_hit_) {
     stop.kind = MachineStop::Kind::kBudget;
   } else if (step_hit_) {
     stop.kind = MachineStop::Kind::kStep;
-  } else if (err == UC_ERR_EXCEPTION) {
-    stop.kind = MachineStop::Kind::kException;
-  } else if (err != UC_ERR_OK) {
-    stop.kind = MachineStop::Kind::kError;
-    stop.message = Check(err, fmt::format("start emulation at 0x{:x}", start)).message();
   } else {
-    stop.kind = MachineStop::Kind::kError;
-    stop.message = fmt::format("unicorn stopped at 0x{:x} for no recorded reason", stop.pc);
+    return false;
+  }
+  return true;
+}
+
+MachineStop Machine::ResumeStepped(uint64_t start) {
+  MachineStop stop;
+  stop.kind = MachineStop::Kind::kError;
+  stop.pc = start;
+  if (auto active = stepped_->Activate(); !active) {
+    failure_ = fmt::format("{}: {}", stepped_->name(), active.message());
+    stop.message = *failure_;
+    return stop;
+  }
+  pass_once_ = start == stopped_before_ ? start : kNoAddress;
+  for (;;) {
+    const uint64_t pc = stepped_->Pc();
+    stop.pc = pc;
+    if (pc - guest::kStopAddress < 4) {
+      OnStopCode(nullptr, pc, 4, this);
+      break;
+    }
+    // The fetch: Unicorn's fetch hooks report an unmapped or non-executable
+    // pc as a fault at it; a misaligned pc is a PC alignment exception.
+    if (pc % 4 != 0) {
+      stop.kind = MachineStop::Kind::kException;
+      stop.message = fmt::format("pc 0x{:x} is not word aligned", pc);
+      return stop;
+    }
+    const uint8_t* code = memory_.Inspect(pc, 4, AccessKind::kExec);
+    if (code == nullptr) {
+      fault_seen_ = true;
+      fault_address_ = pc;
+      fault_access_ = AccessKind::kExec;
+      break;
+    }
+    if (pc - guest::kHelperBase < guest::kHelperRegionSize) {
+      OnHelperCode(nullptr, pc, 4, this);
+    } else if (pc >= kJitBegin && pc < kJitEnd) {
+      OnJitCode(nullptr, pc, 4, this);
+      if (!stop_requested_ && observer_ != nullptr) observer_->OnBlock(cpu_, pc, 4);
+    }
+    if (stop_requested_) break;
+    uint32_t word;
+    std::memcpy(&word, code, 4);
+    const SteppedCheck check = CheckStepped(pc, word, stop);
+    if (check == SteppedCheck::kStop) break;
+    if (check == SteppedCheck::kPerformed) continue;
+    switch (stepped_->RunOne()) {
+      case SteppedCpu::Step::kRan: continue;
+      case SteppedCpu::Step::kException:
+        stop.kind = MachineStop::Kind::kException;
+        return stop;
+      case SteppedCpu::Step::kUnsupported:
+        stop.kind = MachineStop::Kind::kError;
+        stop.message = fmt::format("{} cannot run the instruction 0x{:08x} at 0x{:x}: {}", stepped_->name(), word,
+                                   pc, stepped_->why());
+        return stop;
+    }
+  }
+  if (!StopFromHooks(stop) && stop.kind == MachineStop::Kind::kError && stop.message.empty()) {
+    stop.message = fmt::format("{} stopped at 0x{:x} for no recorded reason", stepped_->name(), stop.pc);
   }
   return stop;
+}
+
+namespace {
+
+// MRS: 1101 0101 0011 o0 op1 CRn CRm op2 Rt; the system register is bits
+// 19..5 (o0:op1:CRn:CRm:op2 as op0 - 2, op1, CRn, CRm, op2).
+constexpr uint32_t kMrsMask = 0xfff00000;
+constexpr uint32_t kMrs = 0xd5300000;
+constexpr uint32_t SystemRegister(uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2) {
+  return ((op0 - 2) << 14) | (op1 << 11) | (crn << 7) | (crm << 3) | op2;
+}
+constexpr uint32_t kTpidrEl1 = SystemRegister(3, 0, 13, 0, 4);
+constexpr uint32_t kSpEl0 = SystemRegister(3, 0, 4, 1, 0);
+constexpr uint32_t kNzcv = SystemRegister(3, 3, 4, 2, 0);
+
+// The system instructions a stepped CPU runs itself: hints (NOP, YIELD,
+// CSDB, BTI ...: HINT #imm), CLREX, DSB, DMB, ISB, and MRS of NZCV.
+bool SteppedCpuRunsSystem(uint32_t word) {
+  if ((word & 0xfffff01f) == 0xd503201f) return true;  // HINT
+  if ((word & 0xfffff01f) == 0xd503301f) {             // CLREX, DSB, DMB, ISB (op2 010, 100, 101, 110)
+    const uint32_t op2 = (word >> 5) & 7;
+    return op2 == 2 || op2 == 4 || op2 == 5 || op2 == 6;
+  }
+  return (word & kMrsMask) == kMrs && ((word >> 5) & 0x7fff) == kNzcv;
+}
+
+}  // namespace
+
+Machine::SteppedCheck Machine::CheckStepped(uint64_t pc, uint32_t word, MachineStop& stop) {
+  // The reserved space (op0 = 0000: UDF) and exception generation (BRK,
+  // HLT, SVC, HVC, SMC, DCPS): an exception, as Unicorn raises. VIXL would
+  // treat some HLT immediates as its own pseudo-instructions.
+  if (((word >> 25) & 0xf) == 0 || (word & 0xff000000) == 0xd4000000) {
+    stop.kind = MachineStop::Kind::kException;
+    return SteppedCheck::kStop;
+  }
+  if ((word & 0xffc00000) == 0xd5000000 && !SteppedCpuRunsSystem(word)) {
+    // The per-CPU base and `current`, as Machine::Initialize gives Unicorn.
+    const uint32_t reg = (word >> 5) & 0x7fff;
+    if ((word & kMrsMask) == kMrs && (reg == kTpidrEl1 || reg == kSpEl0)) {
+      const int rt = static_cast<int>(word & 31);
+      if (rt != 31) stepped_->SetX(rt, reg == kTpidrEl1 ? guest::PerCpuArea(cpu_) : guest::ThreadInfo(cpu_));
+      stepped_->SetPc(pc + 4);
+      return SteppedCheck::kPerformed;
+    }
+    stop.kind = MachineStop::Kind::kError;
+    stop.message = fmt::format("{} is not given the system instruction 0x{:08x} at 0x{:x}", stepped_->name(), word, pc);
+    return SteppedCheck::kStop;
+  }
+  const MachineRegisters registers(*this);
+  const auto access = MemoryAccessOf(word, pc, registers);
+  if (!access) return SteppedCheck::kRun;
+  const uint64_t bytes = access->end - access->begin;
+  if (access->atomic && access->begin % bytes != 0) {  // an alignment fault
+    stop.kind = MachineStop::Kind::kException;
+    stop.message = fmt::format("misaligned atomic access of {} bytes at 0x{:x}", bytes, access->begin);
+    return SteppedCheck::kStop;
+  }
+  // Byte by byte, as Unicorn's MMU maps adjacent regions; Inspect, so that
+  // the check is not counted as a read of engine-private bytes. A
+  // read-modify-write faults as a write, as QEMU's atomics probe for one.
+  const auto first_denied = [&](AccessKind kind) -> std::optional<uint64_t> {
+    for (uint64_t i = 0; i < bytes; ++i) {
+      if (memory_.Inspect(access->begin + i, 1, kind) == nullptr) return access->begin + i;
+    }
+    return std::nullopt;
+  };
+  for (const AccessKind kind : {AccessKind::kWrite, AccessKind::kRead}) {
+    if (kind == AccessKind::kWrite ? !access->writes : !access->reads) continue;
+    if (const auto denied = first_denied(kind)) {
+      fault_seen_ = true;
+      fault_address_ = *denied;
+      fault_access_ = kind;
+      return SteppedCheck::kStop;
+    }
+  }
+  return SteppedCheck::kRun;
 }
 
 void Machine::OnJitCode(uc_engine* uc, uint64_t address, uint32_t, void* self) {
@@ -419,6 +591,7 @@ MachineContext& MachineContext::operator=(MachineContext&& other) noexcept {
   if (this != &other) {
     if (context_ != nullptr) static_cast<void>(uc_context_free(context_));
     context_ = other.context_;
+    stepped_ = std::move(other.stepped_);
     steps_ = other.steps_;
     other.context_ = nullptr;
   }
@@ -427,6 +600,14 @@ MachineContext& MachineContext::operator=(MachineContext&& other) noexcept {
 
 MachineContext Machine::SaveContext() {
   MachineContext saved;
+  if (stepped_) {
+    for (int reg = 0; reg < 31; ++reg) saved.stepped_.push_back(stepped_->X(reg));
+    saved.stepped_.push_back(stepped_->Sp());
+    saved.stepped_.push_back(stepped_->Pc());
+    saved.stepped_.push_back(stepped_->Nzcv());
+    saved.steps_ = steps_;
+    return saved;
+  }
   if (Check(uc_context_alloc(uc_, &saved.context_), "allocate context")) {
     static_cast<void>(Check(uc_context_save(uc_, saved.context_), "save context"));
   }
@@ -435,6 +616,19 @@ MachineContext Machine::SaveContext() {
 }
 
 void Machine::RestoreContext(const MachineContext& context) {
+  if (stepped_) {
+    if (context.stepped_.size() != 34) {
+      if (!failure_) failure_ = "restore context: the context was not saved from a stepped machine";
+      return;
+    }
+    for (int reg = 0; reg < 31; ++reg) stepped_->SetX(reg, context.stepped_[static_cast<size_t>(reg)]);
+    stepped_->SetSp(context.stepped_[31]);
+    stepped_->SetPc(context.stepped_[32]);
+    stepped_->SetNzcv(static_cast<uint32_t>(context.stepped_[33]));
+    stepped_->ClearExclusiveMonitor();  // the exception return of a switch back
+    steps_ = context.steps_;
+    return;
+  }
   if (context.context_ == nullptr) {
     if (!failure_) failure_ = "restore context: the context was never saved";
     return;
@@ -472,33 +666,46 @@ void Machine::LocateFault(MachineStop& stop) {
 }
 
 uint64_t Machine::ReadSp() const {
+  if (stepped_) return stepped_->Sp();
   uint64_t sp = 0;
   static_cast<void>(Check(uc_reg_read(uc_, UC_ARM64_REG_SP, &sp), "read SP"));
   return sp;
 }
 
 uint64_t Machine::ReadX(int reg) const {
+  if (stepped_) return stepped_->X(reg);
   uint64_t value = 0;
   static_cast<void>(Check(uc_reg_read(uc_, kXRegs[reg], &value), "read X register"));
   return value;
 }
 
 void Machine::WriteX(int reg, uint64_t value) {
+  if (stepped_) return stepped_->SetX(reg, value);
   static_cast<void>(Check(uc_reg_write(uc_, kXRegs[reg], &value), "write X register"));
 }
 
 uint64_t Machine::ReadPc() const {
+  if (stepped_) return stepped_->Pc();
   uint64_t pc = 0;
   static_cast<void>(Check(uc_reg_read(uc_, UC_ARM64_REG_PC, &pc), "read PC"));
   return pc;
 }
 
-void Machine::WritePc(uint64_t pc) { static_cast<void>(Check(uc_reg_write(uc_, UC_ARM64_REG_PC, &pc), "write PC")); }
+void Machine::WritePc(uint64_t pc) {
+  if (stepped_) return stepped_->SetPc(pc);
+  static_cast<void>(Check(uc_reg_write(uc_, UC_ARM64_REG_PC, &pc), "write PC"));
+}
 
-void Machine::StopEmulation(uc_engine* uc) { static_cast<void>(Check(uc_emu_stop(uc), "stop emulation")); }
+void Machine::StopEmulation(uc_engine* uc) {
+  if (stepped_) {
+    stop_requested_ = true;
+    return;
+  }
+  static_cast<void>(Check(uc_emu_stop(uc), "stop emulation"));
+}
 
 void Machine::RemoveCache(uint64_t begin, uint64_t end) {
-  if (end <= begin) return;
+  if (end <= begin || stepped_) return;  // a stepped CPU fetches every instruction afresh
   const bool tracked = begin >= kJitBegin && end <= kJitEnd;
   bool translated = !tracked;  // outside the tracked regions: always ask Unicorn
   if (tracked) {

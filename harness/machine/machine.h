@@ -1,4 +1,6 @@
-// One simulated arm64 CPU: a Unicorn engine over the shared guest memory.
+// One simulated arm64 CPU: a Unicorn engine over the shared guest memory,
+// or a CPU the machine steps (SteppedCpu: VIXL's simulator), behind the
+// same interface.
 //
 // Set up once and reused for every run (UNICORN.md: opening an engine costs
 // about a millisecond; a warm run a few microseconds). Every hook is added
@@ -77,7 +79,8 @@ class MachineContext {
  public:
   MachineContext() = default;
   ~MachineContext();
-  MachineContext(MachineContext&& other) noexcept : context_(other.context_), steps_(other.steps_) {
+  MachineContext(MachineContext&& other) noexcept
+      : context_(other.context_), stepped_(std::move(other.stepped_)), steps_(other.steps_) {
     other.context_ = nullptr;
   }
   MachineContext& operator=(MachineContext&& other) noexcept;
@@ -87,6 +90,7 @@ class MachineContext {
  private:
   friend class Machine;
   uc_context* context_ = nullptr;
+  std::vector<uint64_t> stepped_;  // a stepped CPU's x0..x30, sp, pc, nzcv
   uint64_t steps_ = 0;
 };
 
@@ -99,6 +103,49 @@ class ExecutionObserver {
 };
 
 enum class MachineMode : uint8_t { kPrecise, kFast };
+
+// The second kind of executor: an arm64 CPU that the machine steps one
+// instruction at a time (VIXL's simulator, harness/machine/vixl_cpu.h).
+// Unicorn runs guest code on its own and calls the machine's hooks; a
+// stepped CPU runs nothing the machine did not check first. Before each
+// instruction the machine checks, as Unicorn's hooks and MMU would: the
+// fetch (mapped, executable, aligned), the helper stubs and the stop page,
+// the budget and the step limit, undefined and exception-generating
+// words, the memory the instruction will access (MemoryAccessOf: mapped,
+// with the permission, naturally aligned when atomic), and performs the
+// two system register reads the JITs make (TPIDR_EL1, SP_EL0). So the
+// CPU only ever runs an instruction whose effects are allowed, and a
+// fault, a stop or an exception leaves it before that instruction, with
+// exact registers, as on the precise Unicorn machine.
+class SteppedCpu {
+ public:
+  virtual ~SteppedCpu() = default;
+  // For reports: "vixl".
+  virtual std::string_view name() const = 0;
+  // Makes the guest memory the one this CPU's accesses reach, before a
+  // run (another memory's CPU may have run since).
+  virtual Status Activate() = 0;
+  virtual uint64_t X(int reg) const = 0;  // 0..30
+  virtual void SetX(int reg, uint64_t value) = 0;
+  virtual uint64_t Sp() const = 0;
+  virtual void SetSp(uint64_t value) = 0;
+  virtual uint64_t Pc() const = 0;
+  virtual void SetPc(uint64_t value) = 0;
+  virtual uint32_t Nzcv() const = 0;  // N, Z, C, V in bits 31..28
+  virtual void SetNzcv(uint32_t value) = 0;
+  // An exception return clears the local exclusive monitor: what a task
+  // switch or an interrupt's return does to an LL/SC loop.
+  virtual void ClearExclusiveMonitor() = 0;
+
+  enum class Step : uint8_t {
+    kRan,          // the pc and registers moved on
+    kException,    // an undefined or exception-generating instruction; nothing changed
+    kUnsupported,  // an instruction the CPU cannot run (why()); nothing changed
+  };
+  // Runs the instruction at Pc(), which the machine checked.
+  virtual Step RunOne() = 0;
+  virtual std::string why() const = 0;  // after kUnsupported
+};
 
 // A Unicorn call made to fail on purpose, to show that such a failure is
 // reported and loses nothing (tests, and the mains that take
@@ -122,6 +169,16 @@ class Machine {
   static Result<std::unique_ptr<Machine>> Create(GuestMemory& memory, int cpu,
                                                  MachineMode mode = MachineMode::kPrecise,
                                                  UnicornFault fault = {});
+  // A machine whose executor is `stepped` (always precise; see SteppedCpu)
+  // instead of Unicorn. Everything below means the same on either, but the
+  // Unicorn-only counters (translations, cache removals, engines) stay 0:
+  // a stepped CPU fetches every instruction from memory as it runs it, so
+  // a flush has no translation to drop (RemoveCache does nothing), and
+  // stale code never runs.
+  static Result<std::unique_ptr<Machine>> CreateStepped(GuestMemory& memory, int cpu,
+                                                        std::unique_ptr<SteppedCpu> stepped);
+  // "unicorn", or the stepped CPU's name: for reports only.
+  std::string_view executor() const;
   MachineMode mode() const { return mode_; }
   ~Machine();
   Machine(const Machine&) = delete;
@@ -231,6 +288,16 @@ class Machine {
       : memory_(memory), cpu_(cpu), mode_(mode), fault_(fault) {}
   // Fast machines: finds the faulting instruction in the last block.
   void LocateFault(MachineStop& stop);
+  // Resume() on a stepped CPU: the checks of SteppedCpu, then the step.
+  MachineStop ResumeStepped(uint64_t start);
+  // Before the instruction `word` at `pc` of a stepped CPU: whether the
+  // CPU runs it, it was performed here (a system register read), or the
+  // run stops before it (a fault in the hook state, else `stop`).
+  enum class SteppedCheck : uint8_t { kRun, kPerformed, kStop };
+  SteppedCheck CheckStepped(uint64_t pc, uint32_t word, MachineStop& stop);
+  // The stop that the hooks' state describes (returned, helper, fault,
+  // budget, step), if any.
+  bool StopFromHooks(MachineStop& stop);
   Status Initialize();
   Status Close();
   // An error for a failed Unicorn call (and the machine's failure, if it
@@ -253,6 +320,8 @@ class Machine {
   MachineMode mode_;
   UnicornFault fault_;
   mutable std::optional<std::string> failure_;  // register reads are const, and checked
+  std::unique_ptr<SteppedCpu> stepped_;  // the executor, when it is not Unicorn
+  bool stop_requested_ = false;          // a hook asked a stepped CPU to stop
   uc_engine* uc_ = nullptr;
   uint64_t last_block_ = 0;  // the block running (fast machines)
   uint32_t last_block_size_ = 0;

@@ -14,15 +14,19 @@ Result<std::unique_ptr<Sandbox>> Sandbox::Create(const SandboxOptions& options) 
   sandbox->env_ = std::move(env).value();
   GuestMemory& memory = sandbox->env_->memory();
   sandbox->patcher_ = std::make_unique<UnicornTextPatcher>(memory);
+  const auto make = [&](int cpu, MachineMode mode) {
+    return options.machine_factory != nullptr ? options.machine_factory(memory, cpu)
+                                              : Machine::Create(memory, cpu, mode, options.unicorn_fault);
+  };
   for (int cpu = 0; cpu < options.cpus; ++cpu) {
-    auto machine = Machine::Create(memory, cpu, MachineMode::kPrecise, options.unicorn_fault);
+    auto machine = make(cpu, MachineMode::kPrecise);
     if (!machine) return machine.error();
     (*machine)->set_keep_unchanged_translations(options.keep_unchanged_translations);
     sandbox->patcher_->AddMachine(machine->get());
     sandbox->machines_.push_back(std::move(machine).value());
   }
   if (options.fast_machine) {
-    auto fast = Machine::Create(memory, 0, MachineMode::kFast, options.unicorn_fault);
+    auto fast = make(0, MachineMode::kFast);
     if (!fast) return fast.error();
     (*fast)->set_keep_unchanged_translations(options.keep_unchanged_translations);
     sandbox->patcher_->AddMachine(fast->get());

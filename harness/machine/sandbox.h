@@ -16,6 +16,10 @@
 
 namespace bpfdiff {
 
+// Makes the machine of one CPU over the sandbox's memory, when it is not
+// Unicorn's (CreateVixlMachine, harness/machine/vixl_cpu.h).
+using MachineFactory = Result<std::unique_ptr<Machine>> (*)(GuestMemory& memory, int cpu);
+
 struct SandboxOptions {
   int cpus = 1;
   uint64_t pack_seed = 1;
@@ -28,6 +32,9 @@ struct SandboxOptions {
   // the same again when it next runs (Machine::set_keep_unchanged_translations):
   // for the differential runs, which free and reload a slot per case.
   bool keep_unchanged_translations = false;
+  // The executor of every machine (the fast one too, which is then as
+  // precise as the others): nullptr for Unicorn.
+  MachineFactory machine_factory = nullptr;
 };
 
 class Sandbox {

@@ -267,6 +267,55 @@ TEST(harness_access, CompareAndSwapPair) {
   });
 }
 
+// How each class accesses its range: what a stepped machine checks the
+// permissions for (a read-modify-write as both), and which accesses must
+// be naturally aligned.
+TEST(harness_access, HowEachClassAccesses) {
+  struct Way {
+    std::string text;
+    uint32_t word;
+    bool reads, writes, atomic;
+  };
+  const Way ways[] = {
+      {"ldr x0, [x6, #8]", Unsigned(LoadStoreOp::kLoad, Size::k64, x0, x6, 8), true, false, false},
+      {"ldrsb x0, [x6]", Unsigned(LoadStoreOp::kLoadSigned64, Size::k8, x0, x6, 0), true, false, false},
+      {"str w0, [x6]", Unsigned(LoadStoreOp::kStore, Size::k32, x0, x6, 0), false, true, false},
+      {"stur x0, [x6, #-8]", a64::LoadStoreUnscaledImmediate(LoadStoreOp::kStore, Size::k64, x0, x6, -8), false, true,
+       false},
+      {"ldr x0, [x6, x2]", a64::LoadStoreRegisterOffset(LoadStoreOp::kLoad, Size::k64, x0, x6, x2, Extend::kUxtx, false),
+       true, false, false},
+      {"strb w0, [x6, x2]",
+       a64::LoadStoreRegisterOffset(LoadStoreOp::kStore, Size::k8, x0, x6, x2, Extend::kUxtx, false), false, true,
+       false},
+      {"stp x0, x1, [sp, #-16]!", a64::LoadStorePair(PairOp::kStore, Width::kX, x0, x1, sp, -16, Indexing::kPreIndex),
+       false, true, false},
+      {"ldp x0, x1, [sp], #16", a64::LoadStorePair(PairOp::kLoad, Width::kX, x0, x1, sp, 16, Indexing::kPostIndex),
+       true, false, false},
+      {"ldxr x0, [x6]", a64::Ldxr(Size::k64, x0, x6), true, false, true},
+      {"stlxr w3, w0, [x6]", a64::Stlxr(Size::k32, x3, x0, x6), false, true, true},
+      {"ldar x0, [x6]", a64::Ldar(Size::k64, x0, x6), true, false, true},
+      {"stlr w0, [x6]", a64::Stlr(Size::k32, x0, x6), false, true, true},
+      {"casal w0, w1, [x6]", a64::CompareAndSwap(Size::k32, MemOrder::kAcquireRelease, x0, x1, x6), true, true, true},
+      {"caspal w0, w1, w2, w3, [x6]", 0x0860fcc2, true, true, true},
+      {"ldaddal x2, x0, [x6]", a64::AtomicMemoryOperation(AtomicOp::kLdadd, Size::k64, MemOrder::kAcquireRelease, x2, x0, x6),
+       true, true, true},
+      {"stadd x2, [x6]", a64::StAtomic(AtomicOp::kLdadd, Size::k64, MemOrder::kRelaxed, x2, x6), true, true, true},
+      {"ldr x0, #16", a64::LoadRegisterLiteral(a64::LiteralOp::kLdrX, x0, 16), true, false, false},
+  };
+  auto disassembler = A64Disassembler::Create();
+  ASSERT_TRUE(disassembler.ok()) << disassembler.message();
+  const FakeRegisters registers;
+  for (const Way& w : ways) {
+    SCOPED_TRACE(w.text);
+    EXPECT_EQ(disassembler->Disassemble(w.word, kPc), w.text);
+    const auto range = MemoryAccessOf(w.word, kPc, registers);
+    ASSERT_TRUE(range.has_value());
+    EXPECT_EQ(range->reads, w.reads);
+    EXPECT_EQ(range->writes, w.writes);
+    EXPECT_EQ(range->atomic, w.atomic);
+  }
+}
+
 TEST(harness_access, NotMemoryAccesses) {
   Check({
       NoAccess("add x0, x1, #1", a64::AddSubImmediate(a64::AddSubOp::kAdd, Width::kX, x0, x1, 1)),
