@@ -10,6 +10,7 @@ packages=(
   g++  # the GCC 12 compile check (ci/test.sh)
   clang-14 libclang-rt-14-dev llvm-14 llvm-14-dev llvm-14-tools
   libunicorn-dev
+  libvixl-dev  # VIXL's AArch64 simulator, the second executor (harness/machine/vixl_cpu.h)
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   chromium fonts-dejavu-core  # the HTML report's headless check (tests/report)

@@ -33,5 +33,6 @@ void AddPackCommands(CLI::App& app, const Settings& settings, int& exit_code);  
 void AddPlantedCommand(CLI::App& app, const Settings& settings, int& exit_code);  // planted list, table
 void AddSweepCommand(CLI::App& app, const Settings& settings, int& exit_code);    // sweep
 void AddEnginesCommand(CLI::App& app, const Settings& settings, int& exit_code);  // engines
+void AddEmulatorsCommand(CLI::App& app, const Settings& settings, int& exit_code);  // emulators
 
 }  // namespace bpfdiff::cli

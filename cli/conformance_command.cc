@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/executor_option.h"
 #include "harness/conformance/runner.h"
 #include "harness/planted/planted_bugs.h"
 #include "report/conformance_json.h"
@@ -23,6 +24,7 @@ struct ConformanceArgs {
   std::vector<std::string> include_groups;
   std::string include, exclude;
   std::string json, junit;
+  std::string executor = "unicorn";
   bool quiet = false;
 };
 
@@ -86,6 +88,12 @@ int Run(const ConformanceArgs& args, const Settings& settings) {
   }
   options.bugs = bugs;
   options.unicorn_fault = settings.unicorn_fault;
+  auto factory = MachineFactoryNamed(args.executor);
+  if (!factory) {
+    fmt::print(stderr, "bpfdiff conformance: {}\n", factory.message());
+    return kExitBadInput;
+  }
+  options.machine_factory = *factory;
   if (!args.include.empty()) options.include = args.include;
   if (!args.exclude.empty()) options.exclude = args.exclude;
   options.listing = args.quiet ? ConformanceListing::kFailuresOnly : ConformanceListing::kEveryTest;
@@ -121,6 +129,7 @@ void AddConformanceCommand(CLI::App& app, const Settings& settings, int& exit_co
   cmd->add_option("--json", args->json, "Also write the results, per engine, as JSON (for `bpfdiff report`)");
   cmd->add_option("--junit", args->junit, "Also write the results as JUnit XML, a testsuite per engine");
   cmd->add_flag("--quiet", args->quiet, "Print only failures and the counts per engine");
+  AddExecutorOption(cmd, &args->executor);
   cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings); });
 }
 

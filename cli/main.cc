@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   bpfdiff::cli::AddPlantedCommand(app, settings, exit_code);
   bpfdiff::cli::AddSweepCommand(app, settings, exit_code);
   bpfdiff::cli::AddEnginesCommand(app, settings, exit_code);
+  bpfdiff::cli::AddEmulatorsCommand(app, settings, exit_code);
   bpfdiff::cli::AddRecursionCommand(app, settings, exit_code);
   bpfdiff::cli::AddReportCommand(app, settings, exit_code);
   // The same statuses for every subcommand, so every --help says them.

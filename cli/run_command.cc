@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/executor_option.h"
 #include "harness/conformance/case_file.h"
 #include "harness/diff/differential.h"
 #include "harness/diff/engines.h"
@@ -15,6 +16,7 @@ namespace {
 struct RunArgs {
   std::string file;
   std::string engine{EngineSpecs().front().name};  // the interpreter
+  std::string executor = "unicorn";
   bool quiet = false;
 };
 
@@ -26,10 +28,16 @@ int Run(const RunArgs& args, const Settings& settings) {
     return kExitBadInput;
   }
   for (const auto& warning : file->warnings) fmt::print(stderr, "warning: {}\n", warning);
+  auto factory = MachineFactoryNamed(args.executor);
+  if (!factory) {
+    fmt::print(stderr, "bpfdiff run: {}\n", factory.message());
+    return kExitBadInput;
+  }
   SandboxOptions sandbox_options;
   sandbox_options.pack_bugs = bugs.pack;
   sandbox_options.unicorn_fault = settings.unicorn_fault;
   sandbox_options.keep_unchanged_translations = true;  // a slot is freed and reloaded per case
+  sandbox_options.machine_factory = *factory;
   auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) {
     fmt::print(stderr, "bpfdiff run: {}\n", sandbox.message());
@@ -91,6 +99,7 @@ void AddRunCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("run", "Run a .data or assembly file and print the outcome");
   cmd->add_option("file", args->file, "A .data file or BPF assembly")->required();
   cmd->add_option("--engine", args->engine, EngineChoices())->capture_default_str();
+  AddExecutorOption(cmd, &args->executor);
   cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings); });
 }
 

@@ -13,6 +13,7 @@
 // planted bug's findings replay. A Unicorn failure (BPFDIFF_UNICORN_FAULT
 // injects one) is an error naming the call, exit 2, and no verdict.
 #include "cli/commands.h"
+#include "cli/executor_option.h"
 #include "harness/diff/engines.h"
 
 #include <CLI/CLI.hpp>
@@ -46,19 +47,26 @@ struct ReplayTally {
 // Every artifact, each on its own: one that does not load, or whose run
 // Unicorn failed, is reported and the next one still runs (on a new
 // harness after a Unicorn failure: the old one can run nothing more).
-int Replay(const std::vector<std::string>& artifacts, const std::string& engines, const Settings& settings) {
+int Replay(const std::vector<std::string>& artifacts, const std::string& engines, const std::string& executor,
+           const Settings& settings) {
   auto disassembler = A64Disassembler::Create();
   if (!disassembler) {
     fmt::print(stderr, "bpfdiff replay: {}\n", disassembler.message());
     return kExitBadInput;
   }
+  auto factory = MachineFactoryNamed(executor);
+  if (!factory) {
+    fmt::print(stderr, "bpfdiff replay: {}\n", factory.message());
+    return kExitBadInput;
+  }
+  if (*factory != nullptr) fmt::print("executor: {}\n", executor);
   std::unique_ptr<DiffHarness> harness;
   std::optional<std::string> cannot_create;  // the harness cannot be made: nothing can run
   ReplayTally tally;
   int status = kExitOk;
   for (const auto& path : artifacts) {
     if (!harness && !cannot_create) {
-      auto created = DiffHarness::Create(settings.bugs, settings.unicorn_fault, engines);
+      auto created = DiffHarness::Create(settings.bugs, settings.unicorn_fault, engines, *factory);
       if (created) harness = std::move(created).value();
       else cannot_create = created.message();
     }
@@ -164,7 +172,11 @@ void AddTriageCommands(CLI::App& app, const Settings& settings, int& exit_code) 
       "{}: the interpreter and bpfdiff's JIT; {}: the interpreter and the kernel's own JIT", kAllEngines,
       kKernelEngines);
   replay->add_option("--engines", *engines, engines_help)->check(CLI::IsMember({std::string(kAllEngines), std::string(kKernelEngines)}));
-  replay->callback([artifacts, engines, &settings, &exit_code] { exit_code = Replay(*artifacts, *engines, settings); });
+  auto executor = std::make_shared<std::string>("unicorn");
+  AddExecutorOption(replay, executor.get());
+  replay->callback([artifacts, engines, executor, &settings, &exit_code] {
+    exit_code = Replay(*artifacts, *engines, *executor, settings);
+  });
 
   auto min_in = std::make_shared<std::string>(), min_out = std::make_shared<std::string>();
   CLI::App* minimize = app.add_subcommand("minimize", "Shrink an artifact while the same divergence persists");

@@ -45,6 +45,11 @@ if(BPFDIFF_FUZZ_TARGETS_ONLY)
   return()
 endif()
 
+# Arm's VIXL, for its AArch64 simulator: the second executor
+# (harness/machine/vixl_cpu.h). Debian ships it as a shared library only,
+# so the fuzz targets do not link it.
+pkg_check_modules(VIXL REQUIRED IMPORTED_TARGET vixl>=5.1)
+
 find_package(LLVM 14 REQUIRED CONFIG HINTS /usr/lib/llvm-14/lib/cmake/llvm)
 find_package(GTest REQUIRED)
 find_package(benchmark REQUIRED)

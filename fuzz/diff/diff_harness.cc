@@ -10,7 +10,8 @@
 namespace bpfdiff::fuzz {
 
 Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs, UnicornFault unicorn_fault,
-                                                         std::string_view engines_choice) {
+                                                         std::string_view engines_choice,
+                                                         MachineFactory machine_factory) {
   if (engines_choice != kAllEngines && engines_choice != kKernelEngines) {
     return Fail("engines '{}': {} or {}", engines_choice, kAllEngines, kKernelEngines);
   }
@@ -19,6 +20,7 @@ Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs
   options.pack_bugs = bugs.pack;
   options.unicorn_fault = unicorn_fault;
   options.keep_unchanged_translations = true;  // a slot is freed and reloaded per case
+  options.machine_factory = machine_factory;
   auto sandbox = Sandbox::Create(options);
   if (!sandbox) return sandbox.error();
   harness->sandbox_ = std::move(sandbox).value();

@@ -29,9 +29,11 @@ class DiffHarness {
   // or "kernel" (the interpreter and the kernel's JIT in both lowerings).
   // With "kernel", inputs are first brought to the forms the kernel's
   // verifier accepts (ToKernelVerifierForms); one that cannot be is not
-  // ours.
+  // ours. `machine_factory`: the machines' executor (SandboxOptions;
+  // nullptr: Unicorn).
   static Result<std::unique_ptr<DiffHarness>> Create(const PlantedBugs& bugs, UnicornFault unicorn_fault = {},
-                                                     std::string_view engines = "all");
+                                                     std::string_view engines = "all",
+                                                     MachineFactory machine_factory = nullptr);
 
   struct InputRun {
     std::optional<CaseSource> source;  // nullopt: not an input of ours

@@ -171,6 +171,7 @@ Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std
   sandbox_options.pack_bugs = options.bugs.pack;
   sandbox_options.unicorn_fault = options.unicorn_fault;
   sandbox_options.keep_unchanged_translations = true;  // a slot is freed and reloaded per case
+  sandbox_options.machine_factory = options.machine_factory;
   auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) return sandbox.error();
   auto engines = MakeEngines(**sandbox, options.engine, options.bugs.jit);
@@ -206,6 +207,9 @@ Result<ConformanceSummary> RunConformance(const ConformanceOptions& options, std
     }
     PrintResult(out, result, options.listing);
     summary.results.push_back(std::move(result));
+  }
+  if (const std::string_view executor = (*sandbox)->machine(0).executor(); executor != "unicorn") {
+    fmt::print(out, "executor: {}\n", executor);
   }
   if (summary.engines.size() > 1) {
     for (const auto& c : summary.PerEngine()) {

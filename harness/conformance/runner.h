@@ -32,6 +32,9 @@ struct ConformanceOptions {
   std::optional<std::string> exclude;
   PlantedBugs bugs;  // negative controls only (see harness/planted/planted_bugs.h)
   UnicornFault unicorn_fault;  // a Unicorn call made to fail on purpose (BPFDIFF_UNICORN_FAULT)
+  // The machines' executor (SandboxOptions::machine_factory; nullptr:
+  // Unicorn). Any other is named before the counts.
+  MachineFactory machine_factory = nullptr;
   ConformanceListing listing = ConformanceListing::kEveryTest;
 };
 

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "harness/machine/sandbox.h"
+#include "harness/machine/vixl_cpu.h"
+#include "tests/harness/machine/machine_test_support.h"
 #include "jit/a64/aliases.h"
 #include "jit/a64/encoder.h"
 #include "oracle/guest_layout.h"
@@ -37,40 +39,6 @@ using a64::PairOp;
 using a64::Reg;
 using a64::Size;
 using a64::Width;
-
-// Argument registers of every call: x0 = the context region (RW), x1 = an
-// unmapped address in the first megabyte, x2 = 3, x3 = a read-only map
-// object, x4 = -2.
-constexpr uint64_t kMapped = guest::kContextBase;
-constexpr uint64_t kUnmapped = 0x8000;
-constexpr uint64_t kReadOnly = guest::kMapObjectsBase;
-constexpr std::array<uint64_t, 5> kArgs = {kMapped, kUnmapped, 3, kReadOnly, static_cast<uint64_t>(-2)};
-
-std::unique_ptr<Sandbox> MakeSandbox(const SandboxOptions& options = {}) {
-  auto sandbox = Sandbox::Create(options);
-  EXPECT_TRUE(sandbox.ok()) << sandbox.message();
-  if (!sandbox) return nullptr;
-  return std::move(sandbox).value();
-}
-
-// `words` in a new pack slot, finalized; returns the allocation.
-std::unique_ptr<jit::PackAllocation> Place(Sandbox& sandbox, const std::vector<uint32_t>& words) {
-  for (uint32_t word : words) EXPECT_NE(word, a64::kBreakFault) << "an encoder refused an operand";
-  auto allocation = sandbox.pack().Alloc(4 * words.size());
-  EXPECT_TRUE(allocation.ok()) << allocation.message();
-  if (!allocation) return nullptr;
-  std::memcpy((*allocation)->rw_image(), words.data(), 4 * words.size());
-  sandbox.pack().Finalize(**allocation);
-  return std::move(allocation).value();
-}
-
-MachineStop Call(Machine& machine, uint64_t entry, const std::array<uint64_t, 5>& args = kArgs) {
-  if (auto prepared = machine.PrepareCall(entry, args, guest::StackTop(0)); !prepared) {
-    ADD_FAILURE() << prepared.message();
-    return {};
-  }
-  return machine.Resume();
-}
 
 uint32_t Ldr(Size size, Reg rt, Reg rn, int64_t offset = 0) {
   return a64::LoadStoreUnsignedImmediate(LoadStoreOp::kLoad, size, rt, rn, offset);
@@ -158,7 +126,9 @@ std::vector<FaultCase> FaultCases() {
   return cases;
 }
 
-TEST(harness_machine, PreciseAndFastReportTheSameFaultingPc) {
+// The precise and the fast Unicorn machine, and a VIXL machine over the
+// same memory (the second executor: harness/machine/vixl_cpu.h).
+TEST(harness_machine, PreciseFastAndVixlReportTheSameFaultingPc) {
   auto sandbox = MakeSandbox();
   ASSERT_NE(sandbox, nullptr);
   Machine& precise = sandbox->machine(0);
@@ -167,6 +137,9 @@ TEST(harness_machine, PreciseAndFastReportTheSameFaultingPc) {
   EXPECT_EQ(precise.mode(), MachineMode::kPrecise);
   EXPECT_EQ(fast->mode(), MachineMode::kFast);
   GuestMemory& memory = sandbox->env().memory();
+  auto vixl = CreateVixlMachine(memory, 0);
+  ASSERT_TRUE(vixl.ok()) << vixl.message();
+  EXPECT_EQ((*vixl)->executor(), "vixl");
   ASSERT_TRUE(memory.Store<uint64_t>(kMapped, 0x1111));
   ASSERT_TRUE(memory.Store<uint64_t>(kMapped + 8, 0x2222));
   for (const FaultCase& c : FaultCases()) {
@@ -175,9 +148,11 @@ TEST(harness_machine, PreciseAndFastReportTheSameFaultingPc) {
     ASSERT_NE(slot, nullptr);
     const uint64_t pc = slot->rx_image() + 4 * c.faulting;
     for (int round = 0; round < 2; ++round) {  // the second time from translated code
-      std::array<uint64_t, 2> x5{};
-      for (Machine* machine : {&precise, fast}) {
-        SCOPED_TRACE(machine == fast ? "fast" : "precise");
+      std::array<uint64_t, 3> x5{};
+      const std::array<Machine*, 3> machines = {&precise, fast, vixl->get()};
+      for (size_t m = 0; m < machines.size(); ++m) {
+        Machine* machine = machines[m];
+        SCOPED_TRACE(m == 0 ? "precise" : m == 1 ? "fast" : "vixl");
         const MachineStop stop = Call(*machine, slot->rx_image());
         EXPECT_EQ(stop.kind, MachineStop::Kind::kFault) << stop.message;
         EXPECT_EQ(stop.pc, pc) << fmt::format("0x{:x}, expected 0x{:x}", stop.pc, pc);
@@ -185,9 +160,10 @@ TEST(harness_machine, PreciseAndFastReportTheSameFaultingPc) {
         EXPECT_EQ(stop.address, c.address) << fmt::format("0x{:x}", stop.address);
         // The pre-index write-back of a faulting access does not happen.
         EXPECT_EQ(machine->ReadX(1), kUnmapped);
-        x5[machine == fast] = machine->ReadX(5);
+        x5[m] = machine->ReadX(5);
       }
       EXPECT_EQ(x5[0], x5[1]) << "the registers differ at the fault";
+      EXPECT_EQ(x5[0], x5[2]) << "the registers differ at the fault";
     }
     sandbox->pack().Free(std::move(slot));
   }
@@ -205,10 +181,12 @@ TEST(harness_machine, FaultAccessKinds) {
       {{Str(Size::k64, Reg::kX5, Reg::kX1), a64::Ret()}, AccessKind::kWrite},
       {{Str(Size::k8, Reg::kX5, Reg::kX3), a64::Ret()}, AccessKind::kWrite},  // read-only
   };
+  auto vixl = CreateVixlMachine(sandbox->env().memory(), 0);
+  ASSERT_TRUE(vixl.ok()) << vixl.message();
   for (const Kinds& c : cases) {
     auto slot = Place(*sandbox, c.words);
     ASSERT_NE(slot, nullptr);
-    for (Machine* machine : {&sandbox->machine(0), sandbox->fast_machine()}) {
+    for (Machine* machine : {&sandbox->machine(0), sandbox->fast_machine(), vixl->get()}) {
       const MachineStop stop = Call(*machine, slot->rx_image());
       EXPECT_EQ(stop.kind, MachineStop::Kind::kFault);
       EXPECT_EQ(stop.access, c.kind);

@@ -1,0 +1,200 @@
+#include "harness/machine/vixl_cpu.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <aarch64/decoder-aarch64.h>
+#include <aarch64/simulator-aarch64.h>
+#include <fmt/format.h>
+
+namespace bpfdiff {
+namespace {
+
+namespace a64 = vixl::aarch64;
+
+// The guest regions mapped at their guest addresses, shared by every VIXL
+// CPU of the process: which memory they show, and each range mapped so
+// far (ours to map again; anything else at a guest address is not).
+struct IdentityView {
+  uint64_t serial = 0;  // GuestMemory::serial of the memory shown; 0: none
+  size_t regions = 0;   // how many of its regions
+  struct Range {
+    uint64_t base, size;
+  };
+  std::vector<Range> mapped;
+
+  bool Ours(uint64_t base, uint64_t size) const {
+    for (const Range& r : mapped) {
+      if (r.base == base && r.size == size) return true;
+    }
+    return false;
+  }
+};
+
+IdentityView& View() {
+  static IdentityView view;
+  return view;
+}
+
+Status ShowAtGuestAddresses(GuestMemory& memory) {
+  IdentityView& view = View();
+  if (view.serial == memory.serial() && view.regions == memory.region_count()) return {};
+  for (const auto& region : memory.regions()) {
+    void* const at = reinterpret_cast<void*>(region->base);
+    if (!view.Ours(region->base, region->size)) {
+      // Claim the range first: MAP_FIXED_NOREPLACE fails where anything of
+      // this process already is, which mremap's MREMAP_FIXED would unmap.
+      void* claimed = mmap(at, region->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+      if (claimed == MAP_FAILED || claimed != at) {
+        const int error = errno;
+        if (claimed != MAP_FAILED) munmap(claimed, region->size);  // a kernel without MAP_FIXED_NOREPLACE
+        view.serial = 0;
+        return Fail("guest region {} at 0x{:x} (+0x{:x}) cannot be mapped at its guest address in this process: {}",
+                    region->name, region->base, region->size, std::strerror(error));
+      }
+      view.mapped.push_back({region->base, region->size});
+    }
+    // old_size 0: a second mapping of the same shared pages.
+    void* alias = mremap(region->host, 0, region->size, MREMAP_MAYMOVE | MREMAP_FIXED, at);
+    if (alias != at) {
+      const int error = errno;
+      view.serial = 0;
+      return Fail("guest region {} at 0x{:x}: mapping its pages at the guest address failed: {}", region->name,
+                  region->base, std::strerror(error));
+    }
+  }
+  view.serial = memory.serial();
+  view.regions = memory.region_count();
+  return {};
+}
+
+// VIXL's simulator, told not to run what the machine leaves to the CPU to
+// refuse: the visitors of exception-generating, unallocated and
+// unimplemented instructions (VIXL would abort, or run a pseudo-
+// instruction of its own) only note what they saw.
+class GuestSimulator final : public a64::Simulator {
+ public:
+  explicit GuestSimulator(a64::Decoder* decoder) : a64::Simulator(decoder) {
+    SetCPUFeatures(vixl::CPUFeatures::All());  // LSE atomics included
+    // Its one-time note on stderr that its exclusive monitors are simple:
+    // one CPU per simulator, and no other writer between LL and SC but
+    // what the machine runs on this CPU, which is what they model.
+    SilenceExclusiveAccessWarning();
+  }
+  void VisitException(const a64::Instruction*) override { refused_ = Refused::kException; }
+  void VisitUnallocated(const a64::Instruction*) override { refused_ = Refused::kException; }
+  void VisitUnimplemented(const a64::Instruction*) override { refused_ = Refused::kUnimplemented; }
+
+  enum class Refused : uint8_t { kNone, kException, kUnimplemented };
+  Refused TakeRefused() {
+    const Refused r = refused_;
+    refused_ = Refused::kNone;
+    return r;
+  }
+
+ private:
+  Refused refused_ = Refused::kNone;
+};
+
+class VixlCpu final : public SteppedCpu {
+ public:
+  explicit VixlCpu(GuestMemory& memory) : memory_(memory), simulator_(&decoder_) {}
+
+  std::string_view name() const override { return "vixl"; }
+  Status Activate() override { return ShowAtGuestAddresses(memory_); }
+
+  uint64_t X(int reg) const override {
+    return static_cast<uint64_t>(simulator_.ReadXRegister(static_cast<unsigned>(reg)));
+  }
+  void SetX(int reg, uint64_t value) override {
+    simulator_.WriteXRegister(static_cast<unsigned>(reg), value, a64::Simulator::NoRegLog);
+  }
+  uint64_t Sp() const override { return static_cast<uint64_t>(simulator_.ReadXRegister(31, a64::Reg31IsStackPointer)); }
+  void SetSp(uint64_t value) override { simulator_.WriteSp(value); }
+  // VIXL drops the top byte of every pc it is given (it models the Top
+  // Byte Ignore of data addresses for the pc too). The machine must see the
+  // address a branch went to, as Unicorn reports it: the kernel's JIT
+  // calls helpers at 0xffff'0000'0000'0000 | address (kernelsrc/SHIMS.md),
+  // which the machine reports as a fault at that address, never runs. So
+  // the top byte is kept here, beside VIXL's pc.
+  uint64_t Pc() const override { return reinterpret_cast<uint64_t>(simulator_.ReadPc()) | pc_top_byte_; }
+  void SetPc(uint64_t value) override {
+    pc_top_byte_ = value & kTopByte;
+    simulator_.WritePc(reinterpret_cast<const a64::Instruction*>(value & ~kTopByte), a64::Simulator::NoBranchLog);
+  }
+  uint32_t Nzcv() const override { return const_cast<GuestSimulator&>(simulator_).ReadNzcv().GetRawValue(); }
+  void SetNzcv(uint32_t value) override { simulator_.ReadNzcv().SetRawValue(value); }
+  void ClearExclusiveMonitor() override { simulator_.ClearLocalMonitor(); }
+
+  Step RunOne() override {
+    const uint64_t pc = Pc();
+    uint32_t word;
+    std::memcpy(&word, reinterpret_cast<const void*>(pc), 4);  // the machine checked the fetch
+    // A branch to a register: VIXL untags the target (see Pc()).
+    const bool register_branch = (word & kBranchToRegisterMask) == kBranchToRegister;
+    const uint64_t target = register_branch ? X(static_cast<int>((word >> 5) & 31)) : 0;
+    simulator_.ExecuteInstruction();
+    switch (simulator_.TakeRefused()) {
+      case GuestSimulator::Refused::kNone:
+        pc_top_byte_ = register_branch ? target & kTopByte : 0;
+        if ((word & kMovkWMask) == kMovkW) CorrectMovkW(word);
+        return Step::kRan;
+      case GuestSimulator::Refused::kException:
+        SetPc(pc);  // the exception is taken before the instruction
+        return Step::kException;
+      case GuestSimulator::Refused::kUnimplemented:
+        SetPc(pc);
+        why_ = "VIXL's simulator does not implement it";
+        return Step::kUnsupported;
+    }
+    return Step::kRan;
+  }
+  std::string why() const override { return why_; }
+
+ private:
+  static constexpr uint64_t kTopByte = uint64_t{0xff} << 56;
+  // BR, BLR, RET: 1101011 0 0 opc:2 11111 000000 Rn 00000 (opc 00, 01, 10).
+  static constexpr uint32_t kBranchToRegisterMask = 0xff9ffc1f;
+  static constexpr uint32_t kBranchToRegister = 0xd61f0000;
+  // MOVK (32-bit): sf 0, opc 11, 100101 hw imm16 Rd.
+  static constexpr uint32_t kMovkWMask = 0xff800000;
+  static constexpr uint32_t kMovkW = 0x72800000;
+
+  // VIXL 5.1 (Debian's libvixl 5.1.0-3) gets MOVK of a W register wrong:
+  // it reads the old W value sign-extended, so when its bit 31 is set,
+  // bits 63..32 of the X register come out set, where a write of a W
+  // register clears them. `movn w7, #0x7fff, lsl #16; movk w7, #0` leaves
+  // x7 = 0xffffffff80000000 in VIXL, 0x80000000 on Arm (and in Unicorn).
+  // The kernel's JIT loads 32-bit constants so (lddw2.data of the
+  // upstream suite fails on VIXL without this). Corrected here, and
+  // pinned by a test (harness_vixl.VixlAloneGetsMovkOfAWRegisterWrong).
+  void CorrectMovkW(uint32_t word) {
+    const int rd = static_cast<int>(word & 31);
+    if (rd != 31) SetX(rd, X(rd) & 0xffffffff);
+  }
+
+  GuestMemory& memory_;
+  a64::Decoder decoder_;
+  GuestSimulator simulator_;
+  uint64_t pc_top_byte_ = 0;
+  std::string why_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SteppedCpu>> MakeVixlCpu(GuestMemory& memory) {
+  auto cpu = std::make_unique<VixlCpu>(memory);
+  if (auto shown = cpu->Activate(); !shown) return shown.error();
+  return std::unique_ptr<SteppedCpu>(std::move(cpu));
+}
+
+Result<std::unique_ptr<Machine>> CreateVixlMachine(GuestMemory& memory, int cpu) {
+  auto stepped = MakeVixlCpu(memory);
+  if (!stepped) return stepped.error();
+  return Machine::CreateStepped(memory, cpu, std::move(stepped).value());
+}
+
+}  // namespace bpfdiff
