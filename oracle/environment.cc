@@ -1,5 +1,6 @@
 #include "oracle/environment.h"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -67,6 +68,11 @@ Result<std::unique_ptr<GuestEnvironment>> GuestEnvironment::Create() {
 }
 
 void GuestEnvironment::Install(const LoadedCase& loaded) {
+  // What earlier cases wrote beyond what the resets below restore: a case
+  // starts from the same state whatever ran before it.
+  for (const char* name : {"stacks", "map values"}) {
+    if (Region* region = memory_.FindByName(name)) GuestMemory::ZeroWritten(*region);
+  }
   // Map objects (read-only for programs; written here through the host).
   std::memset(memory_.HostPointer(guest::kMapObjectsBase, guest::kMapObjectsSize), 0,
               guest::kMapObjectsSize);
@@ -99,6 +105,8 @@ void GuestEnvironment::Install(const LoadedCase& loaded) {
       values_bytes_ = value_addresses[i] + bytes - guest::kMapValuesBase;
     }
   }
+  values_high_water_ = std::max(values_high_water_, values_bytes_);
+  std::memset(memory_.HostPointer(guest::kMapValuesBase, values_high_water_), 0, values_high_water_);
   initial_values_.assign(values_bytes_, 0);
   for (size_t i = 0; i < loaded.maps.size(); ++i) {
     const isa::MapSpec& map = loaded.maps[i];

@@ -160,6 +160,12 @@ class GuestEnvironment {
   uint64_t context_length_ = 0;
   std::vector<uint8_t> initial_context_;
   uint64_t values_bytes_ = 0;
+  // The most bytes of the values region any case installed so far used:
+  // zeroed on every Install, so that a case whose maps are smaller never
+  // reads (through a probe load past its values, say) what an earlier,
+  // larger case left there. Its outcome must not depend on what ran
+  // before it.
+  uint64_t values_high_water_ = 0;
   std::vector<uint8_t> initial_values_;
   HelperState helper_state_[guest::kMaxCpus];
 };

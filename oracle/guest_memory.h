@@ -5,6 +5,7 @@
 // very same host buffers with uc_mem_map_ptr, so both engines see one memory.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -33,6 +34,11 @@ struct Region {
   // program objects that point at it): a program reading it is not
   // comparable. See GuestMemory::private_read().
   bool engine_private = false;
+  // The offsets written through GuestMemory::Translate (the interpreter's
+  // stores, the helpers' writes) since ZeroWritten: [written_begin,
+  // written_end), empty when begin >= end.
+  uint64_t written_begin = ~uint64_t{0};
+  uint64_t written_end = 0;
 
   bool Contains(uint64_t address, uint64_t length) const {
     return address >= base && length <= size && address - base <= size - length;
@@ -61,7 +67,25 @@ class GuestMemory {
     }
     if (!(region->permissions & PermissionFor(kind))) return nullptr;
     private_read_ |= region->engine_private;
-    return region->host + (address - region->base);
+    const uint64_t offset = address - region->base;
+    if (kind == AccessKind::kWrite) {
+      region->written_begin = std::min(region->written_begin, offset);
+      region->written_end = std::max(region->written_end, offset + length);
+    }
+    return region->host + offset;
+  }
+
+  // Zeroes what was written to `region` through Translate since the last
+  // call, so that nothing a case wrote outside what a reset restores (a
+  // helper's write deep in the stacks, a store past a map's values) is
+  // there for a later case to read: an outcome must not depend on what ran
+  // before it.
+  static void ZeroWritten(Region& region) {
+    if (region.written_begin < region.written_end) {
+      std::memset(region.host + region.written_begin, 0, region.written_end - region.written_begin);
+    }
+    region.written_begin = ~uint64_t{0};
+    region.written_end = 0;
   }
 
   // Translate() for the interpreter's own bookkeeping (the index a tail
