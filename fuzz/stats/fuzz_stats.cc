@@ -126,6 +126,7 @@ FuzzStatsFile FuzzStats::ToFile() const {
   file.counters = {{"compared", compared_},      {"agreed", matched_}, {"not_comparable", not_comparable_},
                    {"extra_runs", extra_runs_}, {"not_ours", not_ours_}};
   for (const auto& [name, cases] : known_findings_) file.counters.emplace_back("known finding " + name, cases);
+  if (executor_ != "unicorn") file.counters.emplace_back("checked on unicorn (" + executor_ + " ran)", emulator_checks_);
   file.not_comparable = MostFrequentFirst({not_comparable_reasons_.begin(), not_comparable_reasons_.end()});
   file.rejected = MostFrequentFirst({rejected_reasons_.begin(), rejected_reasons_.end()});
   file.forms = FormCoverage{forms_total(), forms_generated(), forms_completed(), MissingForms()};
@@ -168,6 +169,10 @@ void FuzzStats::Print() const {
   if (!known_findings_.empty()) {
     fmt::print(stderr, "{}", ReasonLines("known findings of the kernel's JIT, not reported (kernelsrc/SHIMS.md)",
                                          known_findings_, kReasonsShown));
+  }
+  if (executor_ != "unicorn") {
+    fmt::print(stderr, "  executor: {}; {} runs checked on unicorn (every divergence, a sample of agreements)\n",
+               executor_, emulator_checks_);
   }
   fmt::print(stderr, "{}", StateLines(tail_call_states_));
 }

@@ -35,6 +35,10 @@ class FuzzStats {
   // A divergence that is a known finding of the kernel's JIT
   // (fuzz/findings/known_kernel_findings.h): counted by name, not reported.
   void KnownFinding(std::string_view name) { ++known_findings_[std::string(name)]; }
+  // The fast executor's runs checked on the other (diff_fuzzer on VIXL:
+  // every divergence, and a sample of agreements, run again on Unicorn).
+  void EmulatorCheck() { ++emulator_checks_; }
+  void set_executor(std::string executor) { executor_ = std::move(executor); }
 
   // Prints a summary line when `interval` has passed since the last one.
   void MaybePrint(std::chrono::seconds interval = std::chrono::seconds(10));
@@ -73,6 +77,8 @@ class FuzzStats {
   std::map<std::string, uint64_t> not_comparable_reasons_;
   std::map<std::string, uint64_t> ends_;
   std::map<std::string, uint64_t> known_findings_;
+  std::string executor_ = "unicorn";
+  uint64_t emulator_checks_ = 0;
   std::vector<bool> generated_;
   std::vector<bool> completed_;
   TailCallStates tail_call_states_;

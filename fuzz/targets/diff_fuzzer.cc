@@ -24,9 +24,14 @@
 
 #include "fuzz/diff/diff_harness.h"
 #include "fuzz/findings/divergence_frames.h"
+#include "fuzz/findings/emulator_frames.h"
 #include "fuzz/findings/known_kernel_findings.h"
 #include "fuzz/generator/mutator.h"
 #include "fuzz/targets/target_settings.h"
+#include "harness/diff/executor_compare.h"
+#if BPFDIFF_WITH_VIXL
+#include "harness/machine/vixl_cpu.h"
+#endif
 
 // The engines this build runs unless BPFDIFF_ENGINES names others:
 // "kernel" in the build of bpfdiff_kernel_fuzz_target (cmake/fuzz_target.cmake).
@@ -37,6 +42,15 @@
 namespace {
 
 bpfdiff::fuzz::DiffHarness* harness = nullptr;
+// On VIXL (BPFDIFF_EXECUTOR): the same engines on Unicorn, which runs every
+// input VIXL found divergent and a sample of those it found alike again,
+// and compares each engine's outcome on both. A difference is an emulator
+// disagreement (its own finding, never a JIT's); a divergence that both
+// show is reported from Unicorn's run. nullptr on Unicorn alone.
+bpfdiff::fuzz::DiffHarness* checker = nullptr;
+// One agreeing input in this many is checked, chosen by its bytes, so that
+// a replay of the corpus checks the same ones.
+constexpr uint64_t kCheckOneIn = 64;
 bpfdiff::fuzz::FuzzStats* stats = nullptr;
 bpfdiff::fuzz::TargetSettings* settings = nullptr;
 // The known findings of the kernel's JIT this run has met: each is said
@@ -54,6 +68,26 @@ void ReportStats() {
   bpfdiff::fuzz::WriteStats(*settings, stats->ToFile());
 }
 
+uint64_t Fnv1a(const uint8_t* data, size_t size) {
+  uint64_t hash = 0xcbf29ce484222325;
+  for (size_t i = 0; i < size; ++i) hash = (hash ^ data[i]) * 0x100000001b3;
+  return hash;
+}
+
+// The executor the settings name, or this build's default: VIXL where the
+// build has it. Exits when the settings name one the build lacks.
+bpfdiff::MachineFactory ExecutorOf(const bpfdiff::fuzz::TargetSettings& target) {
+#if BPFDIFF_WITH_VIXL
+  if (target.executor != "unicorn") return &bpfdiff::CreateVixlMachine;
+#else
+  if (target.executor == "vixl") {
+    fmt::print(stderr, "diff_fuzzer: BPFDIFF_EXECUTOR=vixl, but this build has no VIXL (the OSS-Fuzz build)\n");
+    std::exit(2);
+  }
+#endif
+  return nullptr;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -61,12 +95,25 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // Filed apart when it runs the kernel's engines, as the nightly names
   // that run (diff_fuzzer.kernel), so that the two runs' stats do not mix.
   stats = new bpfdiff::fuzz::FuzzStats(settings->engines == "kernel" ? "diff_fuzzer.kernel" : "diff_fuzzer");
-  auto created = bpfdiff::fuzz::DiffHarness::Create(settings->bugs, settings->unicorn_fault, settings->engines);
+  const bpfdiff::MachineFactory executor = ExecutorOf(*settings);
+  auto created =
+      bpfdiff::fuzz::DiffHarness::Create(settings->bugs, settings->unicorn_fault, settings->engines, executor);
   if (!created) {
     ReportStats();
     bpfdiff::fuzz::ExitOnHarnessFailure("diff_fuzzer", created.message());
   }
   harness = created->release();
+  if (executor != nullptr) {
+    auto unicorn = bpfdiff::fuzz::DiffHarness::Create(settings->bugs, settings->unicorn_fault, settings->engines);
+    if (!unicorn) {
+      ReportStats();
+      bpfdiff::fuzz::ExitOnHarnessFailure("diff_fuzzer", unicorn.message());
+    }
+    checker = unicorn->release();
+    stats->set_executor(std::string(harness->sandbox().machine(0).executor()));
+    fmt::print(stderr, "diff_fuzzer: executor {}, checked on unicorn (BPFDIFF_EXECUTOR=unicorn runs unicorn alone)\n",
+               harness->sandbox().machine(0).executor());
+  }
   stats->set_cost(&harness->runner().cost());
   std::atexit(ReportStats);
   return 0;
@@ -91,6 +138,40 @@ class CostScope {
 
 }  // namespace
 
+namespace {
+
+void ExitIfAMachineFailed(bpfdiff::fuzz::DiffHarness& on) {
+  if (auto failure = on.sandbox().UnicornFailure()) {
+    ReportStats();
+    bpfdiff::fuzz::ExitOnHarnessFailure("diff_fuzzer", *failure);
+  }
+}
+
+// Runs the input on Unicorn too (see `checker`); aborts on an emulator
+// disagreement. Returns Unicorn's run.
+bpfdiff::fuzz::DiffHarness::InputRun CheckOnUnicorn(std::span<const uint8_t> input,
+                                                   const bpfdiff::fuzz::DiffHarness::InputRun& fast) {
+  stats->EmulatorCheck();
+  auto checked = checker->RunInput(input, kVariantsPerInput);
+  ExitIfAMachineFailed(*checker);
+  const auto disagreements = bpfdiff::CompareExecutors(checked.run, fast.run, "unicorn",
+                                                       harness->sandbox().machine(0).executor());
+  if (!disagreements.empty()) {
+    fmt::print(stderr, "==== bpfdiff: EMULATOR DISAGREEMENT ====\n");
+    for (const auto& d : disagreements) {
+      fmt::print(stderr, "{}{}: {}\n", d.engine.empty() ? "the case" : d.engine,
+                 d.memory == 0 ? "" : fmt::format(" (input variant {})", d.memory), d.detail);
+    }
+    fmt::print(stderr, "not a JIT divergence: the two emulators ran the same code differently "
+                       "(replay it with `bpfdiff emulators`)\n");
+    ReportStats();
+    bpfdiff::fuzz::EndInEmulatorFrames(std::abort);
+  }
+  return checked;
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const CostScope cost(&bpfdiff::fuzz::FuzzStats::AddTargetNanos);
   auto result = harness->RunInput({data, size}, kVariantsPerInput);
@@ -98,17 +179,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     stats->NotOurs();
     return 0;
   }
-  if (auto failure = harness->sandbox().UnicornFailure()) {
-    ReportStats();
-    bpfdiff::fuzz::ExitOnHarnessFailure("diff_fuzzer", *failure);
+  ExitIfAMachineFailed(*harness);
+  bpfdiff::fuzz::DiffHarness* reporter = harness;  // whose run is reported and localized
+  if (checker != nullptr && (result.run.FirstDivergence() != nullptr || Fnv1a(data, size) % kCheckOneIn == 0)) {
+    auto checked = CheckOnUnicorn({data, size}, result);
+    if (result.run.FirstDivergence() != nullptr) {
+      result = std::move(checked);
+      reporter = checker;
+    }
   }
-  stats->Record(*result.source, result.run, harness->executed());
+  stats->Record(*result.source, result.run, reporter->executed());
   stats->ExtraRuns(result.run.variants.size());
   if (result.run.FirstDivergence() != nullptr) {
     // Only now, for the divergent input: step both engines again to name
     // the culprit instruction, which the finding's kind is keyed by.
-    const bpfdiff::Localization localization = harness->Localize(result.run);
-    if (auto failure = harness->sandbox().UnicornFailure()) {  // while stepping: no verdict to give
+    const bpfdiff::Localization localization = reporter->Localize(result.run);
+    if (auto failure = reporter->sandbox().UnicornFailure()) {  // while stepping: no verdict to give
       ReportStats();
       bpfdiff::fuzz::ExitOnHarnessFailure("diff_fuzzer", *failure);
     }

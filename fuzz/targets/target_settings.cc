@@ -31,6 +31,13 @@ TargetSettings ReadTargetSettings(std::string_view target, std::string_view engi
     settings.engines = named;
   }
   if (settings.engines != "all") fmt::print(stderr, "{}: engines: {}\n", target, settings.engines);
+  if (const char* executor = std::getenv("BPFDIFF_EXECUTOR"); executor != nullptr && *executor != '\0') {
+    if (std::string_view(executor) != "vixl" && std::string_view(executor) != "unicorn") {
+      fmt::print(stderr, "{}: BPFDIFF_EXECUTOR is '{}': vixl or unicorn\n", target, executor);
+      std::exit(2);
+    }
+    settings.executor = executor;
+  }
   if (const char* fault = std::getenv("BPFDIFF_UNICORN_FAULT"); fault != nullptr && *fault != '\0') {
     auto parsed = ParseUnicornFault(fault);
     if (!parsed) {

@@ -18,6 +18,12 @@
 //                                     the kernel's, LSE atomics (kernel).
 //                                     diff_fuzzer_kernel and
 //                                     pack_fuzzer_kernel default to kernel
+//   BPFDIFF_EXECUTOR=vixl|unicorn     diff_fuzzer's arm64 emulator: VIXL's
+//                                     simulator runs every input and
+//                                     Unicorn checks it (the default where
+//                                     the build has VIXL), or Unicorn
+//                                     alone (the default elsewhere: the
+//                                     OSS-Fuzz build has no VIXL)
 //   BPFDIFF_UNICORN_FAULT=CALL[:SKIP] a Unicorn call made to fail on purpose
 //                                     (open, map or start; after SKIP such
 //                                     calls succeeded), to show what the
@@ -54,6 +60,7 @@ struct TargetSettings {
   std::string stats_path;     // empty: no stats file; `%p` already replaced
   UnicornFault unicorn_fault;  // none by default
   std::string engines = "all";  // harness/diff/engines.h: all or kernel
+  std::string executor;         // vixl or unicorn; empty: the target's default
 };
 
 // `engines`: the target's engines unless BPFDIFF_ENGINES names others (a

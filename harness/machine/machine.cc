@@ -401,14 +401,16 @@ Machine::SteppedCheck Machine::CheckStepped(uint64_t pc, uint32_t word, MachineS
   }
   // Byte by byte, as Unicorn's MMU maps adjacent regions; Inspect, so that
   // the check is not counted as a read of engine-private bytes. A
-  // read-modify-write faults as a write, as QEMU's atomics probe for one.
+  // read-modify-write is checked as a read first, as Unicorn reports it
+  // (an atomic on unmapped memory faults as a read; on read-only memory,
+  // as a write).
   const auto first_denied = [&](AccessKind kind) -> std::optional<uint64_t> {
     for (uint64_t i = 0; i < bytes; ++i) {
       if (memory_.Inspect(access->begin + i, 1, kind) == nullptr) return access->begin + i;
     }
     return std::nullopt;
   };
-  for (const AccessKind kind : {AccessKind::kWrite, AccessKind::kRead}) {
+  for (const AccessKind kind : {AccessKind::kRead, AccessKind::kWrite}) {
     if (kind == AccessKind::kWrite ? !access->writes : !access->reads) continue;
     if (const auto denied = first_denied(kind)) {
       fault_seen_ = true;

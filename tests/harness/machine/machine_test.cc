@@ -180,6 +180,16 @@ TEST(harness_machine, FaultAccessKinds) {
       {{Ldr(Size::k64, Reg::kX5, Reg::kX1), a64::Ret()}, AccessKind::kRead},
       {{Str(Size::k64, Reg::kX5, Reg::kX1), a64::Ret()}, AccessKind::kWrite},
       {{Str(Size::k8, Reg::kX5, Reg::kX3), a64::Ret()}, AccessKind::kWrite},  // read-only
+      // A read-modify-write faults as a read where nothing is mapped, and
+      // as a write where the memory is read-only.
+      {{a64::StAtomic(AtomicOp::kLdadd, Size::k64, MemOrder::kRelaxed, Reg::kX2, Reg::kX1), a64::Ret()},
+       AccessKind::kRead},
+      {{a64::StAtomic(AtomicOp::kLdadd, Size::k64, MemOrder::kRelaxed, Reg::kX2, Reg::kX3), a64::Ret()},
+       AccessKind::kWrite},
+      {{a64::CompareAndSwap(Size::k64, MemOrder::kAcquireRelease, Reg::kX5, Reg::kX6, Reg::kX1), a64::Ret()},
+       AccessKind::kRead},
+      {{a64::CompareAndSwap(Size::k64, MemOrder::kAcquireRelease, Reg::kX5, Reg::kX6, Reg::kX3), a64::Ret()},
+       AccessKind::kWrite},
   };
   auto vixl = CreateVixlMachine(sandbox->env().memory(), 0);
   ASSERT_TRUE(vixl.ok()) << vixl.message();
@@ -187,6 +197,8 @@ TEST(harness_machine, FaultAccessKinds) {
     auto slot = Place(*sandbox, c.words);
     ASSERT_NE(slot, nullptr);
     for (Machine* machine : {&sandbox->machine(0), sandbox->fast_machine(), vixl->get()}) {
+      SCOPED_TRACE(fmt::format("{} {}, word 0x{:08x}", machine->executor(),
+                               machine->mode() == MachineMode::kFast ? "fast" : "precise", c.words[0]));
       const MachineStop stop = Call(*machine, slot->rx_image());
       EXPECT_EQ(stop.kind, MachineStop::Kind::kFault);
       EXPECT_EQ(stop.access, c.kind);
