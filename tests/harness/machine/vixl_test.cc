@@ -43,7 +43,18 @@ class harness_vixl : public testing::Test {
   }
   // The precise Unicorn machine, then the VIXL one.
   std::array<Machine*, 2> Machines() { return {&sandbox_->machine(0), vixl_.get()}; }
-  static const char* Name(size_t i) { return i == 0 ? "unicorn" : "vixl"; }
+
+  // Calls `entry` on each machine and expects the call to end as `kind`;
+  // then `check(machine, stop)`.
+  template <typename Check>
+  void CallOnBoth(uint64_t entry, MachineStop::Kind kind, Check check) {
+    for (Machine* machine : Machines()) {
+      SCOPED_TRACE(machine->executor());
+      const MachineStop stop = Call(*machine, entry);
+      EXPECT_EQ(stop.kind, kind) << stop.message;
+      check(*machine, stop);
+    }
+  }
 
   std::unique_ptr<Sandbox> sandbox_;
   std::unique_ptr<Machine> vixl_;
@@ -65,13 +76,8 @@ TEST_F(harness_vixl, VixlAloneGetsMovkOfAWRegisterWrong) {
 
   auto slot = Place(*sandbox_, words);
   ASSERT_NE(slot, nullptr);
-  for (size_t m = 0; m < 2; ++m) {
-    SCOPED_TRACE(Name(m));
-    Machine& machine = *Machines()[m];
-    const MachineStop stop = Call(machine, slot->rx_image());
-    EXPECT_EQ(stop.kind, MachineStop::Kind::kReturned) << stop.message;
-    EXPECT_EQ(machine.ReadX(7), 0x8000'0000u);
-  }
+  CallOnBoth(slot->rx_image(), MachineStop::Kind::kReturned,
+             [](Machine& machine, const MachineStop&) { EXPECT_EQ(machine.ReadX(7), 0x8000'0000u); });
 }
 
 // The two system registers the JITs read: this CPU's per-CPU base and its
@@ -80,14 +86,10 @@ TEST_F(harness_vixl, SystemRegistersOfTheCpu) {
   constexpr a64::SystemRegister kSpEl0{3, 0, 4, 1, 0};
   auto slot = Place(*sandbox_, {a64::Mrs(Reg::kX5, a64::kTpidrEl1), a64::Mrs(Reg::kX6, kSpEl0), a64::Ret()});
   ASSERT_NE(slot, nullptr);
-  for (size_t m = 0; m < 2; ++m) {
-    SCOPED_TRACE(Name(m));
-    Machine& machine = *Machines()[m];
-    const MachineStop stop = Call(machine, slot->rx_image());
-    EXPECT_EQ(stop.kind, MachineStop::Kind::kReturned) << stop.message;
+  CallOnBoth(slot->rx_image(), MachineStop::Kind::kReturned, [](Machine& machine, const MachineStop&) {
     EXPECT_EQ(machine.ReadX(5), guest::PerCpuArea(0));
     EXPECT_EQ(machine.ReadX(6), guest::ThreadInfo(0));
-  }
+  });
 }
 
 // BRK, a permanently undefined word and a misaligned atomic: an exception
@@ -102,16 +104,14 @@ TEST_F(harness_vixl, ExceptionsStopBeforeTheInstruction) {
        a64::Ret()},
   };
   for (const auto& words : cases) {
+    SCOPED_TRACE(fmt::format("word 0x{:08x}", words[1]));
     auto slot = Place(*sandbox_, words);
     ASSERT_NE(slot, nullptr);
-    for (size_t m = 0; m < 2; ++m) {
-      SCOPED_TRACE(fmt::format("{}, word 0x{:08x}", Name(m), words[1]));
-      Machine& machine = *Machines()[m];
-      const MachineStop stop = Call(machine, slot->rx_image());
-      EXPECT_EQ(stop.kind, MachineStop::Kind::kException) << stop.message;
-      EXPECT_EQ(machine.ReadPc(), slot->rx_image() + 4);
+    const uint64_t at = slot->rx_image() + 4;
+    CallOnBoth(slot->rx_image(), MachineStop::Kind::kException, [at](Machine& machine, const MachineStop&) {
+      EXPECT_EQ(machine.ReadPc(), at);
       EXPECT_EQ(machine.ReadX(6), 0u);
-    }
+    });
     sandbox_->pack().Free(std::move(slot));
   }
 }
@@ -124,16 +124,13 @@ TEST_F(harness_vixl, ABranchToAKernelAddressFaultsThere) {
                                 Movk(Width::kX, Reg::kX9, static_cast<uint32_t>(guest::kHelperBase >> 16), 16),
                                 a64::Blr(Reg::kX9), a64::Ret()});
   ASSERT_NE(slot, nullptr);
-  for (size_t m = 0; m < 2; ++m) {
-    SCOPED_TRACE(Name(m));
-    Machine& machine = *Machines()[m];
-    const MachineStop stop = Call(machine, slot->rx_image());
-    EXPECT_EQ(stop.kind, MachineStop::Kind::kFault) << stop.message;
+  const uint64_t after_blr = slot->rx_image() + 12;
+  CallOnBoth(slot->rx_image(), MachineStop::Kind::kFault, [&](Machine& machine, const MachineStop& stop) {
     EXPECT_EQ(stop.access, AccessKind::kExec);
     EXPECT_EQ(stop.address, target) << fmt::format("0x{:x}", stop.address);
     EXPECT_EQ(machine.ReadPc(), target);
-    EXPECT_EQ(machine.ReadX(30), slot->rx_image() + 12);
-  }
+    EXPECT_EQ(machine.ReadX(30), after_blr);
+  });
 }
 
 // Stopped before an instruction, saved, another call run in between,
@@ -145,9 +142,9 @@ TEST_F(harness_vixl, ASavedContextResumesAfterAnotherCall) {
   ASSERT_NE(slot, nullptr);
   ASSERT_NE(other, nullptr);
   const std::vector<uint64_t> stop_before = {slot->rx_image() + 4};
-  for (size_t m = 0; m < 2; ++m) {
-    SCOPED_TRACE(Name(m));
-    Machine& machine = *Machines()[m];
+  for (Machine* each : Machines()) {
+    SCOPED_TRACE(each->executor());
+    Machine& machine = *each;
     machine.set_stop_before(&stop_before);
     ASSERT_TRUE(machine.PrepareCall(slot->rx_image(), kArgs, guest::StackTop(0)).ok());
     MachineStop stop = machine.Resume();
