@@ -195,6 +195,7 @@ Status Machine::PrepareCall(uint64_t entry, const std::array<uint64_t, 5>& args,
     stepped_->SetNzcv(0);
     stepped_->SetPc(entry);
     stepped_->ClearExclusiveMonitor();
+    exclusive_address_ = kNoAddress;
     steps_ = 0;
     atomic_instructions_ = 0;
     stopped_before_ = kNoAddress;
@@ -390,10 +391,43 @@ Machine::SteppedCheck Machine::CheckStepped(uint64_t pc, uint32_t word, MachineS
     stop.message = fmt::format("{} is not given the system instruction 0x{:08x} at 0x{:x}", stepped_->name(), word, pc);
     return SteppedCheck::kStop;
   }
+  if ((word & 0xfffff0ff) == 0xd503305f) exclusive_address_ = kNoAddress;  // CLREX
   const MachineRegisters registers(*this);
   const auto access = MemoryAccessOf(word, pc, registers);
   if (!access) return SteppedCheck::kRun;
+  // A store-exclusive to an address other than the last load-exclusive's
+  // fails without an access (the local monitor; QEMU checks the address
+  // first too), so it cannot fault, misaligned or not: on Unicorn the
+  // loop's next load-exclusive faults instead. It is performed here: Ws =
+  // 1, the monitor cleared (VIXL would abort on a misaligned one). One to
+  // the monitored address is checked as a store.
+  // o2 = 0, L = 0 or 1; not CASP (o1 = 1 with bit 31 clear), an atomic.
+  const bool casp = (word & (1u << 21)) != 0 && (word & (1u << 31)) == 0;
+  const bool exclusive = (word & 0x3f800000) == 0x08000000 && !casp;
+  const bool exclusive_load = exclusive && (word & (1u << 22)) != 0;
+  if (exclusive && !exclusive_load) {
+    const bool monitored = access->begin == exclusive_address_;
+    exclusive_address_ = kNoAddress;
+    if (!monitored) {
+      const int rs = static_cast<int>((word >> 16) & 31);
+      if (rs != 31) stepped_->SetX(rs, 1);
+      stepped_->ClearExclusiveMonitor();
+      stepped_->SetPc(pc + 4);
+      return SteppedCheck::kPerformed;
+    }
+  }
   const uint64_t bytes = access->end - access->begin;
+  // VIXL aborts on an access through a misaligned SP (the architecture's
+  // optional SP alignment check, which Unicorn does not make). The JITs
+  // keep SP 16-byte aligned; should one not, this says so instead.
+  const bool sp_based = (word & 0x3a000000) == 0x38000000 || (word & 0x3a000000) == 0x28000000 ||
+                        (word & 0x3f000000) == 0x08000000;  // single and pair, exclusive
+  if (sp_based && ((word >> 5) & 31) == 31 && stepped_->Sp() % 16 != 0) {
+    stop.kind = MachineStop::Kind::kError;
+    stop.message = fmt::format("{} is not given an access through the misaligned SP 0x{:x} at 0x{:x}",
+                               stepped_->name(), stepped_->Sp(), pc);
+    return SteppedCheck::kStop;
+  }
   if (access->atomic && access->begin % bytes != 0) {  // an alignment fault
     stop.kind = MachineStop::Kind::kException;
     stop.message = fmt::format("misaligned atomic access of {} bytes at 0x{:x}", bytes, access->begin);
@@ -419,6 +453,7 @@ Machine::SteppedCheck Machine::CheckStepped(uint64_t pc, uint32_t word, MachineS
       return SteppedCheck::kStop;
     }
   }
+  if (exclusive_load) exclusive_address_ = access->begin;
   return SteppedCheck::kRun;
 }
 
@@ -628,6 +663,7 @@ void Machine::RestoreContext(const MachineContext& context) {
     stepped_->SetPc(context.stepped_[32]);
     stepped_->SetNzcv(static_cast<uint32_t>(context.stepped_[33]));
     stepped_->ClearExclusiveMonitor();  // the exception return of a switch back
+    exclusive_address_ = kNoAddress;
     steps_ = context.steps_;
     return;
   }

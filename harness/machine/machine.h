@@ -322,6 +322,7 @@ class Machine {
   mutable std::optional<std::string> failure_;  // register reads are const, and checked
   std::unique_ptr<SteppedCpu> stepped_;  // the executor, when it is not Unicorn
   bool stop_requested_ = false;          // a hook asked a stepped CPU to stop
+  uint64_t exclusive_address_ = ~uint64_t{0};  // a stepped CPU's monitored address (CheckStepped)
   uc_engine* uc_ = nullptr;
   uint64_t last_block_ = 0;  // the block running (fast machines)
   uint32_t last_block_size_ = 0;

@@ -116,6 +116,32 @@ TEST_F(harness_vixl, ExceptionsStopBeforeTheInstruction) {
   }
 }
 
+// A store-exclusive fails without touching memory unless its address is
+// the one the last load-exclusive monitors: one to an unmapped address
+// then does not fault (status 1), one to a monitored read-only word does.
+TEST_F(harness_vixl, AStoreExclusiveFaultsOnlyAtTheMonitoredAddress) {
+  auto unmonitored = Place(*sandbox_, {a64::Ldxr(a64::Size::k64, Reg::kX5, Reg::kX0),
+                                       a64::Stxr(a64::Size::k64, Reg::kX7, Reg::kX5, Reg::kX1), a64::Ret()});
+  ASSERT_NE(unmonitored, nullptr);
+  CallOnBoth(unmonitored->rx_image(), MachineStop::Kind::kReturned,
+             [](Machine& machine, const MachineStop&) { EXPECT_EQ(machine.ReadX(7), 1u); });
+  // Misaligned too (VIXL alone aborts on it).
+  auto misaligned = Place(*sandbox_, {AddImm(Reg::kX6, Reg::kX1, 3), a64::Ldxr(a64::Size::k64, Reg::kX5, Reg::kX0),
+                                      a64::Stxr(a64::Size::k64, Reg::kX7, Reg::kX5, Reg::kX6), a64::Ret()});
+  ASSERT_NE(misaligned, nullptr);
+  CallOnBoth(misaligned->rx_image(), MachineStop::Kind::kReturned,
+             [](Machine& machine, const MachineStop&) { EXPECT_EQ(machine.ReadX(7), 1u); });
+  auto monitored = Place(*sandbox_, {a64::Ldxr(a64::Size::k64, Reg::kX5, Reg::kX3),
+                                     a64::Stxr(a64::Size::k64, Reg::kX7, Reg::kX5, Reg::kX3), a64::Ret()});
+  ASSERT_NE(monitored, nullptr);
+  const uint64_t stxr = monitored->rx_image() + 4;
+  CallOnBoth(monitored->rx_image(), MachineStop::Kind::kFault, [stxr](Machine& machine, const MachineStop& stop) {
+    EXPECT_EQ(stop.access, AccessKind::kWrite);
+    EXPECT_EQ(stop.address, kReadOnly);
+    EXPECT_EQ(machine.ReadPc(), stxr);
+  });
+}
+
 // A branch to a kernel address (how the kernel's JIT calls helpers) is a
 // fault at that whole address on both: VIXL alone would drop its top byte.
 TEST_F(harness_vixl, ABranchToAKernelAddressFaultsThere) {
