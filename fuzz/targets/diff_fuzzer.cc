@@ -8,8 +8,12 @@
 // so that ClusterFuzz files one bug per kind; a case that cannot be
 // compared is counted with its reason, and so is a divergence that is a
 // known finding of the kernel's JIT (fuzz/findings/known_kernel_findings.h),
-// which is said once and not reported. When Unicorn fails, the target says
-// so once and exits with status 2 (fuzz/targets/target_settings.h).
+// which is said once and not reported. Where the build has VIXL, the JITs'
+// code runs on VIXL's simulator and Unicorn checks it (see `checker`): an
+// emulator disagreement aborts from frames of its own
+// (fuzz/findings/emulator_frames.h). When Unicorn (or VIXL) fails, the
+// target says so once and exits with status 2
+// (fuzz/targets/target_settings.h).
 //
 // Thin glue: the generator, the engines and the comparison live elsewhere.
 #include "fuzz/targets/libfuzzer_entry_points.h"

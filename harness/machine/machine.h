@@ -113,7 +113,9 @@ enum class MachineMode : uint8_t { kPrecise, kFast };
 // the budget and the step limit, undefined and exception-generating
 // words, the memory the instruction will access (MemoryAccessOf: mapped,
 // with the permission, naturally aligned when atomic), and performs the
-// two system register reads the JITs make (TPIDR_EL1, SP_EL0). So the
+// two system register reads the JITs make (TPIDR_EL1, SP_EL0) and a
+// store-exclusive that cannot pass its monitor (it fails without an
+// access, as on Unicorn, where VIXL could abort on it). So the
 // CPU only ever runs an instruction whose effects are allowed, and a
 // fault, a stop or an exception leaves it before that instruction, with
 // exact registers, as on the precise Unicorn machine.
@@ -291,8 +293,9 @@ class Machine {
   // Resume() on a stepped CPU: the checks of SteppedCpu, then the step.
   MachineStop ResumeStepped(uint64_t start);
   // Before the instruction `word` at `pc` of a stepped CPU: whether the
-  // CPU runs it, it was performed here (a system register read), or the
-  // run stops before it (a fault in the hook state, else `stop`).
+  // CPU runs it, it was performed here (a system register read, a
+  // store-exclusive that fails), or the run stops before it (a fault in
+  // the hook state, else `stop`).
   enum class SteppedCheck : uint8_t { kRun, kPerformed, kStop };
   SteppedCheck CheckStepped(uint64_t pc, uint32_t word, MachineStop& stop);
   // The stop that the hooks' state describes (returned, helper, fault,
