@@ -171,7 +171,9 @@ void FuzzStats::Print() const {
                                          known_findings_, kReasonsShown));
   }
   if (executor_ != "unicorn") {
-    fmt::print(stderr, "  executor: {}; {} runs checked on unicorn (every divergence but the known findings, a sample of agreements)\n",
+    fmt::print(stderr,
+               "  executor: {}; {} runs checked on unicorn (every divergence but the known findings, a sample of "
+               "agreements)\n",
                executor_, emulator_checks_);
   }
   fmt::print(stderr, "{}", StateLines(tail_call_states_));
