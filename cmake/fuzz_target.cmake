@@ -9,8 +9,9 @@
 #
 # The build tree's fuzz_targets.tsv lists every target declared so (its
 # name, a tab, its executable, a tab, the target whose seeds, options and
-# dictionary it takes: itself, or a kernel target's base): ci/oss-fuzz/build.sh copies what it lists
-# into $OUT, so a new target needs no other list kept by hand.
+# dictionary it takes: itself, or a kernel target's base):
+# ci/oss-fuzz/build.sh copies what it lists into $OUT, so a new target
+# needs no other list kept by hand.
 #
 # bpfdiff_kernel_fuzz_target(<name> BASE <target> SOURCES ... LIBS ...)
 # declares a target that runs the kernel's own JIT (a build that found a

@@ -10,7 +10,9 @@
 // both executors see one memory. One guest memory holds that view at a
 // time; a CPU of another memory takes it over when it next runs
 // (SteppedCpu::Activate). A range of guest addresses that this process
-// already uses for something else is an error, never overwritten.
+// already uses for something else is an error, never overwritten. That
+// view is the process's: one thread at a time runs VIXL machines.
+// Unicorn's machines need no such view and may run anywhere.
 //
 // Kept out of bpfdiff_machine: Debian ships VIXL as a shared library only,
 // and the fuzz targets link statically (OSS-Fuzz). The CLI and the tests
