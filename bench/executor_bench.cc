@@ -20,8 +20,6 @@
 namespace bpfdiff::bench {
 namespace {
 
-constexpr size_t kVariants = 4;  // diff_fuzzer's
-
 void BM_Executor(benchmark::State& state) {
   const bool vixl = state.range(0) != 0;
   auto harness = fuzz::DiffHarness::Create({}, {}, "all", vixl ? &CreateVixlMachine : nullptr);
@@ -37,7 +35,7 @@ void BM_Executor(benchmark::State& state) {
   uint64_t steps = 0, runs = 0;
   for (auto _ : state) {
     for (const CaseSource& source : cases) {
-      const CaseRun run = (*harness)->RunCase(source, kVariants);
+      const CaseRun run = (*harness)->RunCase(source, fuzz::DiffHarness::kInputVariants);
       const auto count = [&](const std::vector<EngineRun>& list) {
         for (const EngineRun& engine_run : list) {
           if (engine_run.outcome && engine_run.engine != "interp") steps += engine_run.outcome->steps;

@@ -23,9 +23,6 @@ namespace {
 
 using fuzz::DiffHarness;
 
-// diff_fuzzer's input variants per input (fuzz/targets/diff_fuzzer.cc).
-constexpr size_t kVariants = 4;
-
 struct EmulatorsArgs {
   std::vector<std::string> paths;
   std::string engines{kAllEngines};
@@ -83,8 +80,8 @@ int Run(const EmulatorsArgs& args, const Settings& settings) {
       continue;
     }
     (*unicorn)->ToEngineForms(*source);
-    const CaseRun a = (*unicorn)->RunCase(*source, kVariants);
-    const CaseRun b = (*vixl)->RunCase(*source, kVariants);
+    const CaseRun a = (*unicorn)->RunCase(*source, DiffHarness::kInputVariants);
+    const CaseRun b = (*vixl)->RunCase(*source, DiffHarness::kInputVariants);
     if (auto failure = MachineFailure(**unicorn, **vixl)) {
       // Neither harness can run anything more.
       fmt::print(stderr, "bpfdiff emulators: {}: could not run: {}\n", file.string(), *failure);

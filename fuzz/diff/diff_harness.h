@@ -35,6 +35,10 @@ class DiffHarness {
                                                      std::string_view engines = "all",
                                                      MachineFactory machine_factory = nullptr);
 
+  // The input memories beyond an input's own that diff_fuzzer runs each
+  // input's compiled code on (and so `bpfdiff emulators` and the bench).
+  static constexpr size_t kInputVariants = 4;
+
   struct InputRun {
     std::optional<CaseSource> source;  // nullopt: not an input of ours
     CaseRun run;

@@ -62,7 +62,7 @@ bpfdiff::fuzz::TargetSettings* settings = nullptr;
 auto* known_said = new std::set<std::string, std::less<>>();
 
 // Runs of the compiled programs on more input memories per input.
-constexpr size_t kVariantsPerInput = 4;
+constexpr size_t kVariantsPerInput = bpfdiff::fuzz::DiffHarness::kInputVariants;
 
 // On stderr, and to BPFDIFF_FUZZ_STATS_JSON for the nightly report: at exit
 // and before the abort of a divergence.
