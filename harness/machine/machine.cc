@@ -307,7 +307,7 @@ MachineStop Machine::ResumeStepped(uint64_t start) {
       stop.message = fmt::format("pc 0x{:x} is not word aligned", pc);
       return stop;
     }
-    const uint8_t* code = memory_.Inspect(pc, 4, AccessKind::kExec);
+    const uint8_t* code = FetchableWord(pc);
     if (code == nullptr) {
       fault_seen_ = true;
       fault_address_ = pc;
@@ -342,6 +342,17 @@ MachineStop Machine::ResumeStepped(uint64_t start) {
     stop.message = fmt::format("{} stopped at 0x{:x} for no recorded reason", stepped_->name(), stop.pc);
   }
   return stop;
+}
+
+const uint8_t* Machine::FetchableWord(uint64_t pc) {
+  const Region* region = fetch_region_;
+  if (region == nullptr || !region->Contains(pc, 4)) {
+    region = memory_.Find(pc, 4);
+    if (region == nullptr) return nullptr;
+    fetch_region_ = region;  // regions live as long as their memory
+  }
+  if ((region->permissions & kPermExec) == 0) return nullptr;
+  return region->host + (pc - region->base);
 }
 
 namespace {
@@ -439,6 +450,7 @@ Machine::SteppedCheck Machine::CheckStepped(uint64_t pc, uint32_t word, MachineS
   // (an atomic on unmapped memory faults as a read; on read-only memory,
   // as a write).
   const auto first_denied = [&](AccessKind kind) -> std::optional<uint64_t> {
+    if (memory_.Inspect(access->begin, bytes, kind) != nullptr) return std::nullopt;  // one region allows it all
     for (uint64_t i = 0; i < bytes; ++i) {
       if (memory_.Inspect(access->begin + i, 1, kind) == nullptr) return access->begin + i;
     }

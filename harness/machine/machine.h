@@ -298,6 +298,11 @@ class Machine {
   // the hook state, else `stop`).
   enum class SteppedCheck : uint8_t { kRun, kPerformed, kStop };
   SteppedCheck CheckStepped(uint64_t pc, uint32_t word, MachineStop& stop);
+  // The host bytes of the word at `pc` if it may be fetched (mapped and
+  // executable), else nullptr: GuestMemory::Inspect for a fetch, with the
+  // region of the last fetch tried first, since the data accesses between
+  // two fetches move GuestMemory's own last region elsewhere.
+  const uint8_t* FetchableWord(uint64_t pc);
   // The stop that the hooks' state describes (returned, helper, fault,
   // budget, step), if any.
   bool StopFromHooks(MachineStop& stop);
@@ -326,6 +331,7 @@ class Machine {
   std::unique_ptr<SteppedCpu> stepped_;  // the executor, when it is not Unicorn
   bool stop_requested_ = false;          // a hook asked a stepped CPU to stop
   uint64_t exclusive_address_ = ~uint64_t{0};  // a stepped CPU's monitored address (CheckStepped)
+  const Region* fetch_region_ = nullptr;        // FetchableWord's last region
   uc_engine* uc_ = nullptr;
   uint64_t last_block_ = 0;  // the block running (fast machines)
   uint32_t last_block_size_ = 0;

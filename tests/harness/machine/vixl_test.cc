@@ -211,6 +211,35 @@ TEST_F(harness_vixl, TwoMemoriesTakeTheGuestAddressesInTurn) {
   }
 }
 
+// VixlCpu decodes each word once and keeps its visitor in a table of 4096
+// entries by word. More distinct words than that, of three classes
+// interleaved (so that words of different classes share entries), run as
+// written, the first time and when the entries hold other words.
+TEST_F(harness_vixl, MoreDistinctWordsThanTheDecodeCacheHoldsRunAsWritten) {
+  constexpr uint32_t kRounds = 4095;
+  std::vector<uint32_t> words;
+  uint64_t x0 = kArgs[0], x1 = kArgs[1];
+  for (uint32_t i = 1; i <= kRounds; ++i) {
+    const uint32_t imm16 = (i * 7919) & 0xffff;
+    words.push_back(AddImm(Reg::kX0, Reg::kX0, i));
+    words.push_back(a64::MoveWideImmediate(a64::MoveWideOp::kMovz, Width::kX, Reg::kX2, imm16, 0));
+    words.push_back(a64::AddSubShiftedRegister(a64::AddSubOp::kAdd, Width::kX, Reg::kX1, Reg::kX1, Reg::kX2,
+                                               a64::Shift::kLsl, i % 64));
+    x0 += i;
+    x1 += uint64_t{imm16} << (i % 64);
+  }
+  words.push_back(a64::Ret());
+  auto slot = Place(*sandbox_, words);
+  ASSERT_NE(slot, nullptr);
+  for (int call = 0; call < 2; ++call) {
+    SCOPED_TRACE(fmt::format("call {}", call));
+    CallOnBoth(slot->rx_image(), MachineStop::Kind::kReturned, [&](Machine& machine, const MachineStop&) {
+      EXPECT_EQ(machine.ReadX(0), x0);
+      EXPECT_EQ(machine.ReadX(1), x1);
+    });
+  }
+}
+
 // What VIXL is not given says so, naming the word: here an MSR.
 TEST_F(harness_vixl, ASystemInstructionItIsNotGivenIsAnErrorNamingIt) {
   const uint32_t msr = a64::Msr(a64::kTpidrEl0, Reg::kX2);
