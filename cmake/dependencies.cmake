@@ -1,4 +1,6 @@
-# Every dependency comes from Debian 12 packages (ci/setup.sh installs them).
+# Every dependency comes from Debian 12 packages (ci/setup.sh installs them),
+# but in the OSS-Fuzz image, which builds Unicorn and VIXL from pinned
+# clones (ci/oss-fuzz/build.sh).
 #
 # Two switches change how they are found (see the top-level CMakeLists.txt):
 #  - BPFDIFF_FUZZ_TARGETS_ONLY: only what the fuzz targets link is looked
@@ -36,6 +38,27 @@ else()
   find_package(fmt REQUIRED)
 endif()
 
+# Arm's VIXL, for its AArch64 simulator: the second executor
+# (harness/machine/vixl_cpu.h), behind bpfdiff_vixl. From a source tree when
+# BPFDIFF_VIXL_SOURCE names one (the OSS-Fuzz build's pinned clone:
+# cmake/vixl_source.cmake); otherwise Debian's shared library, in every
+# build but the fuzz-targets-only one, which links statically and so goes
+# without VIXL (its diff_fuzzer runs Unicorn alone).
+add_library(bpfdiff_vixl INTERFACE)
+if(BPFDIFF_VIXL_SOURCE)
+  include(${CMAKE_CURRENT_LIST_DIR}/vixl_source.cmake)
+  bpfdiff_vixl_from_source(${BPFDIFF_VIXL_SOURCE})
+  target_link_libraries(bpfdiff_vixl INTERFACE bpfdiff_vixl_source)
+  set(BPFDIFF_HAS_VIXL ON)
+elseif(NOT BPFDIFF_FUZZ_TARGETS_ONLY)
+  pkg_check_modules(VIXL REQUIRED IMPORTED_TARGET vixl>=5.1)
+  target_link_libraries(bpfdiff_vixl INTERFACE PkgConfig::VIXL)
+  set(BPFDIFF_HAS_VIXL ON)
+else()
+  message(STATUS "No VIXL (no BPFDIFF_VIXL_SOURCE): the fuzz targets run Unicorn alone")
+  set(BPFDIFF_HAS_VIXL OFF)
+endif()
+
 if(BPFDIFF_FUZZ_TARGETS_ONLY)
   # No LLVM: jit/a64/disasm still names bpfdiff_llvm_mc, but nothing a fuzz
   # target links uses that library, so it is never built. Should a fuzz
@@ -44,11 +67,6 @@ if(BPFDIFF_FUZZ_TARGETS_ONLY)
   # same in the full build).
   return()
 endif()
-
-# Arm's VIXL, for its AArch64 simulator: the second executor
-# (harness/machine/vixl_cpu.h). Debian ships it as a shared library only,
-# so the fuzz targets do not link it.
-pkg_check_modules(VIXL REQUIRED IMPORTED_TARGET vixl>=5.1)
 
 find_package(LLVM 14 REQUIRED CONFIG HINTS /usr/lib/llvm-14/lib/cmake/llvm)
 find_package(GTest REQUIRED)

@@ -20,7 +20,14 @@
 #    tests and the nightly run), so that OSS-Fuzz fuzzes what they test.
 #    A missing tarball is an error: the targets would silently lack the
 #    kernel's JIT.
-# 3. The fuzz targets only (BPFDIFF_FUZZ_TARGETS_ONLY), linked with
+# 3. VIXL, when the image has its source in $SRC/vixl (the Dockerfile's
+#    pinned clone): compiled with the targets, statically, from where it
+#    lies (BPFDIFF_VIXL_SOURCE, cmake/vixl_source.cmake), so that
+#    diff_fuzzer and diff_fuzzer_kernel run every input on VIXL's simulator
+#    and check on Unicorn, as our own builds do. Without $SRC/vixl (the
+#    local check: Debian ships no VIXL source) they run Unicorn alone, and
+#    this says so.
+# 4. The fuzz targets only (BPFDIFF_FUZZ_TARGETS_ONLY), linked with
 #    $LIB_FUZZING_ENGINE, fmt header-only and Unicorn's static archive
 #    (BPFDIFF_STATIC_DEPS), in $WORK/bpfdiff. With libFuzzer (the default
 #    when FUZZING_ENGINE is unset, as in ci/oss-fuzz/check.sh) and a
@@ -28,7 +35,7 @@
 #    to explore (fuzz/feedback_allowlist.txt), as in our own builds (there
 #    OSS-Fuzz's flags trace comparisons in all of that code, ours in the
 #    JITs only).
-# 4. Into $OUT, every target the build declared (its fuzz_targets.tsv, so a
+# 5. Into $OUT, every target the build declared (its fuzz_targets.tsv, so a
 #    new target needs no change here), each with <target>.options,
 #    <target>.dict and <target>_seed_corpus.zip when it has them. Seeds are
 #    written by hand (fuzz/tools/) and committed: this only copies and zips.
@@ -68,6 +75,13 @@ if ! (cd "$WORK/linux" && sha256sum --check --quiet --strict "$pinned"); then
   exit 1
 fi
 
+vixl_source=""
+if [[ -d "$SRC/vixl" ]]; then
+  vixl_source="$SRC/vixl"
+else
+  echo "build.sh: no VIXL source in $SRC/vixl: diff_fuzzer and diff_fuzzer_kernel will run Unicorn alone" >&2
+fi
+
 if [[ "${FUZZING_ENGINE:-libfuzzer}" == libfuzzer && "$SANITIZER" != coverage ]]; then
   allowlist="-fsanitize-coverage-allowlist=$project_dir/fuzz/feedback_allowlist.txt"
   CFLAGS="$CFLAGS $allowlist"
@@ -83,6 +97,7 @@ cmake -S "$project_dir" -B "$WORK/bpfdiff" -G Ninja \
   -DBPFDIFF_LIBFUZZER=ON -DBPFDIFF_INSTRUMENT=none \
   -DBPFDIFF_FUZZING_ENGINE="$LIB_FUZZING_ENGINE" \
   -DBPFDIFF_KERNEL_SOURCE="$WORK/linux" -DBPFDIFF_KERNEL_JIT=ON \
+  -DBPFDIFF_VIXL_SOURCE="$vixl_source" \
   -DBPFDIFF_PLANT_LINK="${BPFDIFF_PLANT_LINK:-}"
 cmake --build "$WORK/bpfdiff" --target all_fuzzers
 

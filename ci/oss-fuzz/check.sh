@@ -3,6 +3,7 @@
 #
 #   ci/oss-fuzz/check.sh [--sanitizer address|undefined|coverage] [--out DIR]
 #                        [--work DIR] [--only TARGET] [--plant TARGET]
+#                        [--vixl DIR]
 #
 # 1. Sets up what OSS-Fuzz's compile step sets up (google/oss-fuzz
 #    @ 955c6866: infra/base-images/base-clang/Dockerfile, base-builder/
@@ -28,6 +29,12 @@
 #  - Unicorn: Debian's static libunicorn.a 2.0.1 (all architectures, no
 #    instrumentation) stands in for the pinned 2.1.4 that build.sh builds
 #    from $SRC/unicorn in the OSS-Fuzz image; there is no $SRC/unicorn here.
+#  - VIXL: Debian ships it shared only, and no source, so by default there
+#    is no $SRC/vixl here and build.sh builds the targets without it:
+#    diff_fuzzer and diff_fuzzer_kernel run Unicorn alone, where on OSS-Fuzz
+#    they run on VIXL and check on Unicorn. --vixl DIR gives a VIXL source
+#    tree (a clone of the release the Dockerfile pins) as $SRC/vixl, to
+#    check that path too.
 #  - libFuzzer: Debian's libclang_rt.fuzzer is built against libstdc++, so
 #    a -stdlib=libc++ target links only with libstdc++ added, whereas
 #    OSS-Fuzz's libFuzzer is built against libc++. Linking libstdc++ into
@@ -55,7 +62,8 @@ out=$checkout/build/oss-fuzz/out
 work=${TMPDIR:-/tmp}/bpfdiff-oss-fuzz-work.$(printf '%s' "$checkout" | md5sum | cut -c1-12)
 only=""
 plant=""
-usage() { echo "usage: $0 [--sanitizer address|undefined|coverage] [--out DIR] [--work DIR] [--only TARGET] [--plant TARGET]" >&2; exit 2; }
+vixl=""
+usage() { echo "usage: $0 [--sanitizer address|undefined|coverage] [--out DIR] [--work DIR] [--only TARGET] [--plant TARGET] [--vixl DIR]" >&2; exit 2; }
 while (($#)); do
   case $1 in
     --sanitizer) sanitizer=${2:?}; shift 2 ;;
@@ -63,6 +71,7 @@ while (($#)); do
     --work) work=${2:?}; shift 2 ;;
     --only) only=${2:?}; shift 2 ;;
     --plant) plant=${2:?}; shift 2 ;;
+    --vixl) vixl=${2:?}; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -94,6 +103,14 @@ if [[ ! -f $kernel_tarball ]]; then
 fi
 rm -f "$SRC"/linux*.tar.xz
 ln -s "$kernel_tarball" "$SRC/"
+rm -f "$SRC/vixl"
+if [[ -n "$vixl" ]]; then
+  if [[ ! -f "$vixl/src/aarch64/simulator-aarch64.cc" ]]; then
+    echo "oss-fuzz check: --vixl $vixl is not a VIXL source tree (no src/aarch64/simulator-aarch64.cc)" >&2
+    exit 2
+  fi
+  ln -s "$(cd "$vixl" && pwd)" "$SRC/vixl"
+fi
 
 # base-clang's compiler and flags.
 export CC=clang-14 CXX=clang++-14
@@ -150,6 +167,11 @@ fi
 
 echo "oss-fuzz check: SANITIZER=$sanitizer, OSS-Fuzz's compile step with $CXX and Debian's static libc++"
 echo "  Unicorn: Debian's static libunicorn.a $(pkg-config --modversion unicorn) stands in for the pinned 2.1.4 built from source on OSS-Fuzz"
+if [[ -n "$vixl" ]]; then
+  echo "  VIXL: from the source tree $vixl, as from the image's pinned clone"
+else
+  echo "  VIXL: none (Debian ships no source): diff_fuzzer and diff_fuzzer_kernel run Unicorn alone, where OSS-Fuzz's run on VIXL"
+fi
 echo "  libFuzzer: Debian's (built against libstdc++), as one object with a private static libstdc++: $LIB_FUZZING_ENGINE"
 log=$WORK/build.log
 if ! (cd "$SRC/bpfdiff" && bash -eux "$SRC/build.sh") >"$log" 2>&1; then

@@ -7,8 +7,9 @@ other and against the fuzz targets the build declares.
 - project.yaml (ci/oss-fuzz/, .clusterfuzzlite/): the keys OSS-Fuzz and
   ClusterFuzzLite read, and a base_os_version that matches the Dockerfile's
   FROM tag (google/oss-fuzz infra/ci/check_base_os.py);
-- both Dockerfiles: the same packages and the same pinned Unicorn, the
-  same kernel.org Linux tarball with its files' hashes pinned, the project
+- both Dockerfiles: the same packages, the same pinned clones of Unicorn
+  and of VIXL (whose source build.sh hands to the build), the same
+  kernel.org Linux tarball with its files' hashes pinned, the project
   where build.sh looks for it, and build.sh copied to $SRC;
 - build.sh builds all_fuzzers and copies what the build's fuzz_targets.tsv
   lists, and that list holds every bpfdiff_fuzz_target() of the checkout;
@@ -34,6 +35,9 @@ import yaml
 
 UNICORN_TAG = "2.1.4"
 UNICORN_COMMIT = "8028ec436f2d9376525352dd38ed9ed6b9f6be10"
+# The release of Debian 12's libvixl-dev, which the tests run.
+VIXL_TAG = "5.1.0"
+VIXL_COMMIT = "b97550bedb1f2e668423b1cdd64a09e74e468214"
 # infra/ci/check_base_os.py (google/oss-fuzz @ 955c6866): base_os_version
 # -> the tag the Dockerfile's FROM must name.
 BASE_OS_TO_DOCKER_TAG = {"legacy": "latest", "ubuntu-24-04": "ubuntu-24-04"}
@@ -107,18 +111,32 @@ def apt_packages(dockerfile):
   return packages
 
 
-def unicorn_problems(dockerfile):
+def pinned_clone_problems(dockerfile, name, repository, tag, commit, directory):
+  """The image clones `repository` at release `tag`, checks the commit, into
+  $SRC/`directory` (where build.sh looks)."""
   runs = [arg for ins, arg in dockerfile_instructions(dockerfile) if ins == "RUN"]
-  clone = next((r for r in runs if "unicorn-engine/unicorn" in r), None)
+  clone = next((r for r in runs if repository in r), None)
   if clone is None:
-    return ["no clone of Unicorn"]
+    return [f"no clone of {name}"]
   problems = []
-  if f"--branch {UNICORN_TAG} " not in clone:
-    problems.append(f"Unicorn is not cloned at its release {UNICORN_TAG}")
-  if f"= {UNICORN_COMMIT}" not in clone:
-    problems.append(f"the Unicorn clone is not checked to be {UNICORN_COMMIT}")
-  if "$SRC/unicorn" not in clone:
-    problems.append("Unicorn is not cloned into $SRC/unicorn, where build.sh looks")
+  if f"--branch {tag} " not in clone:
+    problems.append(f"{name} is not cloned at its release {tag}")
+  if f"= {commit}" not in clone:
+    problems.append(f"the {name} clone is not checked to be {commit}")
+  if f"$SRC/{directory}" not in clone:
+    problems.append(f"{name} is not cloned into $SRC/{directory}, where build.sh looks")
+  return problems
+
+
+def unicorn_problems(dockerfile):
+  return pinned_clone_problems(dockerfile, "Unicorn", "unicorn-engine/unicorn", UNICORN_TAG, UNICORN_COMMIT,
+                               "unicorn")
+
+
+def vixl_problems(dockerfile, build_sh):
+  problems = pinned_clone_problems(dockerfile, "VIXL", "github.com/Linaro/vixl", VIXL_TAG, VIXL_COMMIT, "vixl")
+  if '-DBPFDIFF_VIXL_SOURCE="$vixl_source"' not in build_sh or 'vixl_source="$SRC/vixl"' not in build_sh:
+    problems.append("build.sh does not hand $SRC/vixl to the build (-DBPFDIFF_VIXL_SOURCE)")
   return problems
 
 
@@ -272,6 +290,7 @@ class ProjectFiles(unittest.TestCase):
     self.assertEqual(oss_fuzz_project_problems(project), [])
     self.assertEqual(base_os_problems(project, dockerfile), [])
     self.assertEqual(unicorn_problems(dockerfile), [])
+    self.assertEqual(vixl_problems(dockerfile, read("ci/oss-fuzz/build.sh")), [])
     self.assertEqual(source_layout_problems(dockerfile, "build.sh"), [])
     self.assertEqual(kernel_problems(dockerfile, read("ci/oss-fuzz/build.sh"), *read_kernel_inputs()), [])
 
@@ -281,6 +300,7 @@ class ProjectFiles(unittest.TestCase):
     self.assertEqual(project.get("language"), "c++")
     self.assertEqual(base_os_problems(project, dockerfile), [])
     self.assertEqual(unicorn_problems(dockerfile), [])
+    self.assertEqual(vixl_problems(dockerfile, read("ci/oss-fuzz/build.sh")), [])
     self.assertEqual(source_layout_problems(dockerfile, ".clusterfuzzlite/build.sh"), [])
     self.assertEqual(kernel_problems(dockerfile, read("ci/oss-fuzz/build.sh"), *read_kernel_inputs()), [])
 
@@ -320,6 +340,13 @@ class TheChecksFail(unittest.TestCase):
   def test_unicorn_from_its_dev_branch(self):
     dockerfile = read("ci/oss-fuzz/Dockerfile").replace(f"--branch {UNICORN_TAG}", "--branch dev")
     self.assertIn(f"Unicorn is not cloned at its release {UNICORN_TAG}", unicorn_problems(dockerfile))
+
+  def test_vixl_unpinned_and_not_handed_to_the_build(self):
+    dockerfile = read("ci/oss-fuzz/Dockerfile").replace(f"--branch {VIXL_TAG}", "--branch main")
+    build_sh = read("ci/oss-fuzz/build.sh").replace('-DBPFDIFF_VIXL_SOURCE="$vixl_source"', "")
+    self.assertEqual(vixl_problems(dockerfile, build_sh),
+                     [f"VIXL is not cloned at its release {VIXL_TAG}",
+                      "build.sh does not hand $SRC/vixl to the build (-DBPFDIFF_VIXL_SOURCE)"])
 
   def test_a_target_build_sh_would_not_copy(self):
     problems = build_script_problems(read("ci/oss-fuzz/build.sh"), {"a_fuzzer", "b_fuzzer"},
