@@ -85,7 +85,7 @@ bpfdiff::MachineFactory ExecutorOf(const bpfdiff::fuzz::TargetSettings& target) 
   if (target.executor != "unicorn") return &bpfdiff::CreateVixlMachine;
 #else
   if (target.executor == "vixl") {
-    fmt::print(stderr, "diff_fuzzer: BPFDIFF_EXECUTOR=vixl, but this build has no VIXL (the OSS-Fuzz build)\n");
+    fmt::print(stderr, "diff_fuzzer: BPFDIFF_EXECUTOR=vixl, but this build has no VIXL (a static build given no VIXL source)\n");
     std::exit(2);
   }
 #endif

@@ -22,8 +22,9 @@
 //                                     simulator runs every input and
 //                                     Unicorn checks it (the default where
 //                                     the build has VIXL), or Unicorn
-//                                     alone (the default elsewhere: the
-//                                     OSS-Fuzz build has no VIXL)
+//                                     alone (the default elsewhere: a
+//                                     fuzz-targets-only build not given
+//                                     VIXL's source has none)
 //   BPFDIFF_UNICORN_FAULT=CALL[:SKIP] a Unicorn call made to fail on purpose
 //                                     (open, map or start; after SKIP such
 //                                     calls succeeded), to show what the

@@ -14,9 +14,10 @@
 // view is the process's: one thread at a time runs VIXL machines.
 // Unicorn's machines need no such view and may run anywhere.
 //
-// Kept out of bpfdiff_machine: Debian ships VIXL as a shared library only,
-// and the fuzz targets link statically (OSS-Fuzz). The CLI and the tests
-// link it; they choose it with SandboxOptions::machine_factory.
+// Kept out of bpfdiff_machine: a build may have no VIXL (the fuzz targets'
+// static build, unless it is given VIXL's source: cmake/dependencies.cmake).
+// The CLI, the tests and diff_fuzzer link it; they choose it with
+// SandboxOptions::machine_factory.
 #pragma once
 
 #include <memory>
