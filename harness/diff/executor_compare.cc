@@ -20,12 +20,13 @@ void CompareLists(const std::vector<EngineRun>& a, const std::vector<EngineRun>&
       if (x.outcome.has_value() != y.outcome.has_value() || x.WhyNotRun() != y.WhyNotRun()) {
         out.push_back({x.engine, memory,
                        fmt::format("{}: {}; {}: {}", a_name, x.outcome ? x.outcome->Summary() : x.WhyNotRun(),
-                                   b_name, y.outcome ? y.outcome->Summary() : y.WhyNotRun())});
+                                   b_name, y.outcome ? y.outcome->Summary() : y.WhyNotRun()),
+                       &x, &y});
       }
       continue;
     }
     const Verdict verdict = Compare(*x.outcome, *y.outcome, a_name, b_name);
-    if (verdict.kind == Verdict::Kind::kDivergence) out.push_back({x.engine, memory, verdict.Describe()});
+    if (verdict.kind == Verdict::Kind::kDivergence) out.push_back({x.engine, memory, verdict.Describe(), &x, &y});
   }
 }
 

@@ -16,6 +16,10 @@ struct EmulatorDisagreement {
   std::string engine;
   size_t memory = 0;  // 0: the case's own input memory; v: input variant v
   std::string detail;  // the first field that differs, with both values
+  // The engine's two runs (in the CaseRuns compared), null where the
+  // disagreement is the case's (what loaded, how many engines or variants).
+  const EngineRun* a_run = nullptr;
+  const EngineRun* b_run = nullptr;
 };
 
 // `a` and `b`: the same case, on the same engines, with the same input
