@@ -15,9 +15,9 @@
 # and the integer checks are off, since undefined behaviour or a wrapping
 # sum inside the simulator is VIXL's and not a finding of a fuzz target
 # (OSS-Fuzz's SANITIZER=undefined checks unsigned overflow too); and no
-# coverage is recorded, so that the
-# coverage report and libFuzzer's features stay about our code (the
-# feedback allowlist already leaves it out of SanitizerCoverage).
+# coverage is recorded, so that the coverage report and libFuzzer's
+# features stay about our code (the feedback allowlist already leaves it
+# out of SanitizerCoverage).
 function(bpfdiff_vixl_from_source dir)
   set(files
     src/code-buffer-vixl.cc
