@@ -251,10 +251,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Only now, for the divergent input: step both engines again to name
     // the culprit instruction, which the finding's kind is keyed by.
     const bpfdiff::Localization localization = reporter->Localize(result.run);
-    if (auto failure = reporter->sandbox().UnicornFailure()) {  // while stepping: no verdict to give
-      ReportStats();
-      bpfdiff::fuzz::ExitOnHarnessFailure("diff_fuzzer", *failure);
-    }
+    ExitIfAMachineFailed(*reporter);  // while stepping: no verdict to give
     if (auto known = bpfdiff::fuzz::KnownKernelFinding(result.run, *result.run.FirstDivergence(), &localization)) {
       return CountKnownFinding(*known);
     }
