@@ -256,4 +256,15 @@ const std::vector<uint64_t>* ProgPack::Bitmap(int pack) const {
   return &packs_[static_cast<size_t>(pack)]->bitmap;
 }
 
+std::optional<uint32_t> ProgPack::ReadWord(uint64_t rx) const {
+  if (rx % 4 != 0) return std::nullopt;
+  for (const TextMemory* memory : {&config_.packs, &config_.oversize}) {
+    if (!memory->Contains(rx, 4)) continue;
+    uint32_t word;
+    std::memcpy(&word, memory->At(rx), 4);
+    return word;
+  }
+  return std::nullopt;
+}
+
 }  // namespace bpfdiff::jit

@@ -126,6 +126,10 @@ class ProgPack {
   uint64_t hole_state() const { return random_state_; }
   void set_hole_state(uint64_t state) { random_state_ = state != 0 ? state : 1; }  // xorshift: never 0
 
+  // The word at RX address `rx` as it lies in executable memory
+  // (aarch64_insn_read, which a text poke checks the old word with);
+  // nullopt outside the packs and the oversize region, or misaligned.
+  std::optional<uint32_t> ReadWord(uint64_t rx) const;
   // The chunk bitmap of pack `pack` (for checks): bit i = chunk i in use.
   const std::vector<uint64_t>* Bitmap(int pack) const;
 

@@ -38,6 +38,9 @@ struct bpfdiff_kjit_world {
 	void (*text_set)(void *owner, uint64_t rx, uint32_t word, size_t length);
 	/* flush_icache_range */
 	void (*flush_icache)(void *owner, uint64_t begin, uint64_t end);
+	/* aarch64_insn_read: the word at RX address `rx`. Returns 0, or -1
+	 * when no text is there. */
+	int (*text_read)(void *owner, uint64_t rx, uint32_t *word);
 	/* Where helper `id` lives (what the verifier's fixup and
 	 * bpf_jit_get_func_addr make of a helper's imm). */
 	uint64_t (*helper_address)(void *owner, int32_t id);
@@ -87,6 +90,62 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
  * register it zeroes (-1 for none). */
 uint64_t bpfdiff_kjit_fixup(const uint8_t entry[12], uint64_t entry_address,
 			    int *cleared_register);
+
+/* One program a trampoline runs (struct bpf_tramp_link), compiled by the
+ * kernel's JIT, and what the guest's __bpf_prog_enter*() and
+ * __bpf_prog_exit*() for it are (bpf_trampoline_enter/exit). */
+struct bpfdiff_kjit_tramp_link {
+	uint64_t rx_image; /* its bpf_func */
+	uint64_t cookie;
+	uint64_t enter;
+	uint64_t exit;
+};
+
+/* What bpf_trampoline_update() asks arch_prepare_bpf_trampoline() for.
+ * links[k] holds counts[k] links of kind k, in BPF_TRAMP_FENTRY,
+ * BPF_TRAMP_FEXIT, BPF_TRAMP_MODIFY_RETURN order. */
+struct bpfdiff_kjit_tramp_request {
+	const struct bpfdiff_kjit_tramp_link *links[3];
+	uint32_t counts[3];
+	uint8_t nr_args;    /* btf_func_model.nr_args, every argument 8 bytes */
+	uint32_t flags;     /* BPF_TRAMP_F_* */
+	uint64_t func_addr; /* the traced function's entry */
+	/* The guest's __bpf_tramp_enter and __bpf_tramp_exit. */
+	uint64_t tramp_enter;
+	uint64_t tramp_exit;
+};
+
+/* A trampoline in the pack: its RX image (bpf_prog_pack_alloc's), the
+ * bytes allocated (arch_bpf_trampoline_size) and the bytes of code
+ * (arch_prepare_bpf_trampoline's answer), and the two addresses the
+ * kernel keeps in struct bpf_tramp_image (0 without BPF_TRAMP_F_CALL_ORIG). */
+struct bpfdiff_kjit_tramp_image {
+	uint64_t rx_header;
+	uint64_t rx_image;
+	uint32_t size;
+	uint32_t code_bytes;
+	uint64_t ip_after_call;
+	uint64_t ip_epilogue;
+	/* The struct bpf_tramp_image the code hands __bpf_tramp_enter/exit:
+	 * a host address, which the guest sees only as a value. */
+	uint64_t image_object;
+};
+
+/* Builds a trampoline as bpf_trampoline_update() does: its size, its
+ * slot (arch_alloc_bpf_trampoline), its code (arch_prepare_bpf_trampoline,
+ * which copies it to RX and flushes). Returns 0, or -1 with a message; on
+ * failure no slot stays allocated. */
+int bpfdiff_kjit_trampoline(const struct bpfdiff_kjit_world *world,
+			    const struct bpfdiff_kjit_tramp_request *request,
+			    struct bpfdiff_kjit_tramp_image *image, char *message, size_t message_size);
+
+/* bpf_arch_text_poke(ip, BPF_MOD_CALL or BPF_MOD_JUMP, old, new) on a
+ * program whose image (its kallsyms symbol: bpf_func, jited_len) is
+ * [image, image + image_bytes). 0 for old or new is a nop. Returns the
+ * kernel's answer (0 or -errno), with a message when it is not 0. */
+int bpfdiff_kjit_text_poke(const struct bpfdiff_kjit_world *world, uint64_t image,
+			   uint32_t image_bytes, uint64_t ip, int jump, uint64_t old_target,
+			   uint64_t new_target, char *message, size_t message_size);
 
 /* offsetof()s that the kernel's JIT bakes into the code it emits. */
 struct bpfdiff_kjit_layout {

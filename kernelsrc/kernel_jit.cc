@@ -27,6 +27,9 @@ struct KernelJit::Impl {
   std::map<uint64_t, std::unique_ptr<jit::PackAllocation>> slots;
   std::map<uint64_t, std::vector<uint8_t>> finalized_images;  // by RX image
   std::string pack_error;
+  // Whose text operations the kernel's code makes now: a program's
+  // (finalize, free) or a trampoline's (its copy, a text poke).
+  bool trampoline_work = false;
 
   bpfdiff_kjit_world Bridge();
 };
@@ -72,15 +75,27 @@ void PackFree(void* owner, uint64_t rx_header) {
 }
 
 void TextCopy(void* owner, uint64_t rx, const void* bytes, size_t length) {
-  ImplOf(owner).patcher.Copy(rx, {static_cast<const uint8_t*>(bytes), length}, jit::TextOrigin::kFinalize);
+  KernelJit::Impl& impl = ImplOf(owner);
+  impl.patcher.Copy(rx, {static_cast<const uint8_t*>(bytes), length},
+                    impl.trampoline_work ? jit::TextOrigin::kTrampoline : jit::TextOrigin::kFinalize);
 }
 
 void TextSet(void* owner, uint64_t rx, uint32_t word, size_t length) {
-  ImplOf(owner).patcher.Fill(rx, length, word, jit::TextOrigin::kFree);
+  KernelJit::Impl& impl = ImplOf(owner);
+  impl.patcher.Fill(rx, length, word, impl.trampoline_work ? jit::TextOrigin::kTrampoline : jit::TextOrigin::kFree);
 }
 
 void FlushIcache(void* owner, uint64_t begin, uint64_t end) {
-  ImplOf(owner).patcher.FlushIcache(begin, end, jit::TextOrigin::kFinalize);
+  KernelJit::Impl& impl = ImplOf(owner);
+  impl.patcher.FlushIcache(begin, end,
+                           impl.trampoline_work ? jit::TextOrigin::kTrampoline : jit::TextOrigin::kFinalize);
+}
+
+int TextRead(void* owner, uint64_t rx, uint32_t* word) {
+  const std::optional<uint32_t> read = ImplOf(owner).pack.ReadWord(rx);
+  if (!read) return -1;
+  *word = *read;
+  return 0;
 }
 
 uint64_t HelperAddress(void* owner, int32_t id) { return ImplOf(owner).world.environment.HelperAddress(id); }
@@ -119,6 +134,7 @@ bpfdiff_kjit_world KernelJit::Impl::Bridge() {
   bridge.text_copy = TextCopy;
   bridge.text_set = TextSet;
   bridge.flush_icache = FlushIcache;
+  bridge.text_read = TextRead;
   bridge.helper_address = HelperAddress;
   bridge.dummy_tramp = world.dummy_tramp;
   bridge.lse_atomics = atomics == jit::AtomicLowering::kLse ? 1 : 0;
@@ -210,6 +226,93 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program) {
 void KernelJit::Release(jit::CompiledProgram& program) {
   for (auto& sub : program.subprograms) impl_->pack.Free(std::move(sub.allocation));
   program.subprograms.clear();
+}
+
+namespace {
+
+std::vector<bpfdiff_kjit_tramp_link> BridgeLinks(const std::vector<TrampolineLink>& links) {
+  std::vector<bpfdiff_kjit_tramp_link> out;
+  for (const TrampolineLink& link : links) out.push_back({link.entry, link.cookie, link.enter, link.exit});
+  return out;
+}
+
+// Sets Impl::trampoline_work for the scope of one trampoline operation.
+class TrampolineWork {
+ public:
+  explicit TrampolineWork(KernelJit::Impl& impl) : impl_(impl) { impl_.trampoline_work = true; }
+  ~TrampolineWork() { impl_.trampoline_work = false; }
+  TrampolineWork(const TrampolineWork&) = delete;
+  TrampolineWork& operator=(const TrampolineWork&) = delete;
+
+ private:
+  KernelJit::Impl& impl_;
+};
+
+}  // namespace
+
+Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest& request) {
+  Impl& impl = *impl_;
+  const TrampolineWork work(impl);
+  // In the kernel's enum order: BPF_TRAMP_FENTRY, BPF_TRAMP_FEXIT, BPF_TRAMP_MODIFY_RETURN.
+  const std::array<std::vector<bpfdiff_kjit_tramp_link>, 3> links = {
+      BridgeLinks(request.fentry), BridgeLinks(request.fexit), BridgeLinks(request.fmod_ret)};
+  bpfdiff_kjit_tramp_request bridge_request{};
+  for (size_t k = 0; k < links.size(); ++k) {
+    bridge_request.links[k] = links[k].data();
+    bridge_request.counts[k] = static_cast<uint32_t>(links[k].size());
+  }
+  bridge_request.nr_args = request.nr_args;
+  bridge_request.flags = request.flags;
+  bridge_request.func_addr = request.traced_entry;
+  bridge_request.tramp_enter = request.tramp_enter;
+  bridge_request.tramp_exit = request.tramp_exit;
+
+  const bpfdiff_kjit_world bridge = impl.Bridge();
+  impl.pack_error.clear();
+  bpfdiff_kjit_tramp_image image{};
+  std::array<char, 512> message{};
+  const int result = bpfdiff_kjit_trampoline(&bridge, &bridge_request, &image, message.data(), message.size());
+  impl.finalized_images.clear();
+  if (result != 0) {
+    for (auto& held : impl.slots) impl.pack.Free(std::move(held.second));
+    impl.slots.clear();
+    std::string why = message.data();
+    if (!impl.pack_error.empty()) why += fmt::format(" (the pack: {})", impl.pack_error);
+    return Fail("{}", why);
+  }
+  KernelTrampoline trampoline;
+  trampoline.entry = image.rx_image;
+  trampoline.size = image.size;
+  trampoline.code_bytes = image.code_bytes;
+  trampoline.ip_after_call = image.ip_after_call;
+  trampoline.ip_epilogue = image.ip_epilogue;
+  trampoline.image_object = image.image_object;
+  auto slot = impl.slots.find(image.rx_header);
+  if (slot == impl.slots.end()) return Fail("the trampoline's slot at 0x{:x} is not the pack's", image.rx_header);
+  trampoline.allocation = std::move(slot->second);
+  impl.slots.erase(slot);
+  for (uint64_t at = image.rx_image; at < image.rx_image + image.code_bytes; at += 4) {
+    trampoline.words.push_back(impl.pack.ReadWord(at).value_or(jit::kBreakFault));
+  }
+  return trampoline;
+}
+
+void KernelJit::ReleaseTrampoline(KernelTrampoline& trampoline) {
+  if (trampoline.allocation) impl_->pack.Free(std::move(trampoline.allocation));
+  trampoline.words.clear();
+}
+
+Status KernelJit::PokeEntry(const jit::CompiledSubprogram& traced, uint64_t old_target, uint64_t new_target) {
+  Impl& impl = *impl_;
+  const TrampolineWork work(impl);
+  const bpfdiff_kjit_world bridge = impl.Bridge();
+  std::array<char, 512> message{};
+  // The symbol kallsyms has for a program: bpf_func and jited_len, which
+  // ends with the PLT's `br` (its target follows).
+  const int result = bpfdiff_kjit_text_poke(&bridge, traced.rx_image, traced.code_words * 4, traced.rx_image,
+                                            0, old_target, new_target, message.data(), message.size());
+  if (result != 0) return Fail("{}", message.data());
+  return {};
 }
 
 std::optional<jit::Fixup> KernelJit::Fixup(const uint8_t* rx_extable, uint64_t rx_extable_address,

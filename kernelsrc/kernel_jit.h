@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "isa/program.h"
 #include "jit/jit.h"
@@ -49,6 +50,41 @@ struct KernelJitWorld {
   uint32_t thread_info_cpu_offset = 0;
 };
 
+// One program a trampoline runs (struct bpf_tramp_link), and the guest's
+// __bpf_prog_enter*()/__bpf_prog_exit*() that bpf_trampoline_enter() and
+// bpf_trampoline_exit() answer for it.
+struct TrampolineLink {
+  uint64_t entry = 0;  // the program's bpf_func
+  uint64_t cookie = 0;
+  uint64_t enter = 0;
+  uint64_t exit = 0;
+};
+
+// What kernel/bpf/trampoline.c's bpf_trampoline_update() asks
+// arch_prepare_bpf_trampoline() for (flags: oracle/trampoline.h).
+struct TrampolineRequest {
+  std::vector<TrampolineLink> fentry, fexit, fmod_ret;
+  uint8_t nr_args = 0;        // every argument 8 bytes
+  uint32_t flags = 0;         // BPF_TRAMP_F_*
+  uint64_t traced_entry = 0;  // func_addr: the traced function
+  uint64_t tramp_enter = 0;   // the guest's __bpf_tramp_enter
+  uint64_t tramp_exit = 0;    // and __bpf_tramp_exit
+};
+
+// A trampoline the kernel's code built into bpfdiff's pack.
+struct KernelTrampoline {
+  uint64_t entry = 0;
+  uint32_t size = 0;        // bytes allocated (arch_bpf_trampoline_size)
+  uint32_t code_bytes = 0;  // bytes of code (arch_prepare_bpf_trampoline)
+  uint64_t ip_after_call = 0;  // struct bpf_tramp_image's, with BPF_TRAMP_F_CALL_ORIG
+  uint64_t ip_epilogue = 0;
+  // The struct bpf_tramp_image its code passes to __bpf_tramp_enter/exit
+  // (a host address, fixed: kernelsrc/trampoline.c).
+  uint64_t image_object = 0;
+  std::vector<uint32_t> words;  // the code as it lies in RX memory
+  std::unique_ptr<jit::PackAllocation> allocation;
+};
+
 class KernelJit {
  public:
   // Fails when the build has no kernel tree, or when the layouts the
@@ -65,6 +101,19 @@ class KernelJit {
 
   // Frees every image of `program` (bpf_jit_binary_pack_free).
   void Release(jit::CompiledProgram& program);
+
+  // Builds a trampoline with the kernel's own arch code, in the pack, as
+  // bpf_trampoline_update() does. Fails with the kernel's answer.
+  Result<KernelTrampoline> BuildTrampoline(const TrampolineRequest& request);
+  // Frees it (arch_free_bpf_trampoline), invalidating its slot.
+  void ReleaseTrampoline(KernelTrampoline& trampoline);
+
+  // bpf_arch_text_poke(program entry, BPF_MOD_CALL, old, new): what
+  // register_fentry()/unregister_fentry() do to a traced BPF program
+  // (`traced` its main subprogram). 0 for old or new is the nop. Fails
+  // with the kernel's error; a target more than 128 MiB away is refused
+  // (the kernel would write the PLT's target with a host store).
+  Status PokeEntry(const jit::CompiledSubprogram& traced, uint64_t old_target, uint64_t new_target);
 
   // The kernel's ex_handler_bpf for a fault at `pc` in `subprogram`, reading
   // its exception table from RX memory at `rx_extable`.

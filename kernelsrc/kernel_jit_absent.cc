@@ -24,6 +24,16 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program&) {
 
 void KernelJit::Release(jit::CompiledProgram& program) { program.subprograms.clear(); }
 
+Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest&) {
+  return Fail("this bpfdiff was built without a Linux tree");
+}
+
+void KernelJit::ReleaseTrampoline(KernelTrampoline& trampoline) { trampoline.allocation.reset(); }
+
+Status KernelJit::PokeEntry(const jit::CompiledSubprogram&, uint64_t, uint64_t) {
+  return Fail("this bpfdiff was built without a Linux tree");
+}
+
 std::optional<jit::Fixup> KernelJit::Fixup(const uint8_t*, uint64_t, uint32_t, uint64_t) { return std::nullopt; }
 
 std::optional<uint64_t> PrologueFrameBytes(const jit::CompiledSubprogram&) { return std::nullopt; }

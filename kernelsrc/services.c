@@ -223,20 +223,43 @@ struct bpf_binary_header *bpf_jit_binary_pack_hdr(const struct bpf_prog *fp)
 	return NULL; /* bpf_jit_free() is not used: bpfdiff frees its slots */
 }
 
+/* Trampolines: bpf_prog_pack_alloc hands out RX memory of the pack, which
+ * holds illegal instructions until arch_prepare_bpf_trampoline copies its
+ * code in. Here that is a pack slot whose RW buffer (the same fill) goes
+ * to RX at once. */
 void *bpf_prog_pack_alloc(u32 size, bpf_jit_fill_hole_t bpf_fill_ill_insns, bool was_classic)
 {
-	(void)size;
-	(void)bpf_fill_ill_insns;
-	(void)was_classic;
+	const struct bpfdiff_kjit_world *w = session->world;
+	uint64_t rx_header, rx_image;
+	u8 *rw_header, *rw;
+
 	(void)bpf_fill_ill_insns; /* the pack fills its RW buffers with the same word */
-	bpfdiff_kernel_log("trampolines are not built through the kernel's JIT yet");
-	return NULL;
+	(void)was_classic;
+	if (session->slot_count == session->slot_capacity) {
+		bpfdiff_kernel_log("more allocations than the trampoline needs");
+		return NULL;
+	}
+	if (w->pack_alloc(w->owner, size, 8, &rx_header, &rx_image, &rw_header, &rw) != 0)
+		return NULL;
+	session->slots[session->slot_count++] =
+		(struct bpfdiff_kjit_slot){ rx_header, NULL, size, rx_image };
+	w->pack_finalize(w->owner, rx_header);
+	return (void *)(uintptr_t)rx_image;
 }
 
 void bpf_prog_pack_free(void *ptr, u32 size)
 {
-	(void)ptr;
+	const struct bpfdiff_kjit_world *w = session->world;
+	uint32_t i;
+
 	(void)size;
+	for (i = 0; i < session->slot_count; i++) {
+		if (session->slots[i].rx_image != (uint64_t)(uintptr_t)ptr)
+			continue;
+		w->pack_free(w->owner, session->slots[i].rx_header);
+		session->slots[i] = session->slots[--session->slot_count];
+		return;
+	}
 }
 
 /* Text patching and cache maintenance: bpfdiff's patcher, which the
@@ -262,16 +285,28 @@ void *aarch64_insn_set(void *dst, u32 insn, size_t len)
 	return dst;
 }
 
+/* As arch/arm64/kernel/patching.c: one word written, then its cache
+ * maintenance (caches_clean_inval_pou). */
 int aarch64_insn_patch_text_nosync(void *addr, u32 insn)
 {
-	return aarch64_insn_set(addr, insn, 4) ? 0 : -EINVAL;
+	const struct bpfdiff_kjit_world *w = session->world;
+
+	if (!aarch64_insn_set(addr, insn, AARCH64_INSN_SIZE))
+		return -EINVAL;
+	w->flush_icache(w->owner, (uint64_t)(uintptr_t)addr,
+			(uint64_t)(uintptr_t)addr + AARCH64_INSN_SIZE);
+	return 0;
 }
 
 int aarch64_insn_read(void *addr, u32 *insnp)
 {
-	(void)addr;
-	(void)insnp;
-	return -EINVAL; /* text_poke on a live image is not modelled here yet */
+	const struct bpfdiff_kjit_world *w = session->world;
+	uint32_t word;
+
+	if (w->text_read(w->owner, (uint64_t)(uintptr_t)addr, &word) != 0)
+		return -EFAULT;
+	*insnp = word;
+	return 0;
 }
 
 void flush_icache_range(unsigned long start, unsigned long end)
@@ -343,21 +378,34 @@ void bpf_jit_dump(unsigned int flen, unsigned int proglen, u32 pass, void *image
 
 void bpf_prog_unlock_free(struct bpf_prog *fp) { (void)fp; }
 bool bpf_prog_kallsyms_verify_off(const struct bpf_prog *fp) { (void)fp; return true; }
+/* kallsyms knows the poked program's image, as bpf_prog_kallsyms_add()
+ * made its symbol: [bpf_func, bpf_func + jited_len). */
 int __bpf_address_lookup(unsigned long addr, unsigned long *size, unsigned long *off, char *sym)
 {
-	(void)addr, (void)size, (void)off, (void)sym;
-	return 0;
+	if (!session || addr < session->symbol_start ||
+	    addr - session->symbol_start >= session->symbol_bytes)
+		return 0;
+	*size = session->symbol_bytes;
+	*off = addr - session->symbol_start;
+	strcpy(sym, "bpf_prog");
+	return 1;
 }
 
 u64 bpf_arena_get_kern_vm_start(struct bpf_arena *arena) { (void)arena; return 0; }
 u64 bpf_arena_get_user_vm_start(struct bpf_arena *arena) { (void)arena; return 0; }
 
-/* Trampolines are not built through the kernel's JIT yet: these are only
- * linked, never reached. */
-void __bpf_tramp_enter(struct bpf_tramp_image *tr) { (void)tr; }
-void __bpf_tramp_exit(struct bpf_tramp_image *tr) { (void)tr; }
-bpf_trampoline_enter_t bpf_trampoline_enter(const struct bpf_prog *prog) { (void)prog; return NULL; }
-bpf_trampoline_exit_t bpf_trampoline_exit(const struct bpf_prog *prog) { (void)prog; return NULL; }
+/* What a trampoline calls (kernel/bpf/trampoline.c): guest code, at the
+ * addresses the trampoline's request names. */
+void (*bpfdiff_tramp_enter)(struct bpf_tramp_image *tr);
+void (*bpfdiff_tramp_exit)(struct bpf_tramp_image *tr);
+bpf_trampoline_enter_t bpf_trampoline_enter(const struct bpf_prog *prog)
+{
+	return (bpf_trampoline_enter_t)(uintptr_t)prog->bpfdiff_enter;
+}
+bpf_trampoline_exit_t bpf_trampoline_exit(const struct bpf_prog *prog)
+{
+	return (bpf_trampoline_exit_t)(uintptr_t)prog->bpfdiff_exit;
+}
 void bpf_tramp_image_put(struct bpf_tramp_image *im) { (void)im; }
 
 /* The CPU bpfdiff models. */

@@ -12,6 +12,7 @@ struct bpfdiff_kjit_slot {
 	uint64_t rx_header;
 	uint8_t *rw_image; /* until finalize */
 	uint32_t image_bytes;
+	uint64_t rx_image; /* a trampoline's (bpf_prog_pack_alloc's answer) */
 };
 
 struct bpfdiff_kjit_session {
@@ -23,6 +24,10 @@ struct bpfdiff_kjit_session {
 	int warned;
 	jmp_buf on_bug;    /* where BUG() leaves the kernel's code */
 	struct kernel_block *blocks; /* what the kernel allocated and holds */
+	/* The one BPF symbol kallsyms knows during a text poke: the poked
+	 * program's image (__bpf_address_lookup). */
+	uint64_t symbol_start;
+	uint32_t symbol_bytes;
 };
 
 /* The kernel's code reaches bpfdiff's world through the session of the

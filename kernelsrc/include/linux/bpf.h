@@ -81,6 +81,9 @@ struct bpf_prog {
 	u16 jited:1, jit_requested:1, is_func:1, blinded:1;
 	u32 jited_len;
 	struct bpf_prog_aux *aux;
+	/* Ours: the guest's __bpf_prog_enter*() and __bpf_prog_exit*() for
+	 * this program, what bpf_trampoline_enter/exit() answer for it. */
+	u64 bpfdiff_enter, bpfdiff_exit;
 	struct bpf_insn insnsi[];
 };
 
@@ -130,8 +133,14 @@ typedef u64 (*bpf_trampoline_enter_t)(struct bpf_prog *prog, struct bpf_tramp_ru
 typedef void (*bpf_trampoline_exit_t)(struct bpf_prog *prog, u64 start, struct bpf_tramp_run_ctx *run_ctx);
 bpf_trampoline_enter_t bpf_trampoline_enter(const struct bpf_prog *prog);
 bpf_trampoline_exit_t bpf_trampoline_exit(const struct bpf_prog *prog);
-void __bpf_tramp_enter(struct bpf_tramp_image *tr);
-void __bpf_tramp_exit(struct bpf_tramp_image *tr);
+/* The trampoline calls these two by their address
+ * (emit_call((const u64)__bpf_tramp_enter, ctx)), and they must be the
+ * guest's: the names stand for variables that hold the guest addresses
+ * (kernelsrc/trampoline.c sets them). */
+extern void (*bpfdiff_tramp_enter)(struct bpf_tramp_image *tr);
+extern void (*bpfdiff_tramp_exit)(struct bpf_tramp_image *tr);
+#define __bpf_tramp_enter bpfdiff_tramp_enter
+#define __bpf_tramp_exit bpfdiff_tramp_exit
 u64 __bpf_prog_enter(struct bpf_prog *prog, struct bpf_tramp_run_ctx *run_ctx);
 
 static inline bool bpf_is_subprog(const struct bpf_prog *prog) { return prog->aux->func_idx != 0; }
