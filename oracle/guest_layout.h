@@ -40,6 +40,18 @@ inline constexpr uint64_t kStopAddress = kStopBase;
 // fentry nop at POKE_OFFSET reaches once a trampoline is attached.
 inline constexpr uint64_t kDummyTrampAddress = kStopBase + 0x100;
 
+// What a BPF trampoline calls, for trampolines built by the kernel's own
+// arch code (kernelsrc/): the guest's __bpf_prog_enter*() (one that runs
+// the program, one that reports a recursion miss), __bpf_prog_exit*(),
+// and __bpf_tramp_enter()/__bpf_tramp_exit(). harness/trampoline writes
+// their code; oracle/trampoline.h says what they do.
+inline constexpr uint64_t kTrampProgEnterAddress = kStopBase + 0x200;
+inline constexpr uint64_t kTrampProgEnterMissAddress = kStopBase + 0x300;
+inline constexpr uint64_t kTrampProgExitAddress = kStopBase + 0x400;
+inline constexpr uint64_t kTrampImageEnterAddress = kStopBase + 0x500;
+inline constexpr uint64_t kTrampImageExitAddress = kStopBase + 0x600;
+inline constexpr uint64_t kTrampStubBytes = 0x100;
+
 inline constexpr uint64_t kContextBase = 0x0100'0000;
 inline constexpr uint64_t kContextSize = 0x10000;
 
@@ -119,5 +131,18 @@ inline constexpr uint64_t kProgIndexOffset = 8;
 inline constexpr uint64_t kPreemptCountOffset = 0;
 
 inline constexpr int kMaxTailCalls = 33;  // MAX_TAIL_CALL_CNT
+
+// The log the trampoline stubs above keep in each CPU's per-CPU area: a
+// u64 count of events, then kTrampLogEntries u64 entries, the event with
+// count c at entry c % kTrampLogEntries (oracle/trampoline.h says what an
+// event writes).
+inline constexpr uint64_t kTrampLogOffset = 0x800;
+inline constexpr uint64_t kTrampLogEntries = 64;
+// What the stubs check their first argument against: the struct
+// bpf_tramp_image the trampoline was built for (the runner writes it), and
+// the struct bpf_prog the last enter was given (the enter stub writes it,
+// the exit stub compares).
+inline constexpr uint64_t kTrampImageObjectOffset = 0x7f0;
+inline constexpr uint64_t kTrampProgObjectOffset = 0x7f8;
 
 }  // namespace bpfdiff::guest

@@ -29,6 +29,12 @@ struct InterpreterOptions {
   // When set, the state before every instruction is recorded in it (the
   // lockstep localization of a divergence; never on the fuzzing path).
   BoundaryTrace* trace = nullptr;
+  // Stack bytes outside the program's frames that every engine holds
+  // alike, [low, high): a BPF trampoline's context, which the trampoline
+  // writes before it calls the program (oracle/trampoline.h). Reading or
+  // writing them is not engine-private.
+  uint64_t shared_stack_low = 0;
+  uint64_t shared_stack_high = 0;
 };
 
 class Interpreter {

@@ -32,6 +32,7 @@ inline uint64_t AtomicRmw(uint8_t* p, unsigned size, int32_t op, uint64_t operan
 inline bool ProgramRun::OutsideFrames(uint64_t address, uint64_t size, bool write) const {
   const Region* region = memory_.last_region();
   if (region == nullptr || region->base != guest::kStackBase) return false;
+  if (address >= options_.shared_stack_low && address + size <= options_.shared_stack_high) return false;
   if (window_) return write ? window_->WriteIsPrivate(address, size) : window_->ReadIsPrivate(address, size);
   if (address < deepest_frame_ || address + size > stack_top_) return true;
   for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
