@@ -37,7 +37,7 @@ class KernelGenerator final : public CodeGenerator {
   Result<CodeConventions> Conventions(std::span<const jit::CompiledProgram* const> compiled) const override {
     return KernelConventions(compiled);
   }
-  std::span<const int32_t> InlinedHelpers() const override { return kKernelInlinedHelpers; }
+  std::span<const int32_t> InlinedHelpers() const override { return KernelInlinedHelpers(); }
 
  private:
   std::unique_ptr<kernelsrc::KernelJit> jit_;
@@ -56,6 +56,8 @@ Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit
   if (!jit) return jit.error();
   return std::unique_ptr<CodeGenerator>(std::make_unique<KernelGenerator>(std::move(jit).value()));
 }
+
+std::span<const int32_t> KernelInlinedHelpers() { return kKernelInlinedHelpers; }
 
 std::vector<const jit::CompiledProgram*> Pointers(const std::vector<jit::CompiledProgram>& compiled) {
   std::vector<const jit::CompiledProgram*> pointers;

@@ -40,6 +40,9 @@ std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::J
 // has none, or its layouts disagree with the guest's.
 Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics);
 
+// The helpers the kernel's JIT performs inline (bpf_jit_inlines_helper_call).
+std::span<const int32_t> KernelInlinedHelpers();
+
 // The conventions of the kernel's code for `compiled`, read from the code
 // (exposed for tests): the frame each function's prologue builds, per
 // function when they differ.

@@ -27,6 +27,7 @@ constexpr Room kRooms[] = {
     {"harness/conformance", 3, 2},
     {"harness/lifecycle", 3, 2},
     {"harness/recursion", 3, 2},
+    {"harness/trampoline", 3, 2},
     // fuzz/: generators, the stats file and the kinds of findings, then
     // what runs a fuzz input (triage keys a divergence by its kind), then
     // the targets and tools that wire them.

@@ -1,0 +1,226 @@
+#include "harness/trampoline/kernel_trampoline.h"
+
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/diff/code_generator.h"
+#include "harness/machine/jit_call.h"
+#include "harness/trampoline/stubs.h"
+#include "kernelsrc/kernel_jit.h"
+#include "oracle/guest_layout.h"
+#include "oracle/interpreter.h"
+
+namespace bpfdiff::trampoline {
+
+struct KernelTrampolineRunner::State {
+  std::unique_ptr<kernelsrc::KernelJit> jit;
+};
+
+KernelTrampolineRunner::~KernelTrampolineRunner() = default;
+
+std::string TrampolineVerdict::Describe() const {
+  if (!attached.match()) return fmt::format("through the trampoline: {}", attached.Describe());
+  if (!detached.match()) return fmt::format("after the trampoline was detached: {}", detached.Describe());
+  return "match";
+}
+
+Result<std::unique_ptr<KernelTrampolineRunner>> KernelTrampolineRunner::Create(const RunnerOptions& options) {
+  SandboxOptions sandbox_options;
+  sandbox_options.fast_machine = false;  // every call precise: faults are pinned where they happen
+  sandbox_options.machine_factory = options.machine_factory;
+  auto sandbox = Sandbox::Create(sandbox_options);
+  if (!sandbox) return sandbox.error();
+  if (auto installed = InstallStubs((*sandbox)->env().memory()); !installed) return installed.error();
+  auto jit = kernelsrc::KernelJit::Create((*sandbox)->pack(), (*sandbox)->patcher(),
+                                          {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
+                                           static_cast<uint32_t>(guest::kThreadInfoCpuOffset)},
+                                          options.atomics);
+  if (!jit) return jit.error();
+  std::unique_ptr<KernelTrampolineRunner> runner(new KernelTrampolineRunner());
+  runner->sandbox_ = std::move(sandbox).value();
+  runner->state_ = std::make_unique<State>();
+  runner->state_->jit = std::move(jit).value();
+  runner->options_ = options;
+  return runner;
+}
+
+namespace {
+
+Status CheckAttachment(const Attachment& a, size_t programs) {
+  if (a.nr_args < 1 || a.nr_args > kMaxArgs) {
+    return Fail("the traced function takes {} arguments; a trampoline here saves 1 to {}", a.nr_args, kMaxArgs);
+  }
+  if (a.traced >= programs) return Fail("the traced program is program {}; the case has {}", a.traced, programs);
+  if (a.fentry.empty() && a.fexit.empty() && a.fmod_ret.empty()) return Fail("no program is attached");
+  for (const auto* links : {&a.fentry, &a.fexit, &a.fmod_ret}) {
+    for (const Link& link : *links) {
+      if (link.program >= programs) return Fail("an attached program is program {}; the case has {}", link.program, programs);
+      if (link.program == a.traced) return Fail("program {} is attached to itself", link.program);
+    }
+  }
+  return {};
+}
+
+kernelsrc::TrampolineRequest RequestFor(const Attachment& a, const std::vector<jit::CompiledProgram>& compiled) {
+  const auto links_of = [&](const std::vector<Link>& links) {
+    std::vector<kernelsrc::TrampolineLink> out;
+    for (const Link& link : links) {
+      out.push_back({compiled[link.program].entry(), link.cookie,
+                     link.runs ? guest::kTrampProgEnterAddress : guest::kTrampProgEnterMissAddress,
+                     guest::kTrampProgExitAddress});
+    }
+    return out;
+  };
+  kernelsrc::TrampolineRequest request;
+  request.fentry = links_of(a.fentry);
+  request.fexit = links_of(a.fexit);
+  request.fmod_ret = links_of(a.fmod_ret);
+  request.nr_args = a.nr_args;
+  request.flags = Flags(a);
+  request.traced_entry = compiled[a.traced].entry();
+  request.tramp_enter = guest::kTrampImageEnterAddress;
+  request.tramp_exit = guest::kTrampImageExitAddress;
+  return request;
+}
+
+// The kernel JIT's outcome against the oracle's, and the two logs.
+Verdict CompareRuns(const Outcome& expected, const Outcome& actual, const std::vector<uint64_t>& expected_log,
+                    const std::vector<uint64_t>& actual_log) {
+  Verdict verdict = CompareHelperWithInlined(expected, actual, "interp", "kernel-jit", KernelInlinedHelpers());
+  if (verdict.match() && expected_log != actual_log) {
+    const auto show = [](const std::vector<uint64_t>& log) {
+      std::string text;
+      for (const uint64_t event : log) text += fmt::format("{}0x{:x}", text.empty() ? "" : " ", event);
+      return text.empty() ? std::string("(none)") : text;
+    };
+    verdict = {Verdict::Kind::kDivergence, "trampoline log",
+               fmt::format("interp {}, kernel-jit {}", show(expected_log), show(actual_log))};
+  }
+  if (verdict.kind == Verdict::Kind::kDivergence && expected.read_engine_private) {
+    verdict = {Verdict::Kind::kNotComparable, "",
+               fmt::format("a program read memory the engines hold differently by design ({} differs)",
+                           verdict.field)};
+  }
+  return verdict;
+}
+
+}  // namespace
+
+Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
+  kernelsrc::KernelJit& jit = *state_->jit;
+  GuestEnvironment& env = sandbox_->env();
+  Machine& machine = sandbox_->machine(0);
+  auto loaded = LoadCase(c.source);
+  if (!loaded) return Fail("the load step refused the case: {}", loaded.message());
+  if (auto checked = CheckAttachment(c.attachment, loaded->programs.size()); !checked) return checked.error();
+  if (loaded->clobbered_read) return Fail("the verifier would refuse the case: {}", *loaded->clobbered_read);
+
+  // Everything compiled, built and attached is released on every path.
+  std::vector<jit::CompiledProgram> compiled;
+  std::optional<kernelsrc::KernelTrampoline> first, trampoline;
+  uint64_t attached_to = 0;  // the entry's target now
+  const auto release = [&] {
+    if (attached_to != 0) (void)jit.PokeEntry(compiled[c.attachment.traced].subprograms[0], attached_to, 0);
+    if (first) jit.ReleaseTrampoline(*first);
+    if (trampoline) jit.ReleaseTrampoline(*trampoline);
+    for (auto& program : compiled) jit.Release(program);
+  };
+  const auto fail = [&](Error error) {
+    release();
+    return error;
+  };
+
+  for (size_t i = 0; i < loaded->programs.size(); ++i) {
+    auto program = jit.Compile(loaded->programs[i].program);
+    if (!program) return fail(Fail("program {}: the kernel's JIT refused it: {}", i, program.message()));
+    compiled.push_back(std::move(program).value());
+  }
+  auto conventions = KernelConventions(compiled);
+  if (!conventions) return fail(Fail("the kernel's code cannot be compared: {}", conventions.message()));
+  const jit::CompiledSubprogram& traced = compiled[c.attachment.traced].subprograms[0];
+
+  const kernelsrc::TrampolineRequest request = RequestFor(c.attachment, compiled);
+  if (c.replace) {
+    auto built = jit.BuildTrampoline(request);
+    if (!built) return fail(Fail("the kernel refused the first trampoline: {}", built.message()));
+    first = std::move(built).value();
+  }
+  auto built = jit.BuildTrampoline(request);
+  if (!built) return fail(Fail("the kernel refused the trampoline: {}", built.message()));
+  trampoline = std::move(built).value();
+  if (first) {
+    if (auto poked = jit.PokeEntry(traced, 0, first->entry); !poked) {
+      return fail(Fail("attaching the first trampoline: {}", poked.message()));
+    }
+    attached_to = first->entry;
+  }
+  if (auto poked = jit.PokeEntry(traced, attached_to, trampoline->entry); !poked) {
+    return fail(Fail("attaching the trampoline: {}", poked.message()));
+  }
+  attached_to = trampoline->entry;
+  if (first) {
+    jit.ReleaseTrampoline(*first);
+    first.reset();
+  }
+
+  env.Install(*loaded);
+  CallPrograms programs;
+  for (size_t i = 0; i < compiled.size(); ++i) {
+    env.SetProgramEntry(i, compiled[i].entry());
+    programs.compiled.push_back(&compiled[i]);
+    programs.programs.push_back(&loaded->programs[i].program);
+  }
+  programs.conventions = *conventions;
+  const auto jit_run = [&] {
+    env.ResetForRun(0);
+    ResetLog(env.memory(), 0);
+    env.memory().Store<uint64_t>(guest::PerCpuArea(0) + guest::kTrampImageObjectOffset,
+                                 trampoline ? trampoline->image_object : 0);
+    JitCall call(env, machine, 0, programs);
+    call.Start(c.attachment.traced, c.args, options_.budget);
+    Outcome outcome = *call.Step();
+    outcome.memory = env.Capture(StackWindow{});
+    return outcome;
+  };
+
+  TrampolineVerdict verdict;
+  verdict.trampoline_entry = trampoline->entry;
+  verdict.trampoline_words = static_cast<uint32_t>(trampoline->words.size());
+  verdict.trampoline_traced = traced.rx_image;
+
+  env.ResetForRun(0);
+  RunSpec spec;
+  spec.traced_entry = traced.rx_image;
+  spec.args = c.args;
+  spec.budget = options_.budget;
+  spec.geometry = conventions->geometry;
+  const AttachedRun expected = RunAttached(env, *loaded, c.attachment, spec);
+  const Outcome actual = jit_run();
+  if (machine.failure()) return fail(Fail("the machine failed: {}", *machine.failure()));
+  verdict.log = ReadLog(env.memory(), 0);
+  verdict.attached = CompareRuns(expected.outcome, actual, expected.log, verdict.log);
+  verdict.outcome = actual;
+
+  // Detached and freed: the traced program is itself again.
+  if (auto poked = jit.PokeEntry(traced, attached_to, 0); !poked) {
+    return fail(Fail("detaching the trampoline: {}", poked.message()));
+  }
+  attached_to = 0;
+  jit.ReleaseTrampoline(*trampoline);
+  trampoline.reset();
+  env.ResetForRun(0);
+  InterpreterOptions plain;
+  plain.budget = options_.budget;
+  plain.geometry = conventions->geometry;
+  Outcome expected_plain = Interpreter(env, *loaded, plain).RunProgram(c.attachment.traced, c.args);
+  expected_plain.memory = env.Capture(StackWindow{});
+  const Outcome actual_plain = jit_run();
+  if (machine.failure()) return fail(Fail("the machine failed: {}", *machine.failure()));
+  verdict.detached = CompareRuns(expected_plain, actual_plain, {}, ReadLog(env.memory(), 0));
+  release();
+  return verdict;
+}
+
+}  // namespace bpfdiff::trampoline
