@@ -1,0 +1,29 @@
+// Trampoline cases from fuzz bytes (trampoline_fuzzer): a traced program
+// and up to three fentry, three fexit and three fmod_ret programs, each
+// from a small grammar that is valid by construction, the traced
+// function's argument count, the call's arguments, and whether the
+// trampoline replaces a first one (oracle/trampoline.h).
+//
+// Every byte string decodes (missing bytes read as 0), so libFuzzer's own
+// mutations are enough. The programs read their context only inside the
+// frame the trampoline builds (the arguments, the return value, the count
+// and the ip), write what they compute into the one map value, call a
+// helper, branch forward; they never read a register or a stack byte
+// before writing it, which the kernel's verifier would refuse and which
+// the engines hold differently by design.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "oracle/trampoline.h"
+
+namespace bpfdiff::fuzz {
+
+trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data);
+
+// The map the programs write into: fd 1, an array of one 64-byte value.
+inline constexpr int32_t kTrampolineMapFd = 1;
+inline constexpr uint32_t kTrampolineMapValueBytes = 64;
+
+}  // namespace bpfdiff::fuzz

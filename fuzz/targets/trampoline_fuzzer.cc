@@ -1,0 +1,138 @@
+// trampoline_fuzzer: fuzz bytes become a traced program and the fentry,
+// fexit and fmod_ret programs attached to it (fuzz/generator/
+// trampoline_case.h). The kernel's own arch code builds the trampoline
+// (arch_prepare_bpf_trampoline) and attaches it (bpf_arch_text_poke), after
+// a first one when the input asks (the modify path); the traced program is
+// called through it, then detached and freed, and called again
+// (harness/trampoline/kernel_trampoline.h). Each run is compared with the
+// oracle's composition (oracle/trampoline.h): r0, the helper trace, the map
+// value every program writes into, and the log of enter and exit calls.
+//
+// A divergence prints the case and aborts (one crash state: the frame of
+// Found()); the input file is its reproducer (`trampoline_fuzzer FILE`).
+// So does a case the kernel's code refused: every case is one the kernel
+// loads and attaches (valid programs, at most three links of each kind,
+// one to eight arguments), so a refusal is the kernel's or the shims'.
+// When Unicorn fails, the target says so once and exits with status 2
+// (fuzz/targets/target_settings.h). Built only where the build has the
+// kernel's JIT.
+#include "fuzz/targets/libfuzzer_entry_points.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "fuzz/generator/trampoline_case.h"
+#include "fuzz/targets/target_settings.h"
+#include "harness/trampoline/kernel_trampoline.h"
+#include "isa/disassembler.h"
+
+namespace {
+
+using namespace bpfdiff;
+
+// A fresh runner (sandbox, engines) every so many inputs bounds what
+// Unicorn's translation cache holds (as recursion_fuzzer does).
+constexpr uint64_t kInputsPerRunner = 5000;
+
+struct Target {
+  fuzz::TargetSettings settings;
+  std::unique_ptr<trampoline::KernelTrampolineRunner> runner;
+  uint64_t inputs = 0, runner_inputs = 0;
+  // For the stats file.
+  uint64_t compared = 0, not_comparable = 0, replaced = 0, links = 0, misses = 0, runners = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+Target* target = nullptr;
+
+void ReportStats() {
+  if (target == nullptr) return;
+  fuzz::FuzzStatsFile file;
+  file.target = "trampoline_fuzzer";
+  file.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - target->start).count();
+  file.inputs = target->inputs;
+  file.counters = {{"compared", target->compared}, {"not_comparable", target->not_comparable},
+                   {"replaced", target->replaced},
+                   {"links", target->links},       {"misses", target->misses},
+                   {"runners", target->runners}};
+  fuzz::WriteStats(target->settings, file);
+}
+
+void NewRunner() {
+  auto runner = trampoline::KernelTrampolineRunner::Create({});
+  if (!runner) {
+    ReportStats();
+    fuzz::ExitOnHarnessFailure("trampoline_fuzzer", runner.message());
+  }
+  target->runner = std::move(runner).value();
+  target->runner_inputs = 0;
+  ++target->runners;
+}
+
+std::string DescribeCase(const trampoline::TrampolineCase& c) {
+  const trampoline::Attachment& a = c.attachment;
+  std::string text = fmt::format("traced program 0, {} argument(s){}{}; args {:#x}\n", a.nr_args,
+                                 a.ip_arg ? ", ip asked for" : "", c.replace ? ", replacing a first trampoline" : "",
+                                 fmt::join(c.args, " "));
+  const auto links = [&](const char* kind, const std::vector<trampoline::Link>& list) {
+    for (const trampoline::Link& link : list) {
+      text += fmt::format("{} program {}: cookie {:#x}{}\n", kind, link.program, link.cookie,
+                          link.runs ? "" : ", its enter reports a recursion miss");
+    }
+  };
+  links("fentry", a.fentry);
+  links("fexit", a.fexit);
+  links("fmod_ret", a.fmod_ret);
+  for (size_t p = 0; p < c.source.programs.size(); ++p) {
+    text += fmt::format("-- program {}\n{}", p, isa::Disassemble(c.source.programs[p]));
+  }
+  return text;
+}
+
+// Never inlined: it is the frame of the crash state.
+[[noreturn, gnu::noinline]] void Found(const trampoline::TrampolineCase& c, const std::string& what) {
+  fmt::print(stderr, "\n==== trampoline_fuzzer finding ====\n{}\n---- case ----\n{}----\n", what, DescribeCase(c));
+  std::fflush(stderr);
+  ReportStats();
+  std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  target = new Target;
+  target->settings = fuzz::ReadTargetSettings("trampoline_fuzzer");
+  NewRunner();
+  std::atexit(ReportStats);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  ++target->inputs;
+  if (++target->runner_inputs > kInputsPerRunner) NewRunner();
+  const trampoline::TrampolineCase c = fuzz::DecodeTrampolineInput({data, size});
+  auto verdict = target->runner->Run(c);
+  if (auto failure = target->runner->sandbox().UnicornFailure()) {
+    ReportStats();
+    fuzz::ExitOnHarnessFailure("trampoline_fuzzer", *failure);
+  }
+  if (!verdict) Found(c, fmt::format("the case was refused: {}", verdict.message()));
+  target->replaced += c.replace ? 1 : 0;
+  for (const auto* links : {&c.attachment.fentry, &c.attachment.fexit, &c.attachment.fmod_ret}) {
+    target->links += links->size();
+    for (const trampoline::Link& link : *links) target->misses += link.runs ? 0 : 1;
+  }
+  if (verdict->attached.kind == Verdict::Kind::kDivergence || verdict->detached.kind == Verdict::Kind::kDivergence) {
+    Found(c, verdict->Describe());
+  }
+  if (verdict->match()) {
+    ++target->compared;
+  } else {
+    ++target->not_comparable;
+  }
+  return 0;
+}

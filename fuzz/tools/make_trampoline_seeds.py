@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Writes the trampoline_fuzzer seed corpus (fuzz/corpus/trampoline_fuzzer/).
+
+Each seed is an input of fuzz/generator/trampoline_case.h: a flags byte
+(argument count, ip, replace), a counts byte (fentry, fexit, fmod_ret), five
+arguments, then the programs. The seeds cover every argument count, each kind
+of link alone and together, a missed enter, the ip and the replace path; the
+programs' bytes come from a fixed seed, so the corpus is the same on every run.
+Usage: make_trampoline_seeds.py OUT_DIR
+"""
+import random
+import sys
+from pathlib import Path
+
+
+def program(rng, ops):
+    """Two register constants, `ops` operations of three bytes, r0's shape."""
+    body = bytes([rng.getrandbits(8), rng.getrandbits(8), ops])
+    for _ in range(ops):
+        body += bytes(rng.getrandbits(8) for _ in range(3))
+    return body + bytes([rng.getrandbits(8)])
+
+
+def seed(rng, nr_args, ip, replace, fentry, fexit, fmod_ret, miss=False):
+    flags = (nr_args - 1) | (0x08 if ip else 0) | (0x10 if replace else 0)
+    out = bytes([flags, fentry | fexit << 2 | fmod_ret << 4])
+    out += b"".join(rng.getrandbits(64).to_bytes(8, "little") for _ in range(5))
+    out += program(rng, rng.randrange(4, 16))
+    for i in range(fentry + fexit + fmod_ret):
+        link = 0x80 | (0 if miss and i == 0 else 1)
+        out += bytes([link]) + rng.getrandbits(64).to_bytes(8, "little")
+        out += program(rng, rng.randrange(4, 16))
+    return out + rng.getrandbits(64).to_bytes(8, "little")
+
+
+def main():
+    out_dir = Path(sys.argv[1])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(20261205)
+    seeds = {}
+    for nr_args in range(1, 9):
+        seeds[f"fentry_args{nr_args}"] = seed(rng, nr_args, False, False, 1, 0, 0)
+    seeds["fexit"] = seed(rng, 2, False, False, 0, 2, 0)
+    seeds["fmod_ret"] = seed(rng, 3, False, False, 0, 0, 3)
+    seeds["all_kinds"] = seed(rng, 4, True, False, 2, 2, 2)
+    seeds["all_kinds_replace"] = seed(rng, 5, True, True, 1, 1, 1)
+    seeds["missed_enter"] = seed(rng, 2, False, False, 2, 1, 1, miss=True)
+    seeds["fentry_replace_ip"] = seed(rng, 8, True, True, 3, 0, 0)
+    for name, data in seeds.items():
+        (out_dir / f"{name}.bin").write_bytes(data)
+
+
+if __name__ == "__main__":
+    main()
