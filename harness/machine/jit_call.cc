@@ -61,9 +61,25 @@ void JitCall::StartAt(uint64_t entry, const std::array<uint64_t, 5>& args, uint6
   resume_pc_ = 0;
   Attach();
   start_error_.clear();
-  if (auto prepared = machine_.PrepareCall(entry, args, sp != 0 ? sp : guest::StackTop(cpu_)); !prepared) {
+  entry_sp_ = sp != 0 ? sp : guest::StackTop(cpu_);
+  if (auto prepared = machine_.PrepareCall(entry, args, entry_sp_); !prepared) {
     start_error_ = prepared.message();  // Step() reports it as the call's outcome
   }
+}
+
+std::optional<std::string> JitCall::CalleeSavedChanged() const {
+  // PrepareCall starts every register but x0..x4 at 0.
+  for (int reg = 19; reg <= 29; ++reg) {
+    if (const uint64_t value = machine_.ReadX(reg); value != 0) {
+      return fmt::format("the call returned with x{} = 0x{:x}, where its caller left 0 (AAPCS64: a callee "
+                         "preserves x19..x29)",
+                         reg, value);
+    }
+  }
+  if (const uint64_t sp = machine_.ReadSp(); sp != entry_sp_) {
+    return fmt::format("the call returned with sp = 0x{:x}, where its caller's was 0x{:x}", sp, entry_sp_);
+  }
+  return std::nullopt;
 }
 
 std::optional<JitCall::Location> JitCall::Locate(uint64_t pc) const {
@@ -201,6 +217,11 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
     switch (stop.kind) {
       case MachineStop::Kind::kStep: return std::nullopt;
       case MachineStop::Kind::kReturned:
+        if (auto broken = CalleeSavedChanged()) {
+          outcome_.end = EndKind::kTrap;
+          outcome_.message = std::move(*broken);
+          return Finish();
+        }
         outcome_.end = EndKind::kExit;
         outcome_.r0 = machine_.ReadX(0);
         return Finish();

@@ -4,8 +4,10 @@
 // It turns what the machine reports into an Outcome the way the kernel
 // would: a fault is resolved from the faulting program's exception table
 // as it lies in RX memory; a fault with no entry is an unhandled kernel
-// fault at the BPF instruction the pc maps to; a BRK is a trap. Tail calls
-// are recognised by a block starting at a program's tail-call entry.
+// fault at the BPF instruction the pc maps to; a BRK is a trap; a return
+// that does not give the caller back its callee-saved registers (x19..x29,
+// sp) is a trap too, for the caller would crash. Tail calls are
+// recognised by a block starting at a program's tail-call entry.
 #pragma once
 
 #include <array>
@@ -99,6 +101,10 @@ class JitCall final : private ExecutionObserver {
     const jit::CompiledSubprogram* subprogram;
   };
   std::optional<Location> Locate(uint64_t pc) const;
+  // At a return: which callee-saved register (x19..x29, sp) the code did
+  // not give back as the call found it, if any. The kernel would crash in
+  // the caller; here the call ends in a trap that says so.
+  std::optional<std::string> CalleeSavedChanged() const;
   // Receives the machine's helper calls and executed blocks, and sets its
   // budget; Detach stops receiving them.
   void Attach();
@@ -128,6 +134,7 @@ class JitCall final : private ExecutionObserver {
   size_t current_program_ = 0;
   uint64_t previous_block_end_ = 0;
   uint64_t resume_pc_ = 0;  // where the machine resumes, 0 once a block ran
+  uint64_t entry_sp_ = 0;   // the SP the call was entered with
   std::string start_error_;  // the machine could not start the call
   ExecutionObserver* forward_ = nullptr;
 };
