@@ -130,10 +130,11 @@ build="$(cd "$build" && pwd)"  # the fuzzers run in directories of their own
 bpfdiff="$build/cli/bpfdiff"
 [[ -x "$bpfdiff" ]] || bad_setting "no bpfdiff in $build/cli"
 
-# The kernel's JIT against the interpreter and in the pack lifecycle, when
-# the build has it and the targets are the default ones.
+# The kernel's JIT against the interpreter and in the pack lifecycle, and
+# the trampolines its arch code builds, when the build has it and the
+# targets are the default ones.
 if [[ -z "${BPFDIFF_NIGHTLY_FUZZ_TARGETS:-}" ]] && "$bpfdiff" engines --kernel >/dev/null 2>&1; then
-  fuzz_targets+=(diff_fuzzer.kernel pack_fuzzer.kernel)
+  fuzz_targets+=(diff_fuzzer.kernel pack_fuzzer.kernel trampoline_fuzzer)
 fi
 # The targets themselves (TARGET.kernel is TARGET's binary), each once.
 mapfile -t fuzz_binaries < <(printf '%s\n' "${fuzz_targets[@]%%.*}" | sort -u)

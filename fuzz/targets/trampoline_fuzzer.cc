@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -94,8 +95,10 @@ std::string DescribeCase(const trampoline::TrampolineCase& c) {
 }
 
 // Never inlined: it is the frame of the crash state.
-[[noreturn, gnu::noinline]] void Found(const trampoline::TrampolineCase& c, const std::string& what) {
-  fmt::print(stderr, "\n==== trampoline_fuzzer finding ====\n{}\n---- case ----\n{}----\n", what, DescribeCase(c));
+[[noreturn, gnu::noinline]] void Found(const trampoline::TrampolineCase& c, const std::string& what,
+                                       std::string_view kind) {
+  fmt::print(stderr, "\n==== trampoline_fuzzer finding ====\n{}\n---- case ----\n{}----\nfinding kind: {}\n", what,
+             DescribeCase(c), kind);
   std::fflush(stderr);
   ReportStats();
   std::abort();
@@ -120,14 +123,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ReportStats();
     fuzz::ExitOnHarnessFailure("trampoline_fuzzer", *failure);
   }
-  if (!verdict) Found(c, fmt::format("the case was refused: {}", verdict.message()));
+  if (!verdict) Found(c, fmt::format("the case was refused: {}", verdict.message()), "trampoline refused");
   target->replaced += c.replace ? 1 : 0;
   for (const auto* links : {&c.attachment.fentry, &c.attachment.fexit, &c.attachment.fmod_ret}) {
     target->links += links->size();
     for (const trampoline::Link& link : *links) target->misses += link.runs ? 0 : 1;
   }
-  if (verdict->attached.kind == Verdict::Kind::kDivergence || verdict->detached.kind == Verdict::Kind::kDivergence) {
-    Found(c, verdict->Describe());
+  if (verdict->attached.kind == Verdict::Kind::kDivergence) {
+    Found(c, verdict->Describe(), fmt::format("trampoline attached: {}", verdict->attached.field));
+  }
+  if (verdict->detached.kind == Verdict::Kind::kDivergence) {
+    Found(c, verdict->Describe(), fmt::format("trampoline detached: {}", verdict->detached.field));
   }
   if (verdict->match()) {
     ++target->compared;

@@ -8,6 +8,7 @@
 #include "harness/diff/code_generator.h"
 #include "harness/machine/jit_call.h"
 #include "harness/trampoline/stubs.h"
+#include "jit/a64/aliases.h"
 #include "kernelsrc/kernel_jit.h"
 #include "oracle/guest_layout.h"
 #include "oracle/interpreter.h"
@@ -47,6 +48,9 @@ Result<std::unique_ptr<KernelTrampolineRunner>> KernelTrampolineRunner::Create(c
 }
 
 namespace {
+
+// How a trap at a stub's BRK reads in the machine's message.
+std::string StubTrapWord() { return fmt::format("0x{:08x}", a64::Brk(kStubCheckBrk)); }
 
 Status CheckAttachment(const Attachment& a, size_t programs) {
   if (a.nr_args < 1 || a.nr_args > kMaxArgs) {
@@ -182,6 +186,10 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
     call.Start(c.attachment.traced, c.args, options_.budget);
     Outcome outcome = *call.Step();
     outcome.memory = env.Capture(StackWindow{});
+    if (outcome.end == EndKind::kTrap && outcome.message.find(StubTrapWord()) != std::string::npos) {
+      outcome.message += " (a trampoline stub's check: it was not handed the prog, run_ctx, start time or "
+                         "image its protocol requires, harness/trampoline/stubs.h)";
+    }
     return outcome;
   };
 

@@ -131,6 +131,46 @@ TEST(kernel_trampoline, StubsEncode) {
   }
 }
 
+// The stubs check what they are handed: an exit whose prog, run_ctx or
+// start time is not what its enter got or answered traps, as does an image
+// call handed another image; what passes returns and logs.
+TEST(kernel_trampoline, StubsCheckWhatTheyAreHanded) {
+  for (const Executor& e : Executors()) {
+    SandboxOptions options;
+    options.machine_factory = e.factory;
+    auto sandbox = jit_testing::MakeSandbox(options);
+    GuestMemory& memory = sandbox->env().memory();
+    ASSERT_TRUE(InstallStubs(memory).ok());
+    Machine& machine = sandbox->machine(0);
+    const uint64_t run_ctx = guest::StackTop(0) - 0x100;
+    const uint64_t per_cpu = guest::PerCpuArea(0);
+    const auto call = [&](uint64_t stub, std::array<uint64_t, 5> args) {
+      EXPECT_TRUE(machine.PrepareCall(stub, args, guest::StackTop(0)).ok());
+      return machine.Resume(1000);
+    };
+    memory.Store<uint64_t>(run_ctx, 0x77);  // the cookie
+    ResetLog(memory, 0);
+    EXPECT_EQ(call(guest::kTrampProgEnterAddress, {0x1234, run_ctx, 0, 0, 0}).kind, MachineStop::Kind::kReturned)
+        << e.name;
+    EXPECT_EQ(machine.ReadX(0), run_ctx) << e.name;  // the start time
+    EXPECT_EQ(machine.ReadX(1), StubClobber(1)) << e.name;
+    EXPECT_EQ(call(guest::kTrampProgExitAddress, {0x1234, run_ctx, run_ctx, 0, 0}).kind,
+              MachineStop::Kind::kReturned) << e.name;
+    EXPECT_EQ(ReadLog(memory, 0), (std::vector<uint64_t>{0x77, ~uint64_t{0x77}})) << e.name;
+    // Another prog, another start time, another run_ctx: each traps.
+    for (const auto& args : {std::array<uint64_t, 5>{0x9999, run_ctx, run_ctx, 0, 0},
+                             std::array<uint64_t, 5>{0x1234, run_ctx + 8, run_ctx, 0, 0},
+                             std::array<uint64_t, 5>{0x1234, run_ctx, run_ctx + 16, 0, 0}}) {
+      EXPECT_EQ(call(guest::kTrampProgExitAddress, args).kind, MachineStop::Kind::kException) << e.name;
+    }
+    memory.Store<uint64_t>(per_cpu + guest::kTrampImageObjectOffset, 0x3b7000000000);
+    EXPECT_EQ(call(guest::kTrampImageEnterAddress, {0x3b7000000000, 0, 0, 0, 0}).kind,
+              MachineStop::Kind::kReturned) << e.name;
+    EXPECT_EQ(call(guest::kTrampImageExitAddress, {0xffff3b7000000000, 0, 0, 0, 0}).kind,
+              MachineStop::Kind::kException) << e.name;
+  }
+}
+
 // fentry programs see the arguments; the traced program then runs with them
 // restored, and its r0 is the caller's.
 TEST(kernel_trampoline, FentryProgramsSeeTheArgumentsAndTheTracedProgramRuns) {

@@ -370,7 +370,7 @@ class TheChecksFail(unittest.TestCase):
   def test_a_kernel_target_a_build_without_a_tree_lacks(self):
     with_kernel = check_out().declared_targets(SOURCE_DIR, kernel=True)
     without = check_out().declared_targets(SOURCE_DIR, kernel=False)
-    self.assertEqual(with_kernel - without, {"diff_fuzzer_kernel", "pack_fuzzer_kernel"})
+    self.assertEqual(with_kernel - without, {"diff_fuzzer_kernel", "pack_fuzzer_kernel", "trampoline_fuzzer"})
 
   def test_a_build_sh_with_a_list_kept_by_hand(self):
     build_sh = "for t in a_fuzzer; do cp $WORK/$t $OUT/; done\n"
