@@ -49,6 +49,8 @@ struct bpfdiff_kjit_world {
 	uint64_t dummy_tramp;
 	/* cpus_have_cap(ARM64_HAS_LSE_ATOMICS) */
 	int lse_atomics;
+	/* A planted bug (kernel_jit.h, ShimBugs): a text poke not flushed. */
+	int poke_without_flush;
 };
 
 /* A program as the verifier leaves it for the JIT, before jit_subprogs()

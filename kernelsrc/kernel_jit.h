@@ -41,6 +41,14 @@ inline constexpr uint32_t kStackDepth = 512;
 // Whether this build has the kernel's JIT, and from which tree.
 std::optional<KernelTree> BuiltKernelTree();
 
+// Bugs the shims can be told to have, for negative controls (the registry
+// in harness/planted/ is the only way to switch one on outside tests).
+struct ShimBugs {
+  // A text poke writes its word without the cache maintenance that
+  // aarch64_insn_patch_text_nosync() does after it.
+  bool poke_without_flush = false;
+};
+
 // What the kernel's JIT must know of bpfdiff's world beyond the model's
 // environment: where the guest's stand-in for dummy_tramp is, and where the
 // guest's `current` keeps the CPU number (checked against the shims').
@@ -48,6 +56,7 @@ struct KernelJitWorld {
   jit::JitEnvironment environment;
   uint64_t dummy_tramp = 0;
   uint32_t thread_info_cpu_offset = 0;
+  ShimBugs bugs;
 };
 
 // One program a trampoline runs (struct bpf_tramp_link), and the guest's

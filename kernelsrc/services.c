@@ -293,7 +293,8 @@ int aarch64_insn_patch_text_nosync(void *addr, u32 insn)
 
 	if (!aarch64_insn_set(addr, insn, AARCH64_INSN_SIZE))
 		return -EINVAL;
-	w->flush_icache(w->owner, (uint64_t)(uintptr_t)addr,
+	if (!w->poke_without_flush)
+		w->flush_icache(w->owner, (uint64_t)(uintptr_t)addr,
 			(uint64_t)(uintptr_t)addr + AARCH64_INSN_SIZE);
 	return 0;
 }

@@ -182,7 +182,7 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
       trampoline::Link link;
       link.program = index++;
       const uint8_t b = in.Byte();
-      link.runs = (b & 7) != 0;  // one in eight reports a recursion miss
+      link.runs = (b & 7) != 7;  // one in eight reports a recursion miss (not the zeros past the input's end)
       link.cookie = (b & 0x80) ? in.U64() : b;
       links.push_back(link);
       c.source.programs.push_back(DecodeProgram(in, attached));

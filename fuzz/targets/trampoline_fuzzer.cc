@@ -64,7 +64,9 @@ void ReportStats() {
 }
 
 void NewRunner() {
-  auto runner = trampoline::KernelTrampolineRunner::Create({});
+  trampoline::RunnerOptions options;
+  options.shim_bugs = target->settings.bugs.kernel_shims;
+  auto runner = trampoline::KernelTrampolineRunner::Create(options);
   if (!runner) {
     ReportStats();
     fuzz::ExitOnHarnessFailure("trampoline_fuzzer", runner.message());
@@ -128,6 +130,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto* links : {&c.attachment.fentry, &c.attachment.fexit, &c.attachment.fmod_ret}) {
     target->links += links->size();
     for (const trampoline::Link& link : *links) target->misses += link.runs ? 0 : 1;
+  }
+  if (verdict->before.kind == Verdict::Kind::kDivergence) {
+    Found(c, verdict->Describe(), fmt::format("trampoline before: {}", verdict->before.field));
   }
   if (verdict->attached.kind == Verdict::Kind::kDivergence) {
     Found(c, verdict->Describe(), fmt::format("trampoline attached: {}", verdict->attached.field));

@@ -27,7 +27,7 @@ def seed(rng, nr_args, ip, replace, fentry, fexit, fmod_ret, miss=False):
     out += b"".join(rng.getrandbits(64).to_bytes(8, "little") for _ in range(5))
     out += program(rng, rng.randrange(4, 16))
     for i in range(fentry + fexit + fmod_ret):
-        link = 0x80 | (0 if miss and i == 0 else 1)
+        link = 0x80 | (7 if miss and i == 0 else 1)  # low bits 7: the enter reports a miss
         out += bytes([link]) + rng.getrandbits(64).to_bytes(8, "little")
         out += program(rng, rng.randrange(4, 16))
     return out + rng.getrandbits(64).to_bytes(8, "little")

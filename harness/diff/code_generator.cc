@@ -52,7 +52,7 @@ std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::J
 Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics) {
   auto jit = kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(),
                                           {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                           static_cast<uint32_t>(guest::kThreadInfoCpuOffset)}, atomics);
+                                           static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}}, atomics);
   if (!jit) return jit.error();
   return std::unique_ptr<CodeGenerator>(std::make_unique<KernelGenerator>(std::move(jit).value()));
 }

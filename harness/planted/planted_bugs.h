@@ -21,6 +21,7 @@
 #include "jit/jit.h"
 #include "jit/prog_pack.h"
 #include "jit/trampoline.h"
+#include "kernelsrc/kernel_jit.h"
 #include "support/result.h"
 
 namespace bpfdiff {
@@ -55,6 +56,7 @@ struct PlantedBugs {
   jit::PackBugs pack;
   LifecycleBugs lifecycle;
   jit::TrampolineBugs trampoline;
+  kernelsrc::ShimBugs kernel_shims;  // the kernel's JIT's services (kernelsrc/)
 
   bool any() const { return !name.empty(); }
 };
@@ -74,6 +76,8 @@ struct PlantedBugInfo {
   // program that runs the code.
   bool value_dependent;
   void (*plant)(PlantedBugs& bugs);
+  // Only a build with the kernel's JIT has its code and its target.
+  bool needs_kernel_jit = false;
 };
 
 // Whether `fixed_by` names a commit of a shipped kernel.

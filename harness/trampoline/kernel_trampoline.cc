@@ -22,6 +22,7 @@ struct KernelTrampolineRunner::State {
 KernelTrampolineRunner::~KernelTrampolineRunner() = default;
 
 std::string TrampolineVerdict::Describe() const {
+  if (!before.match()) return fmt::format("before the trampoline was attached: {}", before.Describe());
   if (!attached.match()) return fmt::format("through the trampoline: {}", attached.Describe());
   if (!detached.match()) return fmt::format("after the trampoline was detached: {}", detached.Describe());
   return "match";
@@ -36,7 +37,7 @@ Result<std::unique_ptr<KernelTrampolineRunner>> KernelTrampolineRunner::Create(c
   if (auto installed = InstallStubs((*sandbox)->env().memory()); !installed) return installed.error();
   auto jit = kernelsrc::KernelJit::Create((*sandbox)->pack(), (*sandbox)->patcher(),
                                           {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                           static_cast<uint32_t>(guest::kThreadInfoCpuOffset)},
+                                           static_cast<uint32_t>(guest::kThreadInfoCpuOffset), options.shim_bugs},
                                           options.atomics);
   if (!jit) return jit.error();
   std::unique_ptr<KernelTrampolineRunner> runner(new KernelTrampolineRunner());
@@ -145,30 +146,6 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   if (!conventions) return fail(Fail("the kernel's code cannot be compared: {}", conventions.message()));
   const jit::CompiledSubprogram& traced = compiled[c.attachment.traced].subprograms[0];
 
-  const kernelsrc::TrampolineRequest request = RequestFor(c.attachment, compiled);
-  if (c.replace) {
-    auto built = jit.BuildTrampoline(request);
-    if (!built) return fail(Fail("the kernel refused the first trampoline: {}", built.message()));
-    first = std::move(built).value();
-  }
-  auto built = jit.BuildTrampoline(request);
-  if (!built) return fail(Fail("the kernel refused the trampoline: {}", built.message()));
-  trampoline = std::move(built).value();
-  if (first) {
-    if (auto poked = jit.PokeEntry(traced, 0, first->entry); !poked) {
-      return fail(Fail("attaching the first trampoline: {}", poked.message()));
-    }
-    attached_to = first->entry;
-  }
-  if (auto poked = jit.PokeEntry(traced, attached_to, trampoline->entry); !poked) {
-    return fail(Fail("attaching the trampoline: {}", poked.message()));
-  }
-  attached_to = trampoline->entry;
-  if (first) {
-    jit.ReleaseTrampoline(*first);
-    first.reset();
-  }
-
   env.Install(*loaded);
   CallPrograms programs;
   for (size_t i = 0; i < compiled.size(); ++i) {
@@ -192,8 +169,48 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
     }
     return outcome;
   };
+  // The traced program called directly, against the interpreter.
+  const auto plain_run = [&]() -> Result<Verdict> {
+    env.ResetForRun(0);
+    InterpreterOptions plain;
+    plain.budget = options_.budget;
+    plain.geometry = conventions->geometry;
+    Outcome expected = Interpreter(env, *loaded, plain).RunProgram(c.attachment.traced, c.args);
+    expected.memory = env.Capture(StackWindow{});
+    const Outcome actual = jit_run();
+    if (machine.failure()) return Fail("the machine failed: {}", *machine.failure());
+    return CompareRuns(expected, actual, {}, ReadLog(env.memory(), 0));
+  };
 
+  // Live before anything is attached: it runs, so the CPU holds its code.
   TrampolineVerdict verdict;
+  auto before = plain_run();
+  if (!before) return fail(before.error());
+  verdict.before = *before;
+
+  const kernelsrc::TrampolineRequest request = RequestFor(c.attachment, compiled);
+  if (c.replace) {
+    auto built = jit.BuildTrampoline(request);
+    if (!built) return fail(Fail("the kernel refused the first trampoline: {}", built.message()));
+    first = std::move(built).value();
+  }
+  auto built = jit.BuildTrampoline(request);
+  if (!built) return fail(Fail("the kernel refused the trampoline: {}", built.message()));
+  trampoline = std::move(built).value();
+  if (first) {
+    if (auto poked = jit.PokeEntry(traced, 0, first->entry); !poked) {
+      return fail(Fail("attaching the first trampoline: {}", poked.message()));
+    }
+    attached_to = first->entry;
+  }
+  if (auto poked = jit.PokeEntry(traced, attached_to, trampoline->entry); !poked) {
+    return fail(Fail("attaching the trampoline: {}", poked.message()));
+  }
+  attached_to = trampoline->entry;
+  if (first) {
+    jit.ReleaseTrampoline(*first);
+    first.reset();
+  }
   verdict.trampoline_entry = trampoline->entry;
   verdict.trampoline_words = static_cast<uint32_t>(trampoline->words.size());
   verdict.trampoline_traced = traced.rx_image;
@@ -218,15 +235,9 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   attached_to = 0;
   jit.ReleaseTrampoline(*trampoline);
   trampoline.reset();
-  env.ResetForRun(0);
-  InterpreterOptions plain;
-  plain.budget = options_.budget;
-  plain.geometry = conventions->geometry;
-  Outcome expected_plain = Interpreter(env, *loaded, plain).RunProgram(c.attachment.traced, c.args);
-  expected_plain.memory = env.Capture(StackWindow{});
-  const Outcome actual_plain = jit_run();
-  if (machine.failure()) return fail(Fail("the machine failed: {}", *machine.failure()));
-  verdict.detached = CompareRuns(expected_plain, actual_plain, {}, ReadLog(env.memory(), 0));
+  auto after = plain_run();
+  if (!after) return fail(after.error());
+  verdict.detached = *after;
   release();
   return verdict;
 }

@@ -4,6 +4,8 @@
 //
 // One case is a traced program and the fentry, fexit and fmod_ret programs
 // attached to it, every one compiled by the kernel's JIT. Its run:
+//   0. the traced program is called as it is, so that the CPU holds its
+//      code (in Unicorn, its translation) when the entry is patched;
 //   1. the trampoline is built into the pack (and, when asked, a first
 //      one, attached, then replaced by it with one text poke and freed, as
 //      bpf_trampoline_update() does when the links change);
@@ -27,6 +29,7 @@
 #include "harness/diff/compare.h"
 #include "harness/machine/sandbox.h"
 #include "jit/jit.h"
+#include "kernelsrc/kernel_jit.h"
 #include "oracle/load.h"
 #include "oracle/trampoline.h"
 #include "support/result.h"
@@ -34,6 +37,7 @@
 namespace bpfdiff::trampoline {
 
 struct TrampolineVerdict {
+  Verdict before;    // the traced program before anything is attached
   Verdict attached;  // the run through the trampoline
   Verdict detached;  // the traced program once the trampoline is gone
   // Where the trampoline was and what the kernel's code made of it, for
@@ -44,7 +48,7 @@ struct TrampolineVerdict {
   // The kernel JIT's run through the trampoline, and its stubs' log.
   Outcome outcome;
   std::vector<uint64_t> log;
-  bool match() const { return attached.match() && detached.match(); }
+  bool match() const { return before.match() && attached.match() && detached.match(); }
   std::string Describe() const;
 };
 
@@ -52,6 +56,7 @@ struct RunnerOptions {
   jit::AtomicLowering atomics = jit::AtomicLowering::kLse;
   MachineFactory machine_factory = nullptr;  // nullptr: Unicorn
   uint64_t budget = 100'000;  // guest instructions per call
+  kernelsrc::ShimBugs shim_bugs;  // planted (harness/planted/), never set in normal use
 };
 
 class KernelTrampolineRunner {

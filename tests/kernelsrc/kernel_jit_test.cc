@@ -26,7 +26,7 @@ struct KernelJitFixture {
   explicit KernelJitFixture(jit::AtomicLowering lowering) {
     auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
                                                 {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                           static_cast<uint32_t>(guest::kThreadInfoCpuOffset)}, lowering);
+                                           static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}}, lowering);
     EXPECT_TRUE(created.ok()) << created.message();
     if (created) jit = std::move(created).value();
   }

@@ -299,7 +299,7 @@ TEST(kernel_trampoline, PokeWritesTheEntryAndChecksTheOldWord) {
   auto sandbox = jit_testing::MakeSandbox();
   auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
                                               {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                               static_cast<uint32_t>(guest::kThreadInfoCpuOffset)},
+                                               static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
                                               jit::AtomicLowering::kLse);
   ASSERT_TRUE(created.ok()) << created.message();
   kernelsrc::KernelJit& jit = **created;

@@ -27,7 +27,8 @@ std::vector<bool> Flags(const T& bugs) {
 
 std::vector<bool> AllFlags(const PlantedBugs& bugs) {
   std::vector<bool> all;
-  for (const auto& part : {Flags(bugs.jit), Flags(bugs.pack), Flags(bugs.lifecycle), Flags(bugs.trampoline)}) {
+  for (const auto& part : {Flags(bugs.jit), Flags(bugs.pack), Flags(bugs.lifecycle), Flags(bugs.trampoline),
+                           Flags(bugs.kernel_shims)}) {
     all.insert(all.end(), part.begin(), part.end());
   }
   return all;
