@@ -84,9 +84,19 @@ std::vector<Insn> DecodeProgram(Reader& in, const ProgramShape& shape) {
   const int count = in.Byte() % 32;
   std::vector<std::vector<Insn>> ops(static_cast<size_t>(count));
   std::vector<std::pair<size_t, uint8_t>> jumps;  // (op, how many ops it skips)
+  uint8_t last_written = 0;
   for (int i = 0; i < count; ++i) {
     const uint8_t kind = in.Byte(), a = in.Byte(), b = in.Byte();
     std::vector<Insn>& op = ops[static_cast<size_t>(i)];
+    // Every operation that writes a register writes Writable(a); a store
+    // takes that register, the one the last operation wrote, half the
+    // time, so that what a program read tends to reach the map value.
+    const uint8_t stored = (a & 0x80) ? last_written : Readable(a);
+    if (kind % 8 == 5) {
+      last_written = 0;  // the helper's result
+    } else if (kind % 8 != 4 && kind % 8 != 6) {
+      last_written = Writable(a);
+    }
     switch (kind % 8) {
       case 0:  // rA op= rB (64-bit)
         op.push_back(Alu(kAlu64, kAluOps[kind / 8 % std::size(kAluOps)], isa::kSrcX, Writable(a), Readable(b), 0));
@@ -106,12 +116,17 @@ std::vector<Insn> DecodeProgram(Reader& in, const ProgramShape& shape) {
         if (shape.traced || shape.ctx_high <= shape.ctx_low) {
           op.push_back(MovReg(Writable(a), static_cast<uint8_t>(6 + b % 2 * 1)));  // r6 or r7
         } else {
-          const int slot = shape.ctx_low + b % (shape.ctx_high - shape.ctx_low);
+          // A quarter of the reads take the slots below the arguments (what
+          // bpf_get_func_arg_cnt and bpf_get_func_ip read, inlined), the
+          // rest any slot of the context.
+          const int below = -shape.ctx_low;
+          const int slot = (b & 0xc0) == 0xc0 ? -1 - (b & 1) % below
+                                              : shape.ctx_low + b % (shape.ctx_high - shape.ctx_low);
           op.push_back(LoadDw(Writable(a), 6, static_cast<int16_t>(8 * slot)));
         }
         break;
       case 4:  // value[b % 8] = rA
-        op.push_back(StoreDw(8, static_cast<int16_t>(8 * (b % (kTrampolineMapValueBytes / 8))), Readable(a)));
+        op.push_back(StoreDw(8, static_cast<int16_t>(8 * (b % (kTrampolineMapValueBytes / 8))), stored));
         break;
       case 5: {  // a helper call; r1..r5 are set again after it
         op.push_back(Insn{static_cast<uint8_t>(isa::kClassJmp | isa::kJmpCall), 0, 0, 0, (a & 1) ? 8 : 7});
