@@ -34,5 +34,6 @@ void AddPlantedCommand(CLI::App& app, const Settings& settings, int& exit_code);
 void AddSweepCommand(CLI::App& app, const Settings& settings, int& exit_code);    // sweep
 void AddEnginesCommand(CLI::App& app, const Settings& settings, int& exit_code);  // engines
 void AddEmulatorsCommand(CLI::App& app, const Settings& settings, int& exit_code);  // emulators
+void AddTrampolineCommand(CLI::App& app, const Settings& settings, int& exit_code);  // trampoline
 
 }  // namespace bpfdiff::cli

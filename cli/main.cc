@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   bpfdiff::cli::AddEnginesCommand(app, settings, exit_code);
   bpfdiff::cli::AddEmulatorsCommand(app, settings, exit_code);
   bpfdiff::cli::AddRecursionCommand(app, settings, exit_code);
+  bpfdiff::cli::AddTrampolineCommand(app, settings, exit_code);
   bpfdiff::cli::AddReportCommand(app, settings, exit_code);
   // The same statuses for every subcommand, so every --help says them.
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {

@@ -1,9 +1,13 @@
 #include "fuzz/generator/trampoline_case.h"
 
 #include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <vector>
 
 #include "fuzz/generator/data_stream.h"
+#include "isa/disassembler.h"
 #include "isa/insn.h"
 
 namespace bpfdiff::fuzz {
@@ -216,6 +220,26 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
   map.initial_values = DataStream(in.U64()).Bytes(kTrampolineMapValueBytes);
   c.source.maps.push_back(map);
   return c;
+}
+
+std::string DescribeTrampolineCase(const trampoline::TrampolineCase& c) {
+  const trampoline::Attachment& a = c.attachment;
+  std::string text = fmt::format("traced program {}, {} argument(s){}{}; args {:#x}\n", a.traced, a.nr_args,
+                                 a.ip_arg ? ", ip asked for" : "", c.replace ? ", replacing a first trampoline" : "",
+                                 fmt::join(c.args, " "));
+  const auto links = [&](const char* kind, const std::vector<trampoline::Link>& list) {
+    for (const trampoline::Link& link : list) {
+      text += fmt::format("{} program {}: cookie {:#x}{}\n", kind, link.program, link.cookie,
+                          link.runs ? "" : ", its enter reports a recursion miss");
+    }
+  };
+  links("fentry", a.fentry);
+  links("fexit", a.fexit);
+  links("fmod_ret", a.fmod_ret);
+  for (size_t p = 0; p < c.source.programs.size(); ++p) {
+    text += fmt::format("-- program {}\n{}", p, isa::Disassemble(c.source.programs[p]));
+  }
+  return text;
 }
 
 }  // namespace bpfdiff::fuzz

@@ -15,12 +15,17 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "oracle/trampoline.h"
 
 namespace bpfdiff::fuzz {
 
 trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data);
+
+// The case in text: the attachment, the call's arguments, each program
+// disassembled (what a finding prints and `bpfdiff trampoline --show`).
+std::string DescribeTrampolineCase(const trampoline::TrampolineCase& c);
 
 // The map the programs write into: fd 1, an array of one 64-byte value.
 inline constexpr int32_t kTrampolineMapFd = 1;

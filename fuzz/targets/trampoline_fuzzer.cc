@@ -30,7 +30,6 @@
 #include "fuzz/generator/trampoline_case.h"
 #include "fuzz/targets/target_settings.h"
 #include "harness/trampoline/kernel_trampoline.h"
-#include "isa/disassembler.h"
 
 namespace {
 
@@ -76,31 +75,11 @@ void NewRunner() {
   ++target->runners;
 }
 
-std::string DescribeCase(const trampoline::TrampolineCase& c) {
-  const trampoline::Attachment& a = c.attachment;
-  std::string text = fmt::format("traced program 0, {} argument(s){}{}; args {:#x}\n", a.nr_args,
-                                 a.ip_arg ? ", ip asked for" : "", c.replace ? ", replacing a first trampoline" : "",
-                                 fmt::join(c.args, " "));
-  const auto links = [&](const char* kind, const std::vector<trampoline::Link>& list) {
-    for (const trampoline::Link& link : list) {
-      text += fmt::format("{} program {}: cookie {:#x}{}\n", kind, link.program, link.cookie,
-                          link.runs ? "" : ", its enter reports a recursion miss");
-    }
-  };
-  links("fentry", a.fentry);
-  links("fexit", a.fexit);
-  links("fmod_ret", a.fmod_ret);
-  for (size_t p = 0; p < c.source.programs.size(); ++p) {
-    text += fmt::format("-- program {}\n{}", p, isa::Disassemble(c.source.programs[p]));
-  }
-  return text;
-}
-
 // Never inlined: it is the frame of the crash state.
 [[noreturn, gnu::noinline]] void Found(const trampoline::TrampolineCase& c, const std::string& what,
                                        std::string_view kind) {
   fmt::print(stderr, "\n==== trampoline_fuzzer finding ====\n{}\n---- case ----\n{}----\nfinding kind: {}\n", what,
-             DescribeCase(c), kind);
+             fuzz::DescribeTrampolineCase(c), kind);
   std::fflush(stderr);
   ReportStats();
   std::abort();
