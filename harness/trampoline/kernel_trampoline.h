@@ -18,6 +18,11 @@
 //      interpreter's plain run.
 // Each step's text writes go through the patcher, whose flushes drop the
 // machines' translations: a poke that did not reach the CPU runs stale code.
+//
+// What a case's programs must not do, as the kernel's verifier forbids it
+// (the generator's never do): read a stack byte they did not write (the
+// trampoline's frame and the prologues of the programs before them lie
+// there, which the interpreter does not hold), or write their context.
 #pragma once
 
 #include <array>
