@@ -51,6 +51,14 @@ struct bpfdiff_kjit_world {
 	int lse_atomics;
 	/* A planted bug (kernel_jit.h, ShimBugs): a text poke not flushed. */
 	int poke_without_flush;
+	/* Failure injection: the fail_call-th call (from 1) of a service
+	 * whose failure the kernel's JIT checks fails as it would in the
+	 * kernel: kzalloc, kcalloc, kvcalloc, kvmalloc (NULL, as under
+	 * memory pressure or failslab), bpf_jit_binary_pack_alloc (NULL, as
+	 * past bpf_jit_limit), and bpf_jit_get_func_addr of a subprogram in
+	 * the extra pass (-EINVAL: the one way to fail an extra pass).
+	 * 0: none fails. */
+	uint32_t fail_call;
 };
 
 /* A program as the verifier leaves it for the JIT, before jit_subprogs()
@@ -76,15 +84,35 @@ struct bpfdiff_kjit_image {
 	uint32_t *offsets;
 };
 
+/* What a compile's error paths did, beyond its answer. */
+struct bpfdiff_kjit_error_path {
+	/* The service made to fail (world->fail_call), or "" when the
+	 * compile made fewer failable calls. */
+	char injected[40];
+	uint32_t failable_calls; /* the failable calls the compile made */
+	/* A promise the kernel's code broke on the path it took, or "":
+	 * a failed compile that, after bpf_jit_free() of every function as
+	 * the verifier and bpf_prog_free() do, still holds heap blocks or
+	 * pack slots or frees a slot twice; or a compile the verifier takes
+	 * as JITed whose image is not allocated and finalized. `breach_kind`
+	 * names its shape (KnownErrorPathBreaches in kernel_jit.h). */
+	char breach[384];
+	char breach_kind[48];
+};
+
 /* Runs the kernel's JIT over `program` as the verifier's jit_subprogs()
  * does: one bpf_int_jit_compile() per subprogram, then, for more than one,
- * the calls resolved and an extra pass each. `images` has one entry per
- * subprogram. Returns 0, or -1 with a message (the kernel's own, where it
- * gave one) in `message`; on failure no slot stays allocated. One compile
- * at a time per thread. */
+ * the calls resolved and an extra pass each; on failure, bpf_jit_free() of
+ * every function, as the verifier's out_free does. `images` has one entry
+ * per subprogram. Returns 0, or -1 with a message (the kernel's own, where
+ * it gave one) in `message`; what the error paths did goes to `path`
+ * (which may be NULL). Whatever the kernel's code leaves, no slot stays
+ * allocated and no heap block held once it returns. One compile at a time
+ * per thread. */
 int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 			 const struct bpfdiff_kjit_program *program,
-			 struct bpfdiff_kjit_image *images, char *message, size_t message_size);
+			 struct bpfdiff_kjit_image *images, char *message, size_t message_size,
+			 struct bpfdiff_kjit_error_path *path);
 
 /* ex_handler_bpf, the kernel's fixup of a faulting PROBE_MEM load, applied
  * to the entry at guest address `entry_address` whose 12 bytes are

@@ -9,9 +9,13 @@
  *     (the extra pass), now that bpf_jit_get_func_addr() knows where every
  *     callee is, and it must stay where it was.
  * A program of one subprogram is compiled once, as bpf_prog_select_runtime
- * does. */
+ * does. When the verifier would give up on the program, every function
+ * goes through the kernel's bpf_jit_free(), as the verifier's out_free and
+ * bpf_prog_free() do; then what the kernel promised after its error paths
+ * is checked (SHIMS.md, "Error paths"). */
 #include <linux/filter.h>
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -116,6 +120,11 @@ static void fail(struct bpfdiff_kjit_session *session, char *message, size_t siz
 		snprintf(message, size, "%s%s", where, what);
 }
 
+/* The verifier's criteria: a function is JITed when its first compile
+ * leaves prog->jited set; its extra pass succeeds when it returns the
+ * same prog with the same bpf_func (jit_subprogs()). A single function is
+ * JITed when bpf_prog_select_runtime() finds prog->jited. Returns 0 when
+ * the kernel would go on with the program. */
 static int compile_functions(struct bpfdiff_kjit_session *session,
 			     const struct bpfdiff_kjit_program *program, struct bpf_prog **functions,
 			     char *message, size_t message_size)
@@ -126,7 +135,7 @@ static int compile_functions(struct bpfdiff_kjit_session *session,
 	for (i = 0; i < count; i++) {
 		struct bpf_prog *prog = bpf_int_jit_compile(functions[i]);
 
-		if (prog != functions[i] || !prog->jited || session->warned) {
+		if (prog != functions[i] || !prog->jited) {
 			fail(session, message, message_size, "the kernel's JIT refused the program", i,
 			     count);
 			return -1;
@@ -138,7 +147,7 @@ static int compile_functions(struct bpfdiff_kjit_session *session,
 		void *before = functions[i]->bpf_func;
 		struct bpf_prog *prog = bpf_int_jit_compile(functions[i]);
 
-		if (prog != functions[i] || functions[i]->bpf_func != before || session->warned) {
+		if (prog != functions[i] || functions[i]->bpf_func != before) {
 			fail(session, message, message_size,
 			     "the kernel's JIT failed the extra pass (\"JIT doesn't support bpf-to-bpf calls\")",
 			     i, count);
@@ -148,14 +157,103 @@ static int compile_functions(struct bpfdiff_kjit_session *session,
 	return 0;
 }
 
+static void breach(struct bpfdiff_kjit_error_path *path, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void breach(struct bpfdiff_kjit_error_path *path, const char *kind, const char *fmt, ...)
+{
+	va_list args;
+
+	if (path->breach[0])
+		return; /* the first one the path broke */
+	snprintf(path->breach_kind, sizeof(path->breach_kind), "%s", kind);
+	va_start(args, fmt);
+	vsnprintf(path->breach, sizeof(path->breach), fmt, args);
+	va_end(args);
+}
+
+/* A compile the verifier takes as JITed: every function's image must be
+ * a slot of this compile, allocated and finalized, or the program would
+ * run memory the allocator may hand to another. */
+static void check_accepted(const struct bpfdiff_kjit_session *session, uint32_t count,
+			   struct bpf_prog **functions, struct bpfdiff_kjit_error_path *path)
+{
+	uint32_t i, s;
+
+	for (i = 0; i < count; i++) {
+		const uint64_t image = (uint64_t)(uintptr_t)functions[i]->bpf_func;
+		const struct bpfdiff_kjit_slot *held = NULL;
+
+		for (s = 0; s < session->slot_count; s++) {
+			const struct bpfdiff_kjit_slot *slot = &session->slots[s];
+
+			if (image > slot->rx_header && image - slot->rx_header < slot->image_bytes + 64)
+				held = slot;
+		}
+		if (held && !held->finalized)
+			breach(path, "unfinalized-image-reported-jited",
+			       "subprogram %u: its image at 0x%llx was never finalized (RX holds no code), yet "
+			       "jit_subprogs() takes the program as JITed",
+			       i, (unsigned long long)image);
+		if (!held)
+			breach(path, "freed-image-reported-jited",
+			       "subprogram %u: its image at 0x%llx is not an allocated, finalized slot, yet "
+			       "prog->jited is %d and bpf_func unchanged, so jit_subprogs() takes the program as JITed%s%s",
+			       i, (unsigned long long)image, functions[i]->jited,
+			       path->injected[0] ? " (after " : "", path->injected[0] ? path->injected : "");
+	}
+	if (path->breach[0] && path->injected[0])
+		strncat(path->breach, " failed)", sizeof(path->breach) - strlen(path->breach) - 1);
+}
+
+/* After a compile (and, when it failed, bpf_jit_free() of every
+ * function): no heap block held, no slot left but the `images` of a
+ * program that loaded, nothing freed twice. `pending` functions still had
+ * their jit_data (first pass done, extra pass not) when freed. */
+static void check_released(const struct bpfdiff_kjit_session *session, uint32_t pending,
+			   uint32_t images, struct bpfdiff_kjit_error_path *path)
+{
+	uint32_t blocks;
+	size_t bytes;
+	const char *service = bpfdiff_kjit_held(session, &blocks, &bytes);
+
+	if (session->double_free[0])
+		breach(path, "double-free", "%s", session->double_free);
+	if (session->rw_buffers_leaked)
+		breach(path, "rw-buffer-leaked",
+		       "%u slots never finalized were freed without their RW buffer "
+		       "(bpf_jit_binary_pack_free(ro_header, NULL)), which nothing frees then",
+		       session->rw_buffers_leaked);
+	if (blocks != 0) {
+		/* bpf_jit_free() frees jit_data, not the offset table it
+		 * holds (ctx.offset, the JIT's one kvcalloc). */
+		const int offsets_only = pending != 0 && blocks == pending &&
+					 bpfdiff_kjit_held_from(session, "kvcalloc") == blocks;
+
+		breach(path, offsets_only ? "jit-free-leaks-offset-table" : "leak",
+		       "%u heap blocks (%zu bytes, the oldest from %s) still held after bpf_jit_free() of every "
+		       "function%s",
+		       blocks, bytes, service,
+		       offsets_only ? ": each function whose extra pass never came keeps its offset table "
+				      "(jit_data->ctx.offset)" : "");
+	}
+	if (session->slot_count != images)
+		breach(path, "slot-left-allocated",
+		       "%u pack slots (the first at 0x%llx) still allocated after bpf_jit_free() of every function",
+		       session->slot_count, (unsigned long long)session->slots[0].rx_header);
+}
+
 int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 			 const struct bpfdiff_kjit_program *program,
-			 struct bpfdiff_kjit_image *images, char *message, size_t message_size)
+			 struct bpfdiff_kjit_image *images, char *message, size_t message_size,
+			 struct bpfdiff_kjit_error_path *path_out)
 {
 	struct bpfdiff_kjit_session session = { .world = world };
+	struct bpfdiff_kjit_error_path path = { .injected = "" };
 	struct bpf_prog **functions;
-	volatile int result = -1;
-	uint32_t i;
+	volatile int accepted = 0;
+	int result;
+	uint32_t i, pending = 0;
 
 	message[0] = '\0';
 	if (program->count == 0 || program->starts[0] != 0) {
@@ -183,9 +281,23 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 
 	bpfdiff_kjit_enter(&session);
 	if (setjmp(session.on_bug) == 0) {
-		result = compile_functions(&session, program, functions, message, message_size);
+		accepted = compile_functions(&session, program, functions, message, message_size) == 0;
 	} else {
 		fail(&session, message, message_size, "the kernel's code hit BUG()", 0, 1);
+	}
+	if (session.injected)
+		snprintf(path.injected, sizeof(path.injected), "%s", session.injected);
+	path.failable_calls = session.failable_calls;
+	if (accepted)
+		check_accepted(&session, program->count, functions, &path);
+	/* A WARN is a refusal of ours, as is a broken promise; the kernel
+	 * would have gone on. */
+	result = accepted && !session.warned && !path.breach[0] ? 0 : -1;
+	if (result == 0) {
+		/* Everything but the images is freed by now. */
+		check_released(&session, 0, program->count, &path);
+		if (path.breach[0])
+			result = -1;
 	}
 	if (result == 0) {
 		for (i = 0; i < program->count; i++) {
@@ -197,7 +309,24 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 			images[i].extable_entries = prog->aux->num_exentries;
 		}
 	} else {
-		/* As the verifier's out_free: what was allocated goes. */
+		if (accepted && !path.breach[0])
+			fail(&session, message, message_size, "the kernel's JIT warned", 0, 1);
+		/* As the verifier's out_free and bpf_prog_free(): bpf_jit_free()
+		 * of every function, which must free what it holds. */
+		for (i = 0; i < program->count; i++)
+			pending += functions[i]->aux->jit_data != NULL;
+		if (setjmp(session.on_bug) == 0) {
+			for (i = 0; i < program->count; i++)
+				bpf_jit_free(functions[i]);
+		}
+		check_released(&session, pending, 0, &path);
+		if (path.breach[0]) {
+			const size_t used = strlen(message);
+
+			snprintf(message + used, message_size - used, "%sthe kernel's JIT broke a promise: %s",
+				 used ? "; then " : "", path.breach);
+		}
+		/* Whatever it left goes, so that the next compile starts clean. */
 		for (i = 0; i < session.slot_count; i++)
 			world->pack_free(world->owner, session.slots[i].rx_header);
 		session.slot_count = 0;
@@ -206,6 +335,8 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 	bpfdiff_kjit_leave();
 	free_functions(functions, program->count);
 	free(session.slots);
+	if (path_out)
+		*path_out = path;
 	return result;
 }
 

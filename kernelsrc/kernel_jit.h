@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "isa/program.h"
@@ -94,6 +95,25 @@ struct KernelTrampoline {
   std::unique_ptr<jit::PackAllocation> allocation;
 };
 
+// A compile in which one kernel service the JIT checks for failure fails
+// (bridge.h, fail_call: an allocation, the pack's allocation, a callee's
+// address in the extra pass), and what the kernel's error paths did then.
+struct FailingCompile {
+  Result<jit::CompiledProgram> compiled = Error{"not compiled"};
+  std::string injected;          // the service made to fail; "" when the compile made fewer calls
+  uint32_t failable_calls = 0;   // the failable calls the compile made
+  // A promise the kernel broke on the path it took, or "" (bridge.h,
+  // bpfdiff_kjit_error_path): what is held or freed twice after a failed
+  // compile, or a program the verifier takes as JITed whose image is gone.
+  std::string breach;
+  std::string breach_kind;  // its shape: "leak", "double-free", "jit-free-leaks-offset-table", ...
+};
+
+// The breaches of 6.12's code that bpfdiff has explained (SHIMS.md,
+// "Findings in the kernel's code"), by shape: the explanation, or nullopt
+// for a shape not explained (a new finding).
+std::optional<std::string_view> KnownErrorPathBreach(std::string_view breach_kind);
+
 class KernelJit {
  public:
   // Fails when the build has no kernel tree, or when the layouts the
@@ -105,8 +125,12 @@ class KernelJit {
   ~KernelJit();
 
   // Compiles `program` into the pack as the verifier drives the JIT. On
-  // success every image is finalized; on failure nothing stays allocated.
+  // success every image is finalized; on failure nothing stays allocated
+  // (the message says what the kernel's code left, if it left anything).
   Result<jit::CompiledProgram> Compile(const isa::Program& program);
+  // Compile, with the `fail_call`-th failable service call (from 1) made
+  // to fail; 0 makes none fail.
+  FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call);
 
   // Frees every image of `program` (bpf_jit_binary_pack_free).
   void Release(jit::CompiledProgram& program);

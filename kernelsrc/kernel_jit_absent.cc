@@ -22,6 +22,14 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program&) {
   return Fail("this bpfdiff was built without a Linux tree");
 }
 
+FailingCompile KernelJit::CompileFailing(const isa::Program&, uint32_t) {
+  FailingCompile attempt;
+  attempt.compiled = Fail("this bpfdiff was built without a Linux tree");
+  return attempt;
+}
+
+std::optional<std::string_view> KnownErrorPathBreach(std::string_view) { return std::nullopt; }
+
 void KernelJit::Release(jit::CompiledProgram& program) { program.subprograms.clear(); }
 
 Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest&) {

@@ -55,24 +55,43 @@ void bpfdiff_kernel_bug(const char *file, int line)
 	longjmp(session->on_bug, 1);
 }
 
+/* Failure injection: the services whose failure the kernel's code checks
+ * (its allocations, the pack's, finalize, a callee's address in the extra
+ * pass) are counted as it calls them, and the one the world names fails,
+ * as it would under memory pressure or past bpf_jit_limit. */
+int bpfdiff_kjit_inject_failure(const char *service)
+{
+	if (!session || session->world->fail_call == 0 || session->injected)
+		return 0;
+	if (++session->failable_calls != session->world->fail_call)
+		return 0;
+	session->injected = service;
+	return 1;
+}
+
 /* Memory of the JIT itself (its offset table, jit_data): the host heap,
- * each block linked into the session, so that what a failing compile
- * leaves behind (the jit_data of a function whose extra pass never came)
- * is freed when the compile ends. Nothing the kernel allocates outlives it. */
+ * each block linked into the session with the service that allocated it,
+ * so that what the kernel's code still holds when a compile ends is known
+ * (the driver checks that a failed compile holds nothing) and then freed.
+ * Nothing the kernel allocates outlives the compile. */
 
 struct kernel_block {
 	struct kernel_block *prev, *next;
 	size_t size;
-	size_t pad; /* keeps the payload 16-byte aligned, as kmalloc's */
+	const char *service; /* also keeps the payload 16-byte aligned, as kmalloc's */
 };
 
-static void *kernel_alloc(size_t size, int zero)
+static void *kernel_alloc(size_t size, int zero, const char *service)
 {
-	struct kernel_block *b = zero ? calloc(1, sizeof(*b) + size) : malloc(sizeof(*b) + size);
+	struct kernel_block *b;
 
+	if (bpfdiff_kjit_inject_failure(service))
+		return NULL;
+	b = zero ? calloc(1, sizeof(*b) + size) : malloc(sizeof(*b) + size);
 	if (!b)
 		return NULL;
 	b->size = size;
+	b->service = service;
 	b->prev = NULL;
 	b->next = session->blocks;
 	if (session->blocks)
@@ -97,6 +116,31 @@ static void kernel_free(const void *p)
 	free(b);
 }
 
+const char *bpfdiff_kjit_held(const struct bpfdiff_kjit_session *s, uint32_t *blocks, size_t *bytes)
+{
+	const struct kernel_block *b;
+	const char *first = NULL;
+
+	*blocks = 0;
+	*bytes = 0;
+	for (b = s->blocks; b; b = b->next) {
+		++*blocks;
+		*bytes += b->size;
+		first = b->service;
+	}
+	return first;
+}
+
+uint32_t bpfdiff_kjit_held_from(const struct bpfdiff_kjit_session *s, const char *service)
+{
+	const struct kernel_block *b;
+	uint32_t blocks = 0;
+
+	for (b = s->blocks; b; b = b->next)
+		blocks += strcmp(b->service, service) == 0;
+	return blocks;
+}
+
 void bpfdiff_kjit_free_leftovers(struct bpfdiff_kjit_session *s)
 {
 	while (s->blocks) {
@@ -107,14 +151,18 @@ void bpfdiff_kjit_free_leftovers(struct bpfdiff_kjit_session *s)
 	}
 }
 
-void *kzalloc(size_t size, int flags) { (void)flags; return kernel_alloc(size, 1); }
+void *kzalloc(size_t size, int flags) { (void)flags; return kernel_alloc(size, 1, "kzalloc"); }
 void *kcalloc(size_t n, size_t size, int flags)
 {
 	(void)flags;
-	return size && n > SIZE_MAX / size ? NULL : kernel_alloc(n * size, 1);
+	return size && n > SIZE_MAX / size ? NULL : kernel_alloc(n * size, 1, "kcalloc");
 }
-void *kvcalloc(size_t n, size_t size, int flags) { return kcalloc(n, size, flags); }
-void *kvmalloc(size_t size, int flags) { (void)flags; return kernel_alloc(size, 0); }
+void *kvcalloc(size_t n, size_t size, int flags)
+{
+	(void)flags;
+	return size && n > SIZE_MAX / size ? NULL : kernel_alloc(n * size, 1, "kvcalloc");
+}
+void *kvmalloc(size_t size, int flags) { (void)flags; return kernel_alloc(size, 0, "kvmalloc"); }
 void kfree(const void *p) { kernel_free(p); }
 void kvfree(const void *p) { kernel_free(p); }
 
@@ -142,10 +190,12 @@ struct bpf_binary_header *bpf_jit_binary_pack_alloc(unsigned int proglen, u8 **r
 		bpfdiff_kernel_log("more allocations than subprograms");
 		return NULL;
 	}
+	if (bpfdiff_kjit_inject_failure("bpf_jit_binary_pack_alloc"))
+		return NULL;
 	if (w->pack_alloc(w->owner, proglen, alignment, &rx_header, &rx_image, &rw_header, &rw) != 0)
 		return NULL;
 	session->slots[session->slot_count++] =
-		(struct bpfdiff_kjit_slot){ rx_header, rw, proglen };
+		(struct bpfdiff_kjit_slot){ rx_header, rw, proglen, 0, 0 };
 	*rw_hdr = (struct bpf_binary_header *)rw_header;
 	*rw_image = rw;
 	*ro_image = (u8 *)(uintptr_t)rx_image;
@@ -191,14 +241,29 @@ static void point_plt_at_guest(uint64_t rx_header)
 	}
 }
 
+static struct bpfdiff_kjit_slot *slot_at(uint64_t rx_header)
+{
+	uint32_t i;
+
+	for (i = 0; i < session->slot_count; i++) {
+		if (session->slots[i].rx_header == rx_header)
+			return &session->slots[i];
+	}
+	return NULL;
+}
+
 int bpf_jit_binary_pack_finalize(struct bpf_binary_header *ro_header,
 				 struct bpf_binary_header *rw_header)
 {
 	const struct bpfdiff_kjit_world *w = session->world;
+	const uint64_t rx_header = (uint64_t)(uintptr_t)ro_header;
+	struct bpfdiff_kjit_slot *slot = slot_at(rx_header);
 
 	(void)rw_header;
-	point_plt_at_guest((uint64_t)(uintptr_t)ro_header);
-	w->pack_finalize(w->owner, (uint64_t)(uintptr_t)ro_header);
+	point_plt_at_guest(rx_header);
+	w->pack_finalize(w->owner, rx_header);
+	if (slot)
+		slot->finalized = 1;
 	return 0;
 }
 
@@ -207,20 +272,32 @@ void bpf_jit_binary_pack_free(struct bpf_binary_header *ro_header,
 {
 	const struct bpfdiff_kjit_world *w = session->world;
 	const uint64_t rx_header = (uint64_t)(uintptr_t)ro_header;
-	uint32_t i;
+	struct bpfdiff_kjit_slot *slot = slot_at(rx_header);
 
 	(void)rw_header;
-	for (i = 0; i < session->slot_count; i++) {
-		if (session->slots[i].rx_header == rx_header)
-			session->slots[i] = session->slots[--session->slot_count];
+	if (slot && !slot->finalized && !rw_header)
+		session->rw_buffers_leaked++;
+	if (!slot) {
+		/* Not a slot of this compile: freed already, or never
+		 * allocated. The kernel would free it again. */
+		if (!session->double_free[0])
+			snprintf(session->double_free, sizeof(session->double_free),
+				 "bpf_jit_binary_pack_free(0x%llx) of a slot not allocated",
+				 (unsigned long long)rx_header);
+		return;
 	}
+	*slot = session->slots[--session->slot_count];
 	w->pack_free(w->owner, rx_header);
 }
 
+/* core.c: the header lies at the start of the 64-byte chunk
+ * (BPF_PROG_CHUNK_SIZE) that holds the image's start, since the hole
+ * before the image is shorter than a chunk. */
 struct bpf_binary_header *bpf_jit_binary_pack_hdr(const struct bpf_prog *fp)
 {
-	(void)fp;
-	return NULL; /* bpf_jit_free() is not used: bpfdiff frees its slots */
+	const uintptr_t chunk_size = 64;
+
+	return (struct bpf_binary_header *)((uintptr_t)fp->bpf_func & ~(chunk_size - 1));
 }
 
 /* Trampolines: bpf_prog_pack_alloc hands out RX memory of the pack, which
@@ -343,6 +420,8 @@ int bpf_jit_get_func_addr(const struct bpf_prog *prog, const struct bpf_insn *in
 			*func_addr = 0;
 			return 0;
 		}
+		if (bpfdiff_kjit_inject_failure("bpf_jit_get_func_addr"))
+			return -EINVAL;
 		if (!prog->aux->func || (u32)insn->off >= prog->aux->func_cnt)
 			return -EINVAL;
 		*func_addr = (u64)(uintptr_t)prog->aux->func[insn->off]->bpf_func;

@@ -13,6 +13,7 @@ struct bpfdiff_kjit_slot {
 	uint8_t *rw_image; /* until finalize */
 	uint32_t image_bytes;
 	uint64_t rx_image; /* a trampoline's (bpf_prog_pack_alloc's answer) */
+	int finalized;     /* bpf_jit_binary_pack_finalize ran on it */
 };
 
 struct bpfdiff_kjit_session {
@@ -28,6 +29,15 @@ struct bpfdiff_kjit_session {
 	 * program's image (__bpf_address_lookup). */
 	uint64_t symbol_start;
 	uint32_t symbol_bytes;
+	/* Failure injection (bridge.h, fail_call): the failable service calls
+	 * made so far, and the one made to fail (NULL: none yet). */
+	uint32_t failable_calls;
+	const char *injected;
+	/* A free of a slot that was not allocated (a double free), if any. */
+	char double_free[96];
+	/* RW buffers (core.c kvmallocs one per image; finalize or a free
+	 * given it frees it) whose slot was freed without them: leaked. */
+	uint32_t rw_buffers_leaked;
 };
 
 /* The kernel's code reaches bpfdiff's world through the session of the
@@ -36,5 +46,13 @@ void bpfdiff_kjit_enter(struct bpfdiff_kjit_session *session);
 void bpfdiff_kjit_leave(void);
 /* Frees what the kernel's code allocated and did not free. */
 void bpfdiff_kjit_free_leftovers(struct bpfdiff_kjit_session *session);
+/* What the kernel's code holds of the host heap now: blocks and bytes,
+ * and the service that allocated the oldest (NULL when it holds none). */
+const char *bpfdiff_kjit_held(const struct bpfdiff_kjit_session *session, uint32_t *blocks, size_t *bytes);
+/* The blocks held now that `service` allocated. */
+uint32_t bpfdiff_kjit_held_from(const struct bpfdiff_kjit_session *session, const char *service);
+/* Whether the call of `service` about to be made is the one the world
+ * asked to fail; counts it among the failable calls. */
+int bpfdiff_kjit_inject_failure(const char *service);
 
 #endif

@@ -16,6 +16,7 @@ using InvariantFrame = void (*)(FindingEnd end);
 [[gnu::noinline]] void PackInvariantOutcome(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void PackInvariantPackHolesInvalid(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void PackInvariantSlotAsWritten(FindingEnd end) { NoteFindingFrame(__func__); end(); }
+[[gnu::noinline]] void PackInvariantJitErrorPath(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 // For an invariant this file does not know (the switch below makes that a
 // compile error with -Wswitch; this is for a value out of range).
 [[gnu::noinline]] void PackInvariantOther(FindingEnd end) { NoteFindingFrame(__func__); end(); }
@@ -34,6 +35,7 @@ InvariantFrame FrameOf(lifecycle::Invariant invariant) {
     case Invariant::kOutcome: return PackInvariantOutcome;
     case Invariant::kPackHolesInvalid: return PackInvariantPackHolesInvalid;
     case Invariant::kSlotAsWritten: return PackInvariantSlotAsWritten;
+    case Invariant::kJitErrorPath: return PackInvariantJitErrorPath;
   }
   return PackInvariantOther;
 }

@@ -33,6 +33,9 @@ class KernelGenerator final : public CodeGenerator {
  public:
   explicit KernelGenerator(std::unique_ptr<kernelsrc::KernelJit> jit) : jit_(std::move(jit)) {}
   Result<jit::CompiledProgram> Compile(const isa::Program& program) override { return jit_->Compile(program); }
+  kernelsrc::FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call) override {
+    return jit_->CompileFailing(program, fail_call);
+  }
   void Release(jit::CompiledProgram& program) override { jit_->Release(program); }
   Result<CodeConventions> Conventions(std::span<const jit::CompiledProgram* const> compiled) const override {
     return KernelConventions(compiled);

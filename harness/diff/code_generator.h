@@ -14,6 +14,7 @@
 #include "harness/machine/sandbox.h"
 #include "isa/program.h"
 #include "jit/jit.h"
+#include "kernelsrc/kernel_jit.h"
 #include "support/result.h"
 
 namespace bpfdiff {
@@ -22,6 +23,16 @@ class CodeGenerator {
  public:
   virtual ~CodeGenerator() = default;
   virtual Result<jit::CompiledProgram> Compile(const isa::Program& program) = 0;
+  // Compile with the `fail_call`-th call (from 1) of a kernel service the
+  // JIT checks for failure made to fail, and what the kernel's error path
+  // did (kernelsrc/kernel_jit.h). bpfdiff's model calls no such service:
+  // its compile is a plain one, with nothing injected.
+  virtual kernelsrc::FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call) {
+    (void)fail_call;
+    kernelsrc::FailingCompile plain;
+    plain.compiled = Compile(program);
+    return plain;
+  }
   virtual void Release(jit::CompiledProgram& program) = 0;
   // How the code of `compiled` runs, a program by its index (nullptr: no
   // program has the index). An error says why its runs cannot be compared

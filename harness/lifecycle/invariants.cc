@@ -17,6 +17,7 @@ std::string_view InvariantName(Invariant invariant) {
     case Invariant::kOutcome: return "outcome";
     case Invariant::kPackHolesInvalid: return "pack-holes-invalid";
     case Invariant::kSlotAsWritten: return "slot-as-written";
+    case Invariant::kJitErrorPath: return "jit-error-path";
   }
   return "?";
 }

@@ -20,6 +20,7 @@ enum class Invariant : uint8_t {
   kOutcome,              // the JIT'd call's outcome equals the interpreter's
   kPackHolesInvalid,     // every chunk of a pack that no program holds is AARCH64_BREAK_FAULT
   kSlotAsWritten,        // after finalize: the header, BRK around the image, the code as the JIT emitted it
+  kJitErrorPath,         // a compile whose service failed frees what it holds; a JITed program's images are live
 };
 
 std::string_view InvariantName(Invariant invariant);

@@ -160,7 +160,8 @@ int World::ProgramAt(uint64_t address, bool freed) const {
   return -1;
 }
 
-Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) {
+Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what, uint32_t fail_call,
+                           FailingLoad* failing) {
   // An id whose program is gone (and is in no prog_array entry).
   int id = -1;
   for (int candidate = 0; candidate < kMaxPrograms && id < 0; ++candidate) {
@@ -183,7 +184,20 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) 
 
   operation_ = fmt::format("{} (program {})", what, id);
   copies_ = fills_ = flushes_ = {};
-  auto compiled = generator_->Compile(loaded->programs.front().program);
+  kernelsrc::FailingCompile attempt = generator_->CompileFailing(loaded->programs.front().program, fail_call);
+  if (failing != nullptr) failing->injected = attempt.injected;
+  if (!attempt.breach.empty()) {
+    if (kernelsrc::KnownErrorPathBreach(attempt.breach_kind)) {
+      if (failing != nullptr) failing->known_breach = attempt.breach_kind;
+    } else {
+      // (No slot to name: a failed compile's are gone, a loaded one's
+      // are not recorded yet.)
+      Report(Invariant::kJitErrorPath, -1, 0, -1, operation_,
+             fmt::format("{}{}", attempt.breach,
+                         attempt.injected.empty() ? "" : fmt::format(" ({} was made to fail)", attempt.injected)));
+    }
+  }
+  auto& compiled = attempt.compiled;
   if (!compiled) {
     CheckAccounting(operation_);
     return compiled.error();
@@ -241,6 +255,12 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what) 
   CheckSlotAsWritten(id, operation_);
   CheckAccounting(operation_);
   return id;
+}
+
+World::FailingLoad World::LoadFailing(const std::vector<isa::Insn>& insns, uint32_t fail_call) {
+  FailingLoad load;
+  load.id = Install(insns, "failing load", fail_call, &load);
+  return load;
 }
 
 Result<int> World::Load(const std::vector<isa::Insn>& insns, uint64_t pad_slots) {

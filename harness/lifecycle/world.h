@@ -61,6 +61,20 @@ class World final : private TextListener, private ExecutionObserver {
   // jumping over that many slots of lddw: its code lies deep in its image,
   // and past about 262,000 slots the image needs an oversize allocation.
   Result<int> Load(const std::vector<isa::Insn>& insns, uint64_t pad_slots = 0);
+  // A load whose compile has its `fail_call`-th call (from 1) of a kernel
+  // service the JIT checks for failure fail (CodeGenerator::CompileFailing:
+  // an allocation, the pack's, a callee's address in the extra pass), as
+  // under memory pressure or past bpf_jit_limit. The kernel's JIT must
+  // refuse the program and free all it holds, or load it whole. A promise
+  // broken on the way is a jit-error-path violation, unless SHIMS.md
+  // explains it (kernelsrc::KnownErrorPathBreach): that is counted here.
+  // bpfdiff's model calls no such service; its load is a plain one.
+  struct FailingLoad {
+    Result<int> id = Error{"not loaded"};
+    std::string injected;      // the service made to fail; "" when the compile made fewer calls
+    std::string known_breach;  // the known finding its error path met, or ""
+  };
+  FailingLoad LoadFailing(const std::vector<isa::Insn>& insns, uint32_t fail_call);
   // Frees program `id` (not a tail caller) once every CPU running now has
   // passed a quiescent point. Removes it from the prog_array first.
   void Free(int id);
@@ -190,7 +204,11 @@ class World final : private TextListener, private ExecutionObserver {
 
   explicit World(const WorldOptions& options) : options_(options) {}
   Status Initialize();
-  Result<int> Install(std::vector<isa::Insn> insns, std::string_view operation);
+  // Loads `insns` as program `operation`; `failing` (LoadFailing's) has
+  // the compile fail its `fail_call`-th failable service call and is told
+  // what the error path did. Every compile's error path is checked.
+  Result<int> Install(std::vector<isa::Insn> insns, std::string_view operation, uint32_t fail_call = 0,
+                      FailingLoad* failing = nullptr);
   void DoFree(int id, std::string operation);
   void Complete(int cpu, Outcome outcome);
   // The outcome of a call against the interpreter's, along the prog_array

@@ -147,7 +147,7 @@ TEST(FuzzFindingFrames, EveryPackInvariantHasAFrameOfItsOwn) {
                                   Invariant::kOneCacheOpPerRange, Invariant::kExtableStructure,
                                   Invariant::kAccounting,         Invariant::kStaleEntryTraps,
                                   Invariant::kOutcome,            Invariant::kPackHolesInvalid,
-                                  Invariant::kSlotAsWritten};
+                                  Invariant::kSlotAsWritten,      Invariant::kJitErrorPath};
   std::set<Trail> trails;
   for (auto invariant : invariants) trails.insert(TrailOf(invariant, EndInPackInvariantFrames));
   EXPECT_EQ(trails.size(), std::size(invariants));
