@@ -127,6 +127,24 @@ class ScriptRunner {
         Load(insns, PadSlots(a[1]), "reload");
         return;
       }
+      case Op::kFailingReload: {
+        const int id = Pick(Freeable(world_), a[0]);
+        if (id < 0) return;
+        const std::vector<isa::Insn> insns = *world_.Source(id);
+        const lifecycle::World::FailingLoad load = world_.LoadFailing(insns, FailCallOf(a[1]));
+        states_.AfterFailingLoad(load);
+        if (!load.injected.empty()) ++result_.failing_reloads;
+        if (load.id) {
+          ++result_.loads;
+        } else {
+          ++result_.loads_rejected;
+        }
+        Trace("failing reload of {} slots, call {} failing ({}): {}{}", insns.size(), FailCallOf(a[1]),
+              load.injected.empty() ? "none made" : load.injected,
+              load.id ? world_.SlotName(*load.id) : "rejected: " + load.id.message(),
+              load.known_breach.empty() ? "" : "; known finding " + load.known_breach);
+        return;
+      }
       case Op::kFree: {
         const int id = Pick(Freeable(world_), a[0]);
         if (id < 0) return;
@@ -216,6 +234,7 @@ size_t PackOpArgumentCount(PackOpKind kind) {
     case Op::kTailCall: return 3;    // cpu, entry, n
     case Op::kReload: return 2;      // which, pad
     case Op::kInterrupt: return 3;   // cpu, which, n
+    case Op::kFailingReload: return 3;  // which, fail, unused
   }
   return 0;
 }

@@ -3,16 +3,17 @@
 // calls, prog_array updates), with every invariant checked after each
 // operation.
 //
-// Format, versions 1 and 2 (stable; change only with a new version number):
+// Format, versions 1 to 3 (stable; change only with a new version number):
 //
-//   byte 0       version: 2 (kPackScriptVersion) or 1; other versions are
-//                not ours
+//   byte 0       version: 3 (kPackScriptVersion), 2 or 1; other versions
+//                are not ours
 //   byte 1       CPUs: 1 + value % 4
 //   bytes 2..9   pack seed (where the random holes at the start of each
 //                pack's slots fall)
-//   then operations, each a kind byte (value % 10; in version 1, which has
-//   no interrupts, value % 9) and its arguments; a missing argument byte
-//   reads as zero:
+//   then operations, each a kind byte (value % 11; in version 2, which has
+//   no failing reloads, value % 10; in version 1, which has no interrupts
+//   either, value % 9) and its arguments; a missing argument byte reads as
+//   zero:
 //
 //   0 load        [subprograms] [pad] [n] then n % 48 generator records of
 //                 8 bytes (fuzz_format.h; no maps, no input memory). pad < 128:
@@ -32,7 +33,12 @@
 //                 as in "step" (then steps and finish go on with it; the
 //                 interrupted call resumes when it returns). Nothing when
 //                 the CPU is idle, calls a freed entry, or is in an
-//                 interrupt already (version 2 only)
+//                 interrupt already (version 2 on)
+//   10 failing reload [which live program] [fail] [unused]: load its
+//                 instructions again with the compile's (1 + fail % 32)th
+//                 call of a kernel service the JIT checks for failure made
+//                 to fail (World::LoadFailing; a plain reload on bpfdiff's
+//                 model, which calls no such service) (version 3 on)
 //
 // "which live program" picks among the live programs in id order, modulo
 // their number; tail callers (ids 0..3) are never freed.
@@ -57,9 +63,10 @@
 
 namespace bpfdiff::fuzz {
 
-// The version that scripts are written in; version 1 scripts (the seeds
-// of before interrupts) still decode and keep their meaning.
-inline constexpr uint8_t kPackScriptVersion = 2;
+// The version that scripts are written in; version 1 and 2 scripts (the
+// seeds of before interrupts and failing reloads) still decode and keep
+// their meaning.
+inline constexpr uint8_t kPackScriptVersion = 3;
 inline constexpr uint8_t kPackScriptOldestVersion = 1;
 // Whether byte 0 of an input names a version of this format.
 inline constexpr bool IsPackScriptVersion(uint8_t byte) {
@@ -81,12 +88,18 @@ enum class PackOpKind : uint8_t {
   kSynchronize,
   kTailCall,
   kReload,
-  kInterrupt,  // version 2
+  kInterrupt,      // version 2
+  kFailingReload,  // version 3
 };
 // Operation kinds in the current version.
-inline constexpr uint8_t kPackOpKinds = 10;
+inline constexpr uint8_t kPackOpKinds = 11;
 // The kinds a script of `version` has (kind bytes are taken modulo it).
-inline constexpr uint8_t PackOpKindsIn(uint8_t version) { return version == 1 ? 9 : kPackOpKinds; }
+inline constexpr uint8_t PackOpKindsIn(uint8_t version) {
+  return version == 1 ? 9 : version == 2 ? 10 : kPackOpKinds;
+}
+// The failable call a failing reload's `fail` byte names (from 1): past a
+// small program's calls a quarter of the time, where nothing fails.
+inline constexpr uint32_t FailCallOf(uint8_t fail) { return 1 + fail % 32u; }
 inline constexpr uint8_t kPackScriptMaxRecords = 48;  // a load's records: n % 48
 
 // How many argument bytes follow an operation's kind byte (a load's records
@@ -140,6 +153,7 @@ struct PackScriptResult {
   int cpus = 0;
   uint64_t operations = 0;
   uint64_t loads = 0, loads_rejected = 0, frees = 0, stale_calls = 0, interrupts = 0;
+  uint64_t failing_reloads = 0;  // made to fail a service, loaded or not
   uint64_t calls_compared = 0, calls_not_comparable = 0;
   // Why calls were not comparable: reason (harness/lifecycle/
   // not_comparable.h) -> calls; the counts add up to calls_not_comparable.

@@ -25,6 +25,11 @@ void VisitFields(const PackStates& s, Visit visit) {
   visit("frees_deferred_cpu_inside_by_tail_call", s.frees_deferred_cpu_inside_by_tail_call);
   visit("frees_deferred_cpu_inside_by_local_call", s.frees_deferred_cpu_inside_by_local_call);
   visit("frees_deferred_cpu_inside_nested_in_interrupt", s.frees_deferred_cpu_inside_nested_in_interrupt);
+  visit("compiles_failing_an_allocation", s.compiles_failing_an_allocation);
+  visit("compiles_failing_the_pack", s.compiles_failing_the_pack);
+  visit("compiles_failing_an_extra_pass", s.compiles_failing_an_extra_pass);
+  visit("known_finding_offset_table_leaked", s.known_finding_offset_table_leaked);
+  visit("known_finding_freed_image_reported_jited", s.known_finding_freed_image_reported_jited);
 }
 
 template <typename Visit>
@@ -49,6 +54,11 @@ void PackStates::Add(const PackStates& o) {
   frees_deferred_cpu_inside_by_tail_call += o.frees_deferred_cpu_inside_by_tail_call;
   frees_deferred_cpu_inside_by_local_call += o.frees_deferred_cpu_inside_by_local_call;
   frees_deferred_cpu_inside_nested_in_interrupt += o.frees_deferred_cpu_inside_nested_in_interrupt;
+  compiles_failing_an_allocation += o.compiles_failing_an_allocation;
+  compiles_failing_the_pack += o.compiles_failing_the_pack;
+  compiles_failing_an_extra_pass += o.compiles_failing_an_extra_pass;
+  known_finding_offset_table_leaked += o.known_finding_offset_table_leaked;
+  known_finding_freed_image_reported_jited += o.known_finding_freed_image_reported_jited;
   most_live_programs = std::max(most_live_programs, o.most_live_programs);
   most_full_bitmap_words = std::max(most_full_bitmap_words, o.most_full_bitmap_words);
   largest_image_bytes = std::max(largest_image_bytes, o.largest_image_bytes);
@@ -75,6 +85,19 @@ void StatesAsCounters(const PackStates& states, std::span<uint8_t, kPackStateCou
   put(states.most_live_programs);
   put(states.most_full_bitmap_words);
   put(static_cast<uint64_t>(std::bit_width(states.largest_image_bytes)));
+}
+
+void PackStateObserver::AfterFailingLoad(const lifecycle::World::FailingLoad& load) {
+  if (load.injected == "bpf_jit_binary_pack_alloc") {
+    ++states_.compiles_failing_the_pack;
+  } else if (load.injected == "bpf_jit_get_func_addr") {
+    ++states_.compiles_failing_an_extra_pass;
+  } else if (!load.injected.empty()) {
+    ++states_.compiles_failing_an_allocation;
+  }
+  if (load.known_breach == "jit-free-leaks-offset-table") ++states_.known_finding_offset_table_leaked;
+  if (load.known_breach == "freed-image-reported-jited") ++states_.known_finding_freed_image_reported_jited;
+  if (load.id) AfterLoad(*load.id);
 }
 
 bool PackStateObserver::ChunkUsed(int pack, int64_t chunk) const {

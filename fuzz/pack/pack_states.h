@@ -38,6 +38,16 @@ struct PackStates {
   uint64_t frees_deferred_cpu_inside_by_tail_call = 0;
   uint64_t frees_deferred_cpu_inside_by_local_call = 0;
   uint64_t frees_deferred_cpu_inside_nested_in_interrupt = 0;
+  // Error paths of the kernel's JIT (failing reloads): a compile whose
+  // allocation (kzalloc, kvcalloc, ...), pack allocation, or extra pass
+  // (a callee's address) was made to fail, and the compiles after which
+  // the kernel's code broke a promise that SHIMS.md explains (known
+  // findings, counted and not reported).
+  uint64_t compiles_failing_an_allocation = 0;
+  uint64_t compiles_failing_the_pack = 0;
+  uint64_t compiles_failing_an_extra_pass = 0;
+  uint64_t known_finding_offset_table_leaked = 0;
+  uint64_t known_finding_freed_image_reported_jited = 0;
 
   // Largest values seen.
   uint64_t most_live_programs = 0;  // loaded by the script (tail callers not counted)
@@ -58,7 +68,7 @@ struct PackStates {
 // reaches it more often, or a larger value) is kept even when it ran no
 // new code. A byte is the event's count, or the value (the image size as
 // its log2), capped at 255.
-inline constexpr size_t kPackStateCounters = 15;
+inline constexpr size_t kPackStateCounters = 20;
 void StatesAsCounters(const PackStates& states, std::span<uint8_t, kPackStateCounters> counters);
 
 // Looks at the world around a script's operations and counts into `states`.
@@ -68,6 +78,8 @@ class PackStateObserver {
 
   // After a load that made program `id`.
   void AfterLoad(int id);
+  // After a failing reload (World::LoadFailing), whether it loaded or not.
+  void AfterFailingLoad(const lifecycle::World::FailingLoad& load);
   // Around the free of program `id`: Free() takes what BeforeFree returned.
   struct FreeContext {
     int id = -1;

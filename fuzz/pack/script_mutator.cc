@@ -120,6 +120,22 @@ void FillAPack(std::vector<PackOp>& ops, Draw& draw) {
   for (uint32_t i = 0; i < pages; ++i) ops.push_back(MakeLoad(draw, 0, 135, static_cast<uint8_t>(draw.Below(4))));
 }
 
+// A program of several subprograms, then reloads of it each made to fail
+// at another of the kernel's failable service calls (its allocations, the
+// pack's, the extra pass of each subprogram), and one of it by plain load:
+// the error paths of a compile, one call at a time.
+void ErrorPaths(std::vector<PackOp>& ops, Draw& draw) {
+  ops.push_back(MakeLoad(draw, static_cast<uint8_t>(draw.Between(1, 4)), 0, RecordsOfClass(draw)));
+  // Freeable programs are picked in id order and the load took the
+  // lowest free id: "which" 0 is the program just loaded when it is the
+  // first, as in a script that starts here; otherwise any of them.
+  const uint8_t which = static_cast<uint8_t>(draw.OneIn(2) ? 0 : draw.Byte());
+  const uint32_t reloads = draw.Between(1, 4);
+  for (uint32_t i = 0; i < reloads; ++i) {
+    ops.push_back(MakeOp(Op::kFailingReload, which, static_cast<uint8_t>(draw.Below(32))));
+  }
+}
+
 void BigImage(std::vector<PackOp>& ops, Draw& draw, int cpus) {
   uint8_t pad = PadOfClass(draw);
   if (pad == 0) pad = static_cast<uint8_t>(draw.Between(134, 143));
@@ -221,6 +237,10 @@ PackOp RandomOp(Draw& draw, int cpus) {
 void Scenario(std::vector<PackOp>& ops, Draw& draw, int cpus) {
   if (draw.OneIn(128)) {
     FillAPack(ops, draw);
+    return;
+  }
+  if (draw.OneIn(8)) {
+    ErrorPaths(ops, draw);
     return;
   }
   switch (draw.Below(8)) {

@@ -48,6 +48,7 @@ bpfdiff::fuzz::TargetSettings* settings = nullptr;
 
 struct Totals {
   uint64_t scripts = 0, operations = 0, loads = 0, loads_rejected = 0, frees = 0, stale_calls = 0, interrupts = 0;
+  uint64_t failing_reloads = 0;
   uint64_t calls_compared = 0, calls_not_comparable = 0;
   uint64_t calls_replayed = 0;
   uint64_t by_cpus[5] = {};
@@ -65,6 +66,7 @@ struct Totals {
     frees += r.frees;
     stale_calls += r.stale_calls;
     interrupts += r.interrupts;
+    failing_reloads += r.failing_reloads;
     calls_compared += r.calls_compared;
     calls_not_comparable += r.calls_not_comparable;
     calls_replayed += r.calls_replayed;
@@ -76,9 +78,11 @@ struct Totals {
     const double seconds = Seconds();
     fmt::print(stderr,
                "pack_fuzzer: {} scripts ({:.0f}/s; by CPUs 1:{} 2:{} 3:{} 4:{}), {} operations, {} loads "
-               "({} rejected), {} frees, {} stale calls, {} interrupts, {} calls compared, {} not comparable\n",
+               "({} rejected), {} frees, {} stale calls, {} interrupts, {} failing reloads, {} calls compared, {} not "
+               "comparable\n",
                scripts, scripts / std::max(seconds, 1e-9), by_cpus[1], by_cpus[2], by_cpus[3], by_cpus[4],
-               operations, loads, loads_rejected, frees, stale_calls, interrupts, calls_compared, calls_not_comparable);
+               operations, loads, loads_rejected, frees, stale_calls, interrupts, failing_reloads, calls_compared,
+               calls_not_comparable);
     for (const auto& [reason, calls] : not_comparable) fmt::print(stderr, "pack_fuzzer:   not comparable: {} {}\n", reason, calls);
     std::string reached, not_reached, largest;
     for (const auto& [state, times] : states.Reached()) {
@@ -101,7 +105,8 @@ struct Totals {
                      {"loads_rejected", loads_rejected}, {"frees", frees},
                      {"stale_calls", stale_calls},       {"calls_compared", calls_compared},
                      {"calls_not_comparable", calls_not_comparable},
-                     {"calls_replayed", calls_replayed},   {"interrupts", interrupts}};
+                     {"calls_replayed", calls_replayed},   {"interrupts", interrupts},
+                     {"failing_reloads", failing_reloads}};
     for (int cpus = 1; cpus <= 4; ++cpus) file.counters.emplace_back(fmt::format("scripts_on_{}_cpus", cpus), by_cpus[cpus]);
     file.not_comparable = bpfdiff::fuzz::MostFrequentFirst({not_comparable.begin(), not_comparable.end()});
     for (const auto& [state, times] : states.Reached()) file.states_reached.emplace_back(state, times);

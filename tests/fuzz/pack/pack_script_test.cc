@@ -73,12 +73,12 @@ TEST(PackScript, SameBytesSameRun) {
 
 TEST(PackScript, DecodesWithoutAWorld) {
   EXPECT_FALSE(DecodePackScript(std::vector<uint8_t>{}));
-  EXPECT_FALSE(DecodePackScript(std::vector<uint8_t>{3, 0, 0}));
+  EXPECT_FALSE(DecodePackScript(std::vector<uint8_t>{4, 0, 0}));
   std::vector<uint8_t> script = Header(3);
   AppendLoad(script, 2, 140);
-  // Kinds are read modulo 10; a step (2 + 10) and a free whose argument is
+  // Kinds are read modulo 11; a step (2 + 11) and a free whose argument is
   // missing (read as zero).
-  script.insert(script.end(), {12, 1, 2, 3, kFree});
+  script.insert(script.end(), {13, 1, 2, 3, kFree});
   const auto decoded = DecodePackScript(script);
   ASSERT_TRUE(decoded);
   EXPECT_EQ(decoded->cpus, 3);
@@ -110,19 +110,30 @@ TEST(PackScript, VersionOneKeepsItsMeaning) {
   EXPECT_EQ((*encoded)[0], 1);
   EXPECT_EQ(DecodePackScript(*encoded), v1);
 
-  script[0] = kPackScriptVersion;
+  script[0] = 2;
   const auto v2 = DecodePackScript(script);
   ASSERT_TRUE(v2);
   EXPECT_EQ(v2->ops[0].kind, PackOpKind::kInterrupt);
   EXPECT_EQ(v2->ops[1].kind, PackOpKind::kFree);  // 11 % 10
+
+  // Version 3 has failing reloads: kinds modulo 11.
+  script[0] = 3;
+  const auto v3 = DecodePackScript(script);
+  ASSERT_TRUE(v3);
+  EXPECT_EQ(v3->ops[0].kind, PackOpKind::kInterrupt);
+  EXPECT_EQ(v3->ops[1].kind, PackOpKind::kLoad);  // 11 % 11
 
   PackScript with_interrupt = *v2;
   with_interrupt.version = 1;
   auto refused = EncodePackScript(with_interrupt);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.message().find("version 1"), std::string::npos) << refused.message();
-  with_interrupt.version = 3;
+  with_interrupt.version = 4;
   EXPECT_FALSE(EncodePackScript(with_interrupt));
+  PackScript with_failing_reload = *v3;
+  with_failing_reload.ops.push_back({PackOpKind::kFailingReload, {0, 3, 0}, {}});
+  with_failing_reload.version = 2;
+  EXPECT_FALSE(EncodePackScript(with_failing_reload)) << "version 2 has no failing reloads";
 }
 
 TEST(PackScript, AnInterruptRunsAProgramAndTheInterruptedCallGoesOn) {
@@ -145,7 +156,7 @@ TEST(PackScript, AnInterruptRunsAProgramAndTheInterruptedCallGoesOn) {
 TEST(PackScript, TheEncodingDecodesToTheSameScriptAndRunsTheSame) {
   std::vector<uint8_t> script = Header(2);
   AppendLoad(script, 3);
-  script.insert(script.end(), {10 + kStep, 0, 0, 20, kStale, 1});
+  script.insert(script.end(), {kPackOpKinds + kStep, 0, 0, 20, kStale, 1});
   script.insert(script.end(), {kLoad, 0, 0, 5, 1, 2, 3});  // records cut short by the end of the input
   const auto decoded = DecodePackScript(script);
   ASSERT_TRUE(decoded);
