@@ -144,5 +144,10 @@ inline constexpr uint64_t kTrampLogEntries = 64;
 // the exit stub compares).
 inline constexpr uint64_t kTrampImageObjectOffset = 0x7f0;
 inline constexpr uint64_t kTrampProgObjectOffset = 0x7f8;
+// The start time the last enter stub answered, which the exit stub demands
+// exactly: kTrampStartTag | the log's count after the enter (unique to the
+// call on its CPU), or 0 after a recursion miss.
+inline constexpr uint64_t kTrampStartOffset = 0x7e8;
+inline constexpr uint64_t kTrampStartTag = 0x57a7'0000'0000'0000;
 
 }  // namespace bpfdiff::guest

@@ -72,11 +72,19 @@ void Clobber(std::vector<uint32_t>& code, int keep) {
 std::vector<uint32_t> ProgEnter(bool runs) {
   std::vector<uint32_t> code;
   code.push_back(LoadStoreUnsignedImmediate(LoadStoreOp::kLoad, Size::k64, Reg::kX12, Reg::kX1, 0));  // cookie
-  AppendLog(code);
+  AppendLog(code);  // x9 = the per-CPU area, x10 = the log's count, this call's
   code.push_back(LoadStoreUnsignedImmediate(LoadStoreOp::kStore, Size::k64, Reg::kX1, Reg::kX1, 8));  // saved_run_ctx
   code.push_back(LoadStoreUnsignedImmediate(LoadStoreOp::kStore, Size::k64, Reg::kX0, Reg::kX9,
                                             static_cast<int64_t>(guest::kTrampProgObjectOffset)));
-  code.push_back(runs ? Mov(Width::kX, Reg::kX0, Reg::kX1) : MoveWideImmediate(MoveWideOp::kMovz, Width::kX, Reg::kX0, 0));
+  // The start time: kTrampStartTag | count (the count stays below 2^48).
+  if (runs) {
+    code.push_back(MoveWideImmediate(MoveWideOp::kMovk, Width::kX, Reg::kX10, guest::kTrampStartTag >> 48, 48));
+    code.push_back(Mov(Width::kX, Reg::kX0, Reg::kX10));
+  } else {
+    code.push_back(MoveWideImmediate(MoveWideOp::kMovz, Width::kX, Reg::kX0, 0));
+  }
+  code.push_back(LoadStoreUnsignedImmediate(LoadStoreOp::kStore, Size::k64, Reg::kX0, Reg::kX9,
+                                            static_cast<int64_t>(guest::kTrampStartOffset)));
   Clobber(code, 0);
   code.push_back(Ret());
   return code;
@@ -85,15 +93,16 @@ std::vector<uint32_t> ProgEnter(bool runs) {
 // void exit(struct bpf_prog *prog, u64 start, struct bpf_tramp_run_ctx *run_ctx)
 std::vector<uint32_t> ProgExit() {
   std::vector<uint32_t> code;
-  // if (prog != the enter's) trap; if (run_ctx->saved_run_ctx != run_ctx)
-  // trap; if (start && start != run_ctx) trap;
-  const size_t to_trap_0 = CheckFirstArgument(code, guest::kTrampProgObjectOffset);
-  code.push_back(LoadStoreUnsignedImmediate(LoadStoreOp::kLoad, Size::k64, Reg::kX9, Reg::kX2, 8));
-  code.push_back(Cmp(Width::kX, Reg::kX9, Reg::kX2));
+  // if (prog != the enter's) trap; if (start != the enter's answer) trap;
+  // if (run_ctx->saved_run_ctx != run_ctx) trap;
+  const size_t to_trap_0 = CheckFirstArgument(code, guest::kTrampProgObjectOffset);  // x9 = per-CPU
+  code.push_back(LoadStoreUnsignedImmediate(LoadStoreOp::kLoad, Size::k64, Reg::kX10, Reg::kX9,
+                                            static_cast<int64_t>(guest::kTrampStartOffset)));
+  code.push_back(Cmp(Width::kX, Reg::kX1, Reg::kX10));
   const size_t to_trap_1 = code.size();
   code.push_back(0);
-  code.push_back(CompareAndBranchImmediate(CompareBranchOp::kCbz, Width::kX, Reg::kX1, 12));
-  code.push_back(Cmp(Width::kX, Reg::kX1, Reg::kX2));
+  code.push_back(LoadStoreUnsignedImmediate(LoadStoreOp::kLoad, Size::k64, Reg::kX9, Reg::kX2, 8));
+  code.push_back(Cmp(Width::kX, Reg::kX9, Reg::kX2));
   const size_t to_trap_2 = code.size();
   code.push_back(0);
   code.push_back(LoadStoreUnsignedImmediate(LoadStoreOp::kLoad, Size::k64, Reg::kX12, Reg::kX2, 0));

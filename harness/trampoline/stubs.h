@@ -8,10 +8,12 @@
 //   - enter logs the link's cookie (run_ctx->bpf_cookie, which the
 //     trampoline stored), saves run_ctx in run_ctx->saved_run_ctx as
 //     bpf_set_run_ctx() does, keeps the prog it was given, and answers the
-//     start time: run_ctx's address (never 0), or 0 for a recursion miss;
-//   - exit checks that it got the prog, the run_ctx and the start time
-//     that enter got and answered (0 after a miss), then logs the cookie's
-//     complement;
+//     start time: a value unique to the call (guest::kTrampStartTag and the
+//     log's count, never 0, never an address the trampoline holds), or 0
+//     for a recursion miss, which it keeps too;
+//   - exit checks that it got the prog and the start time its enter got
+//     and answered (exactly: 0 after a miss), and the run_ctx whose
+//     saved_run_ctx enter set, then logs the cookie's complement;
 //   - __bpf_tramp_enter/exit check that they got the struct
 //     bpf_tramp_image the trampoline was built for (which the runner
 //     writes at guest::kTrampImageObjectOffset), then log their marks.

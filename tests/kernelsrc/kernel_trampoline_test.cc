@@ -152,17 +152,29 @@ TEST(kernel_trampoline, StubsCheckWhatTheyAreHanded) {
     ResetLog(memory, 0);
     EXPECT_EQ(call(guest::kTrampProgEnterAddress, {0x1234, run_ctx, 0, 0, 0}).kind, MachineStop::Kind::kReturned)
         << e.name;
-    EXPECT_EQ(machine.ReadX(0), run_ctx) << e.name;  // the start time
+    const uint64_t start = guest::kTrampStartTag | 1;  // the first event of the log
+    EXPECT_EQ(machine.ReadX(0), start) << e.name;
     EXPECT_EQ(machine.ReadX(1), StubClobber(1)) << e.name;
-    EXPECT_EQ(call(guest::kTrampProgExitAddress, {0x1234, run_ctx, run_ctx, 0, 0}).kind,
-              MachineStop::Kind::kReturned) << e.name;
-    EXPECT_EQ(ReadLog(memory, 0), (std::vector<uint64_t>{0x77, ~uint64_t{0x77}})) << e.name;
-    // Another prog, another start time, another run_ctx: each traps.
-    for (const auto& args : {std::array<uint64_t, 5>{0x9999, run_ctx, run_ctx, 0, 0},
-                             std::array<uint64_t, 5>{0x1234, run_ctx + 8, run_ctx, 0, 0},
-                             std::array<uint64_t, 5>{0x1234, run_ctx, run_ctx + 16, 0, 0}}) {
+    // Another prog, another start time (the run_ctx, what the stubs
+    // answered before; 0, a miss's), another run_ctx: each traps.
+    for (const auto& args : {std::array<uint64_t, 5>{0x9999, start, run_ctx, 0, 0},
+                             std::array<uint64_t, 5>{0x1234, run_ctx, run_ctx, 0, 0},
+                             std::array<uint64_t, 5>{0x1234, 0, run_ctx, 0, 0},
+                             std::array<uint64_t, 5>{0x1234, start + 1, run_ctx, 0, 0},
+                             std::array<uint64_t, 5>{0x1234, start, run_ctx + 16, 0, 0}}) {
       EXPECT_EQ(call(guest::kTrampProgExitAddress, args).kind, MachineStop::Kind::kException) << e.name;
     }
+    EXPECT_EQ(call(guest::kTrampProgExitAddress, {0x1234, start, run_ctx, 0, 0}).kind,
+              MachineStop::Kind::kReturned) << e.name;
+    EXPECT_EQ(ReadLog(memory, 0), (std::vector<uint64_t>{0x77, ~uint64_t{0x77}})) << e.name;
+    // A miss answers 0, and its exit must be handed exactly 0.
+    EXPECT_EQ(call(guest::kTrampProgEnterMissAddress, {0x1234, run_ctx, 0, 0, 0}).kind,
+              MachineStop::Kind::kReturned) << e.name;
+    EXPECT_EQ(machine.ReadX(0), 0u) << e.name;
+    EXPECT_EQ(call(guest::kTrampProgExitAddress, {0x1234, start, run_ctx, 0, 0}).kind,
+              MachineStop::Kind::kException) << e.name;
+    EXPECT_EQ(call(guest::kTrampProgExitAddress, {0x1234, 0, run_ctx, 0, 0}).kind,
+              MachineStop::Kind::kReturned) << e.name;
     memory.Store<uint64_t>(per_cpu + guest::kTrampImageObjectOffset, 0x3b7000000000);
     EXPECT_EQ(call(guest::kTrampImageEnterAddress, {0x3b7000000000, 0, 0, 0, 0}).kind,
               MachineStop::Kind::kReturned) << e.name;
