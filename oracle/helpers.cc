@@ -196,6 +196,14 @@ HelperResult GetSmpProcessorId(HelperContext& ctx, const HelperArgs&) {
   return Return(static_cast<uint64_t>(ctx.state.cpu));
 }
 
+// bpf_get_current_task() and its _btf sibling: `current`, the running
+// task. On arm64 that is SP_EL0, and thread_info is the task's first member
+// (THREAD_INFO_IN_TASK), so it is the guest's thread_info of the CPU, which
+// the machine points SP_EL0 at. The kernel's JIT reads SP_EL0 inline.
+HelperResult GetCurrentTask(HelperContext& ctx, const HelperArgs&) {
+  return Return(guest::ThreadInfo(ctx.state.cpu));
+}
+
 HelperResult GetCurrentPidTgid(HelperContext&, const HelperArgs&) {
   return Return(uint64_t{0x1234} << 32 | 0x5678);
 }
@@ -221,6 +229,8 @@ constexpr HelperInfo kHelpers[] = {
     {kHelperGetPrandomU32, "get_prandom_u32", 0, GetPrandomU32},
     {kHelperGetSmpProcessorId, "get_smp_processor_id", 0, GetSmpProcessorId},
     {kHelperGetCurrentPidTgid, "get_current_pid_tgid", 0, GetCurrentPidTgid},
+    {kHelperGetCurrentTask, "get_current_task", 0, GetCurrentTask},
+    {kHelperGetCurrentTaskBtf, "get_current_task_btf", 0, GetCurrentTask},
     {kHelperKptrXchg, "kptr_xchg", 2, KptrXchg},
 };
 

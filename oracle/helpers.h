@@ -31,6 +31,8 @@ enum HelperId : int32_t {
   kHelperGetSmpProcessorId = 8,
   kHelperTailCall = 12,  // rewritten to the tail_call instruction at load
   kHelperGetCurrentPidTgid = 14,
+  kHelperGetCurrentTask = 35,
+  kHelperGetCurrentTaskBtf = 158,
   kHelperKptrXchg = 194,
 };
 
