@@ -114,6 +114,16 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 			 struct bpfdiff_kjit_image *images, char *message, size_t message_size,
 			 struct bpfdiff_kjit_error_path *path);
 
+/* The free of a program the JIT compiled, as bpf_prog_free_deferred()
+ * makes it: the kernel's bpf_jit_free() of each function, whose image
+ * images[i] lies in the finalized slot at headers[i] (image_bytes[i]
+ * long). Returns 0, or -1 with a message when the kernel's code freed
+ * another slot than its own, a slot twice, or left one (then freed here,
+ * so that nothing stays allocated). */
+int bpfdiff_kjit_release(const struct bpfdiff_kjit_world *world, const uint64_t *images,
+			 const uint64_t *headers, const uint32_t *image_bytes, uint32_t count,
+			 char *message, size_t message_size);
+
 /* ex_handler_bpf, the kernel's fixup of a faulting PROBE_MEM load, applied
  * to the entry at guest address `entry_address` whose 12 bytes are
  * `entry`: returns the pc to resume at and, in *cleared_register, the

@@ -340,6 +340,57 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 	return result;
 }
 
+int bpfdiff_kjit_release(const struct bpfdiff_kjit_world *world, const uint64_t *images,
+			 const uint64_t *headers, const uint32_t *image_bytes, uint32_t count,
+			 char *message, size_t message_size)
+{
+	struct bpfdiff_kjit_session session = { .world = world };
+	struct bpf_prog prog;
+	struct bpf_prog_aux aux;
+	volatile int bugged = 0;
+	uint32_t i;
+
+	message[0] = '\0';
+	session.slots = calloc(count ? count : 1, sizeof(*session.slots));
+	if (!session.slots) {
+		snprintf(message, message_size, "out of host memory");
+		return -1;
+	}
+	session.slot_capacity = count;
+	for (i = 0; i < count; i++)
+		session.slots[session.slot_count++] =
+			(struct bpfdiff_kjit_slot){ headers[i], NULL, image_bytes[i], images[i], 1 };
+	bpfdiff_kjit_enter(&session);
+	if (setjmp(session.on_bug) == 0) {
+		for (i = 0; i < count; i++) {
+			/* What bpf_jit_free() reads of a program that loaded:
+			 * jited, its image, no jit_data left. */
+			memset(&prog, 0, sizeof(prog));
+			memset(&aux, 0, sizeof(aux));
+			prog.aux = &aux;
+			prog.jited = 1;
+			prog.bpf_func = (void *)(uintptr_t)images[i];
+			bpf_jit_free(&prog);
+		}
+	} else {
+		bugged = 1;
+	}
+	if (bugged)
+		fail(&session, message, message_size, "bpf_jit_free() hit BUG()", 0, 1);
+	else if (session.double_free[0])
+		snprintf(message, message_size, "bpf_jit_free(): %s", session.double_free);
+	else if (session.slot_count != 0)
+		snprintf(message, message_size,
+			 "bpf_jit_free() left %u of the program's %u slots allocated (the first at 0x%llx)",
+			 session.slot_count, count, (unsigned long long)session.slots[0].rx_header);
+	for (i = 0; i < session.slot_count; i++)
+		world->pack_free(world->owner, session.slots[i].rx_header);
+	bpfdiff_kjit_free_leftovers(&session);
+	bpfdiff_kjit_leave();
+	free(session.slots);
+	return message[0] ? -1 : 0;
+}
+
 uint64_t bpfdiff_kjit_fixup(const uint8_t entry[12], uint64_t entry_address, int *cleared_register)
 {
 	/* ex_handler_bpf() uses the entry's address only to compute with:

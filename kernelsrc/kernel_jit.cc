@@ -252,9 +252,27 @@ FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t f
   return attempt;
 }
 
-void KernelJit::Release(jit::CompiledProgram& program) {
-  for (auto& sub : program.subprograms) impl_->pack.Free(std::move(sub.allocation));
+Status KernelJit::Release(jit::CompiledProgram& program) {
+  Impl& impl = *impl_;
+  std::vector<uint64_t> images, headers;
+  std::vector<uint32_t> image_bytes;
+  for (auto& sub : program.subprograms) {
+    if (!sub.allocation) continue;
+    images.push_back(sub.rx_image);
+    headers.push_back(sub.allocation->rx_slot());
+    image_bytes.push_back(static_cast<uint32_t>(sub.allocation->image_bytes()));
+    impl.slots[sub.allocation->rx_slot()] = std::move(sub.allocation);
+  }
   program.subprograms.clear();
+  const bpfdiff_kjit_world bridge = impl.Bridge();
+  std::array<char, 512> message{};
+  const int result = bpfdiff_kjit_release(&bridge, images.data(), headers.data(), image_bytes.data(),
+                                          static_cast<uint32_t>(images.size()), message.data(), message.size());
+  // PackFree took each slot the kernel freed; the driver freed the rest.
+  for (auto& held : impl.slots) impl.pack.Free(std::move(held.second));
+  impl.slots.clear();
+  if (result != 0) return Fail("{}", message.data());
+  return {};
 }
 
 namespace {

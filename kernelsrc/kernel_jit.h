@@ -132,8 +132,10 @@ class KernelJit {
   // to fail; 0 makes none fail.
   FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call);
 
-  // Frees every image of `program` (bpf_jit_binary_pack_free).
-  void Release(jit::CompiledProgram& program);
+  // Frees every image of `program` through the kernel's bpf_jit_free(), as
+  // the kernel frees a program. Fails, naming it, when the kernel's code
+  // frees other slots than the program's (what it left is freed anyway).
+  Status Release(jit::CompiledProgram& program);
 
   // Builds a trampoline with the kernel's own arch code, in the pack, as
   // bpf_trampoline_update() does. Fails with the kernel's answer.

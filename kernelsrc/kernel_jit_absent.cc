@@ -30,7 +30,10 @@ FailingCompile KernelJit::CompileFailing(const isa::Program&, uint32_t) {
 
 std::optional<std::string_view> KnownErrorPathBreach(std::string_view) { return std::nullopt; }
 
-void KernelJit::Release(jit::CompiledProgram& program) { program.subprograms.clear(); }
+Status KernelJit::Release(jit::CompiledProgram& program) {
+  program.subprograms.clear();
+  return {};
+}
 
 Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest&) {
   return Fail("this bpfdiff was built without a Linux tree");

@@ -16,7 +16,10 @@ class ModelGenerator final : public CodeGenerator {
   ModelGenerator(Sandbox& sandbox, const jit::JitOptions& options)
       : jit_(sandbox.pack(), Sandbox::JitEnvironment(), options) {}
   Result<jit::CompiledProgram> Compile(const isa::Program& program) override { return jit_.Compile(program); }
-  void Release(jit::CompiledProgram& program) override { jit_.Release(program); }
+  Status Release(jit::CompiledProgram& program) override {
+    jit_.Release(program);
+    return {};
+  }
   Result<CodeConventions> Conventions(std::span<const jit::CompiledProgram* const>) const override {
     return ModelConventions();
   }
@@ -27,7 +30,8 @@ class ModelGenerator final : public CodeGenerator {
 
 // bpf_jit_inlines_helper_call() of 6.12: the verifier leaves these calls
 // for the JIT, which reads the CPU number or the task from SP_EL0.
-constexpr int32_t kKernelInlinedHelpers[] = {kHelperGetSmpProcessorId};
+constexpr int32_t kKernelInlinedHelpers[] = {kHelperGetSmpProcessorId, kHelperGetCurrentTask,
+                                             kHelperGetCurrentTaskBtf};
 
 class KernelGenerator final : public CodeGenerator {
  public:
@@ -36,7 +40,7 @@ class KernelGenerator final : public CodeGenerator {
   kernelsrc::FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call) override {
     return jit_->CompileFailing(program, fail_call);
   }
-  void Release(jit::CompiledProgram& program) override { jit_->Release(program); }
+  Status Release(jit::CompiledProgram& program) override { return jit_->Release(program); }
   Result<CodeConventions> Conventions(std::span<const jit::CompiledProgram* const> compiled) const override {
     return KernelConventions(compiled);
   }

@@ -33,7 +33,9 @@ class CodeGenerator {
     plain.compiled = Compile(program);
     return plain;
   }
-  virtual void Release(jit::CompiledProgram& program) = 0;
+  // Frees `program`'s images; an error when the kernel's free (its
+  // bpf_jit_free()) freed other slots than the program's.
+  virtual Status Release(jit::CompiledProgram& program) = 0;
   // How the code of `compiled` runs, a program by its index (nullptr: no
   // program has the index). An error says why its runs cannot be compared
   // with the interpreter's (the reason is reported as "not comparable",

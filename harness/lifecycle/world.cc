@@ -472,7 +472,9 @@ void World::DoFree(int id, std::string operation) {
   const std::string outer = std::exchange(operation_, operation);
   copies_ = fills_ = flushes_ = {};
   const auto images = static_cast<uint64_t>(p.compiled.subprograms.size());
-  generator_->Release(p.compiled);
+  if (auto freed = generator_->Release(p.compiled); !freed) {
+    Report(Invariant::kJitErrorPath, -1, 0, id, operation, freed.message());
+  }
   p.state = Program::State::kFreed;
   p.waiting.clear();
   RefreshConventions();

@@ -126,14 +126,21 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   std::vector<jit::CompiledProgram> compiled;
   std::optional<kernelsrc::KernelTrampoline> first, trampoline;
   uint64_t attached_to = 0;  // the entry's target now
-  const auto release = [&] {
+  // The first program whose free failed (the kernel's bpf_jit_free()
+  // freed other slots than its own), or "": what a finished case reports.
+  const auto release = [&]() -> std::string {
     if (attached_to != 0) (void)jit.PokeEntry(compiled[c.attachment.traced].subprograms[0], attached_to, 0);
     if (first) jit.ReleaseTrampoline(*first);
     if (trampoline) jit.ReleaseTrampoline(*trampoline);
-    for (auto& program : compiled) jit.Release(program);
+    std::string failed;
+    for (auto& program : compiled) {
+      if (auto freed = jit.Release(program); !freed && failed.empty()) failed = freed.message();
+    }
+    return failed;
   };
   const auto fail = [&](Error error) {
-    release();
+    // The case failed already: that is what it reports.
+    (void)release();
     return error;
   };
 
@@ -238,7 +245,7 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   auto after = plain_run();
   if (!after) return fail(after.error());
   verdict.detached = *after;
-  release();
+  if (const std::string failed = release(); !failed.empty()) return Fail("freeing the programs: {}", failed);
   return verdict;
 }
 

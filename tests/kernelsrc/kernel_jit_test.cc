@@ -71,7 +71,7 @@ TEST(kernel_jit, CompilesMovExitAsTheKernelDoes) {
   ASSERT_NE(rx, nullptr);
   std::memcpy(&target, rx, 8);
   EXPECT_EQ(target, guest::kDummyTrampAddress);
-  f.jit->Release(*compiled);
+  EXPECT_TRUE(f.jit->Release(*compiled).ok());
 }
 
 // Every program of the corpora, compiled by the kernel's JIT with both
@@ -120,7 +120,7 @@ void CompileCorpus(const std::vector<jit_testing::NamedCase>& cases, CorpusCount
             ++count.words;
           }
         }
-        f.jit->Release(*compiled);
+        EXPECT_TRUE(f.jit->Release(*compiled).ok());
       }
     }
     // Everything was released: only the sandbox's resident program is left.

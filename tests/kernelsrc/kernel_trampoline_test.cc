@@ -345,8 +345,8 @@ TEST(kernel_trampoline, PokeWritesTheEntryAndChecksTheOldWord) {
   ASSERT_TRUE(jit.PokeEntry(sub, trampoline->entry, 0).ok());
   EXPECT_EQ(word_at(site), a64::Nop());
   jit.ReleaseTrampoline(*trampoline);
-  jit.Release(*traced);
-  jit.Release(*attached);
+  EXPECT_TRUE(jit.Release(*traced).ok());
+  EXPECT_TRUE(jit.Release(*attached).ok());
 }
 
 }  // namespace
