@@ -204,6 +204,10 @@ static void check_accepted(const struct bpfdiff_kjit_session *session, uint32_t 
 	}
 	if (path->breach[0] && path->injected[0])
 		strncat(path->breach, " failed)", sizeof(path->breach) - strlen(path->breach) - 1);
+	if (session->plt_misaligned[0])
+		breach(path, "plt-target-misaligned",
+		       "%s: bpf_arch_text_poke()'s store of a new target is not single-copy atomic",
+		       session->plt_misaligned);
 }
 
 /* After a compile (and, when it failed, bpf_jit_free() of every

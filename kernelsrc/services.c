@@ -195,7 +195,7 @@ struct bpf_binary_header *bpf_jit_binary_pack_alloc(unsigned int proglen, u8 **r
 	if (w->pack_alloc(w->owner, proglen, alignment, &rx_header, &rx_image, &rw_header, &rw) != 0)
 		return NULL;
 	session->slots[session->slot_count++] =
-		(struct bpfdiff_kjit_slot){ rx_header, rw, proglen, 0, 0 };
+		(struct bpfdiff_kjit_slot){ rx_header, rw, proglen, rx_image, 0 };
 	*rw_hdr = (struct bpf_binary_header *)rw_header;
 	*rw_image = rw;
 	*ro_image = (u8 *)(uintptr_t)rx_image;
@@ -211,19 +211,22 @@ static void point_plt_at_guest(uint64_t rx_header)
 {
 	const uint64_t host = (uint64_t)(uintptr_t)&dummy_tramp;
 	u8 *rw_image = NULL;
-	uint64_t image_bytes = 0, at;
+	uint64_t image_bytes = 0, rx_image = 0, at;
 	uint32_t i;
 
 	for (i = 0; i < session->slot_count; i++) {
 		if (session->slots[i].rx_header == rx_header) {
 			rw_image = session->slots[i].rw_image;
 			image_bytes = session->slots[i].image_bytes;
+			rx_image = session->slots[i].rx_image;
 		}
 	}
-	if (!rw_image)
+	if (!rw_image || image_bytes < 16)
 		return;
 
-	for (at = image_bytes & ~7ull; at >= 8; at -= 8) {
+	/* Every word, not every doubleword: a target the JIT failed to align
+	 * is found too, and named. */
+	for (at = (image_bytes - 8) & ~3ull; at >= 8; at -= 4) {
 		uint64_t value;
 		u32 ldr, br;
 
@@ -235,6 +238,13 @@ static void point_plt_at_guest(uint64_t rx_header)
 		/* ldr x10, #8; br x10: build_plt() */
 		if (ldr != 0x5800004a || br != 0xd61f0140)
 			continue;
+		/* bpf_arch_text_poke() rewrites the target with one 64-bit
+		 * store while CPUs may branch through it: only an aligned one
+		 * is single-copy atomic (build_plt() pads to align it). */
+		if (((rx_image + at) & 7) && !session->plt_misaligned[0])
+			snprintf(session->plt_misaligned, sizeof(session->plt_misaligned),
+				 "the PLT target at 0x%llx (image + 0x%llx) is not 8-byte aligned",
+				 (unsigned long long)(rx_image + at), (unsigned long long)at);
 		value = session->world->dummy_tramp;
 		memcpy(rw_image + at, &value, 8);
 		return;

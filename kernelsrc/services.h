@@ -35,6 +35,8 @@ struct bpfdiff_kjit_session {
 	const char *injected;
 	/* A free of a slot that was not allocated (a double free), if any. */
 	char double_free[96];
+	/* A PLT target a text poke could not rewrite atomically, if any. */
+	char plt_misaligned[96];
 	/* RW buffers (core.c kvmallocs one per image; finalize or a free
 	 * given it frees it) whose slot was freed without them: leaked. */
 	uint32_t rw_buffers_leaked;
