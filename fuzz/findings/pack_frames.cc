@@ -17,6 +17,7 @@ using InvariantFrame = void (*)(FindingEnd end);
 [[gnu::noinline]] void PackInvariantPackHolesInvalid(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void PackInvariantSlotAsWritten(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void PackInvariantJitErrorPath(FindingEnd end) { NoteFindingFrame(__func__); end(); }
+[[gnu::noinline]] void PackInvariantArchitectureRules(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 // For an invariant this file does not know (the switch below makes that a
 // compile error with -Wswitch; this is for a value out of range).
 [[gnu::noinline]] void PackInvariantOther(FindingEnd end) { NoteFindingFrame(__func__); end(); }
@@ -36,6 +37,7 @@ InvariantFrame FrameOf(lifecycle::Invariant invariant) {
     case Invariant::kPackHolesInvalid: return PackInvariantPackHolesInvalid;
     case Invariant::kSlotAsWritten: return PackInvariantSlotAsWritten;
     case Invariant::kJitErrorPath: return PackInvariantJitErrorPath;
+    case Invariant::kArchitectureRules: return PackInvariantArchitectureRules;
   }
   return PackInvariantOther;
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/machine/jit_call.h"
+#include "jit/code_rules.h"
 #include "jit/registers.h"
 #include "oracle/guest_layout.h"
 
@@ -29,6 +30,12 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
                                          : Fail("program {}: {}", i, compiled.message());
     }
     compiled_.push_back(std::move(compiled).value());
+    // A word the architecture leaves CONSTRAINED UNPREDICTABLE is the JIT's
+    // finding whatever the emulators make of it.
+    if (auto bad = jit::FirstUnpredictableWord(compiled_.back())) {
+      Release();
+      return Fail("{}the JIT emitted {}", loaded.programs.size() == 1 ? "" : fmt::format("program {}: ", i), *bad);
+    }
   }
   auto conventions = generator_->Conventions(Pointers(compiled_));
   if (conventions) {

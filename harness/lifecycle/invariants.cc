@@ -18,6 +18,7 @@ std::string_view InvariantName(Invariant invariant) {
     case Invariant::kPackHolesInvalid: return "pack-holes-invalid";
     case Invariant::kSlotAsWritten: return "slot-as-written";
     case Invariant::kJitErrorPath: return "jit-error-path";
+    case Invariant::kArchitectureRules: return "architecture-rules";
   }
   return "?";
 }

@@ -21,6 +21,7 @@ enum class Invariant : uint8_t {
   kPackHolesInvalid,     // every chunk of a pack that no program holds is AARCH64_BREAK_FAULT
   kSlotAsWritten,        // after finalize: the header, BRK around the image, the code as the JIT emitted it
   kJitErrorPath,         // a compile whose service failed frees what it holds; a JITed program's images are live
+  kArchitectureRules,    // no emitted word is CONSTRAINED UNPREDICTABLE (jit/code_rules.h)
 };
 
 std::string_view InvariantName(Invariant invariant);

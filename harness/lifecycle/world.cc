@@ -11,6 +11,7 @@
 #include "harness/diff/engines.h"
 #include "harness/diff/kernel_refusals.h"
 #include "harness/lifecycle/not_comparable.h"
+#include "jit/code_rules.h"
 #include "jit/registers.h"
 #include "oracle/guest_layout.h"
 #include "oracle/interpreter.h"
@@ -253,6 +254,7 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what, 
   }
   CheckExtable(id, operation_);
   CheckSlotAsWritten(id, operation_);
+  if (auto bad = jit::FirstUnpredictableWord(p.compiled)) Report(Invariant::kArchitectureRules, -1, 0, id, operation_, *bad);
   CheckAccounting(operation_);
   return id;
 }

@@ -9,6 +9,8 @@
 #include "harness/machine/jit_call.h"
 #include "harness/trampoline/stubs.h"
 #include "jit/a64/aliases.h"
+#include "jit/a64/architecture_rules.h"
+#include "jit/code_rules.h"
 #include "kernelsrc/kernel_jit.h"
 #include "oracle/guest_layout.h"
 #include "oracle/interpreter.h"
@@ -234,6 +236,21 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   verdict.log = ReadLog(env.memory(), 0);
   verdict.attached = CompareRuns(expected.outcome, actual, expected.log, verdict.log);
   verdict.outcome = actual;
+  // A word the architecture leaves CONSTRAINED UNPREDICTABLE, in the
+  // programs or the trampoline, is the kernel's finding whatever the run
+  // made of it.
+  for (const auto& program : compiled) {
+    if (auto bad = jit::FirstUnpredictableWord(program); bad && verdict.attached.match()) {
+      verdict.attached = {Verdict::Kind::kDivergence, "code", "the kernel's JIT emitted " + *bad};
+    }
+  }
+  for (size_t i = 0; i < trampoline->words.size() && verdict.attached.match(); ++i) {
+    if (auto rule = a64::ConstrainedUnpredictable(trampoline->words[i])) {
+      verdict.attached = {Verdict::Kind::kDivergence, "code",
+                          fmt::format("the trampoline's word 0x{:08x} at 0x{:x} is CONSTRAINED UNPREDICTABLE: {}",
+                                      trampoline->words[i], trampoline->entry + 4 * i, *rule)};
+    }
+  }
 
   // Detached and freed: the traced program is itself again.
   if (auto poked = jit.PokeEntry(traced, attached_to, 0); !poked) {

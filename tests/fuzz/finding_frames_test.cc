@@ -147,7 +147,8 @@ TEST(FuzzFindingFrames, EveryPackInvariantHasAFrameOfItsOwn) {
                                   Invariant::kOneCacheOpPerRange, Invariant::kExtableStructure,
                                   Invariant::kAccounting,         Invariant::kStaleEntryTraps,
                                   Invariant::kOutcome,            Invariant::kPackHolesInvalid,
-                                  Invariant::kSlotAsWritten,      Invariant::kJitErrorPath};
+                                  Invariant::kSlotAsWritten,      Invariant::kJitErrorPath,
+                                  Invariant::kArchitectureRules};
   std::set<Trail> trails;
   for (auto invariant : invariants) trails.insert(TrailOf(invariant, EndInPackInvariantFrames));
   EXPECT_EQ(trails.size(), std::size(invariants));
