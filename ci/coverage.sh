@@ -10,12 +10,30 @@
 #   OUT/summary.txt     `llvm-cov report` of the same files
 #
 # for jit/, oracle/, the pack code (harness/lifecycle, fuzz/pack) and the
-# recursion code (harness/recursion, kernel/).
+# recursion code (harness/recursion, kernel/). When the build compiled a
+# Linux tree's files for the kernel engines (kernelsrc/; its
+# compile_commands.json says which tree), also
+#
+#   OUT/kernel-coverage.json  `llvm-cov export -skip-expansions` of those
+#                             files (the tree's arch/arm64/net/bpf_jit_comp.c
+#                             and arch/arm64/lib/insn.c) and of kernelsrc/'s
+#                             shims, with every function and its execution
+#                             count (`bpfdiff report --kernel-coverage`)
+#   OUT/kernel-summary.txt    `llvm-cov report -show-functions` of the tree's
+#                             files
+#
+# with the tree's files and the shims in the line-by-line view too, and it
+# prints "coverage: kernel tree: DIR". Only the kernel targets
+# (diff_fuzzer_kernel, pack_fuzzer_kernel, trampoline_fuzzer) run that code.
+# A target replays the seeds it is built for (the build's fuzz_targets.tsv:
+# a kernel target replays its base target's).
 #
 # Usage: ci/coverage.sh [--out DIR] [--jobs N] [--corpus-root DIR]
 #                       [--fuzz-seconds S --fuzz-build DIR] TARGET...
 #   --corpus-root DIR   also replay DIR/<target>/corpus (the nightly's corpus
-#                       of tonight) when it exists
+#                       of tonight) when it exists; for a kernel target
+#                       <base>_kernel, DIR/<base>.kernel/corpus (the nightly
+#                       names its run so)
 #   --fuzz-seconds S    first fuzz each target for S seconds from its seeds
 #                       with the build in --fuzz-build (a libFuzzer build,
 #                       e.g. build/release) into OUT/fuzz/<target>, and replay
@@ -47,6 +65,7 @@ fi
 if [[ -n "$fuzz_build" ]]; then fuzz_build="$(cd "$fuzz_build" && pwd)"; fi  # the fuzzing runs elsewhere
 out="${out:-$(mktemp -d /tmp/bpfdiff-coverage.XXXXXX)}"
 rm -rf "$out/profiles" "$out/html"
+rm -f "$out/kernel-coverage.json" "$out/kernel-summary.txt"  # a build without a tree writes none
 mkdir -p "$out/profiles"
 out="$(cd "$out" && pwd)"
 
@@ -55,14 +74,27 @@ cmake --build --preset coverage -j "$jobs" --target "${targets[@]}" > "$out/buil
   { tail -30 "$out/build.log"; echo "coverage: the coverage build failed; log in $out/build.log"; exit 1; }
 build="$checkout/build/coverage"
 
+# The seeds a target replays: its own, or those the manifest's third column
+# names (cmake/fuzz_target.cmake: a kernel target's are its base target's).
+seeds_of() {
+  local named
+  named=$(awk -F'\t' -v name="$1" '$1 == name { print $3 }' "$build/fuzz_targets.tsv")
+  echo "$checkout/fuzz/corpus/${named:-$1}"
+}
+
 objects=()
 for target in "${targets[@]}"; do
-  corpora=("$checkout/fuzz/corpus/$target")
-  if [[ -n "$corpus_root" && -d "$corpus_root/$target/corpus" ]]; then corpora+=("$corpus_root/$target/corpus"); fi
+  seeds=$(seeds_of "$target")
+  corpora=("$seeds")
+  tonight=("$target")
+  if [[ $target == *_kernel ]]; then tonight+=("${target%_kernel}.kernel"); fi
+  for name in "${tonight[@]}"; do
+    if [[ -n "$corpus_root" && -d "$corpus_root/$name/corpus" ]]; then corpora+=("$corpus_root/$name/corpus"); fi
+  done
   if ((fuzz_seconds > 0)); then
     fuzzed="$out/fuzz/$target"
     rm -rf "$fuzzed"; mkdir -p "$fuzzed/corpus"
-    (cd "$fuzzed" && "$fuzz_build/fuzz/targets/$target" corpus "$checkout/fuzz/corpus/$target" \
+    (cd "$fuzzed" && "$fuzz_build/fuzz/targets/$target" corpus "$seeds" \
        -max_total_time="$fuzz_seconds" -artifact_prefix="$fuzzed/" > log.txt 2>&1) ||
       { echo "coverage: fuzzing $target found something or failed; log in $fuzzed/log.txt"; exit 1; }
     corpora+=("$fuzzed/corpus")
@@ -80,6 +112,39 @@ sources=(jit oracle harness/lifecycle fuzz/pack harness/recursion kernel)
 cov_args=(-instr-profile="$out/merged.profdata" "${objects[@]:1}" "${sources[@]/#/$checkout/}")
 llvm-cov-14 export -summary-only "${cov_args[@]}" > "$out/coverage.json"
 llvm-cov-14 report "${cov_args[@]}" > "$out/summary.txt"
-llvm-cov-14 show -format=html -show-branches=count -output-dir="$out/html" "${cov_args[@]}" > /dev/null
+
+# The Linux tree the build compiled, then the files it compiled from the
+# tree and from kernelsrc/; nothing when the build has no tree.
+kernel_files=$(python3 - "$build/compile_commands.json" "$checkout/kernelsrc/" <<'PY'
+import json, sys
+jit = "/arch/arm64/net/bpf_jit_comp.c"
+files = sorted({entry["file"] for entry in json.load(open(sys.argv[1]))})
+trees = [f[: -len(jit)] for f in files if f.endswith(jit)]
+if trees:
+    tree = trees[0]
+    print(tree)
+    print("\n".join(f for f in files if f.startswith(tree + "/") or f.startswith(sys.argv[2])))
+PY
+)
+kernel_sources=()
+if [[ -n "$kernel_files" ]]; then
+  tree=$(head -1 <<<"$kernel_files")
+  mapfile -t kernel_sources < <(tail -n +2 <<<"$kernel_files")
+  tree_sources=()
+  for file in "${kernel_sources[@]}"; do
+    if [[ $file == "$tree"/* ]]; then tree_sources+=("$file"); fi
+  done
+  kernel_args=(-instr-profile="$out/merged.profdata" "${objects[@]:1}")
+  # Without the regions of each macro expansion: the tree's code is mostly
+  # macros (A64_*), and they would make 80 MB of it.
+  llvm-cov-14 export -skip-expansions "${kernel_args[@]}" "${kernel_sources[@]}" > "$out/kernel-coverage.json"
+  llvm-cov-14 report -show-functions "${kernel_args[@]}" "${tree_sources[@]}" > "$out/kernel-summary.txt"
+fi
+llvm-cov-14 show -format=html -show-branches=count -output-dir="$out/html" "${cov_args[@]}" "${kernel_sources[@]}" \
+  > /dev/null
 tail -1 "$out/summary.txt"
 echo "coverage: $out/coverage.json, $out/html/index.html"
+if ((${#kernel_sources[@]} > 0)); then
+  echo "coverage: kernel tree: $tree"
+  echo "coverage: $out/kernel-coverage.json, $out/kernel-summary.txt"
+fi

@@ -27,7 +27,11 @@
 #  3. Source coverage (BPFDIFF_NIGHTLY_COVERAGE, default 1; 0 skips): the
 #     `coverage` preset's targets replay the seeds and tonight's corpus;
 #     llvm-cov gives line and branch coverage of jit/, oracle/ and the pack
-#     and recursion code per file, and a line-by-line HTML view.
+#     and recursion code per file, and a line-by-line HTML view. When the
+#     build has the kernel's JIT, its targets (diff_fuzzer_kernel,
+#     pack_fuzzer_kernel, trampoline_fuzzer) replay too, and the report
+#     shows first the coverage of the Linux tree's files they compile, with
+#     the functions never run and why (kernelsrc/uncovered.txt).
 #  4. The planted-bug gate (ci/planted_gate.py; BPFDIFF_NIGHTLY_PLANTED_GATE,
 #     default 1; 0 skips): every planted bug's fixed reproducer
 #     (tests/planted/reproducers) replayed by the fuzz target that must
@@ -133,11 +137,18 @@ bpfdiff="$build/cli/bpfdiff"
 # The kernel's JIT against the interpreter and in the pack lifecycle, and
 # the trampolines its arch code builds, when the build has it and the
 # targets are the default ones.
-if [[ -z "${BPFDIFF_NIGHTLY_FUZZ_TARGETS:-}" ]] && "$bpfdiff" engines --kernel >/dev/null 2>&1; then
+kernel_jit=0
+if "$bpfdiff" engines --kernel >/dev/null 2>&1; then kernel_jit=1; fi
+if [[ -z "${BPFDIFF_NIGHTLY_FUZZ_TARGETS:-}" ]] && ((kernel_jit)); then
   fuzz_targets+=(diff_fuzzer.kernel pack_fuzzer.kernel trampoline_fuzzer)
 fi
-# The targets themselves (TARGET.kernel is TARGET's binary), each once.
-mapfile -t fuzz_binaries < <(printf '%s\n' "${fuzz_targets[@]%%.*}" | sort -u)
+# What the coverage build replays, each once: tonight's targets, a
+# TARGET.kernel as that build's TARGET_kernel (TARGET built to run the
+# kernel's engines), and, when the build has the kernel's JIT, its three
+# targets whatever the list: only they run the tree's code.
+coverage_targets=("${fuzz_targets[@]/%.kernel/_kernel}")
+if ((kernel_jit)); then coverage_targets+=(diff_fuzzer_kernel pack_fuzzer_kernel trampoline_fuzzer); fi
+mapfile -t coverage_targets < <(printf '%s\n' "${coverage_targets[@]}" | sort -u)
 
 failed=0
 night_start=$SECONDS
@@ -242,10 +253,16 @@ if ((fuzzing)); then
   if ((coverage)); then
     echo "== source coverage: the seeds and tonight's corpus, replayed by the coverage build =="
     part_start=$SECONDS
-    if ci/coverage.sh --out "$out/coverage" --jobs "$cores" --corpus-root "$out/fuzz" "${fuzz_binaries[@]}" \
+    if ci/coverage.sh --out "$out/coverage" --jobs "$cores" --corpus-root "$out/fuzz" "${coverage_targets[@]}" \
          > "$out/coverage.log" 2>&1; then
       report_args+=(--coverage "$out/coverage/coverage.json" --coverage-root "$checkout"
                     --coverage-html "coverage/html/index.html")
+      # The Linux tree's files, when the coverage build compiled a tree.
+      coverage_tree=$(sed -n 's/^coverage: kernel tree: //p' "$out/coverage.log")
+      if [[ -s "$out/coverage/kernel-coverage.json" && -n "$coverage_tree" ]]; then
+        report_args+=(--kernel-coverage "$out/coverage/kernel-coverage.json" --kernel-tree "$coverage_tree"
+                      --uncovered-reasons "$checkout/kernelsrc/uncovered.txt")
+      fi
     else
       tail -20 "$out/coverage.log"
       echo "nightly: source coverage FAILED; log in $out/coverage.log"

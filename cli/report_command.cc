@@ -1,5 +1,7 @@
 // bpfdiff report --conformance C.json [--fuzz-stats F.json...] [--fuzz-runs R.json]
-//                [--planted P.json] [--planted-gate G.json] [--history DIR] --out DIR
+//                [--planted P.json] [--planted-gate G.json] [--coverage J.json ...]
+//                [--kernel-coverage K.json --kernel-tree DIR [--uncovered-reasons FILE]]
+//                [--history DIR] --out DIR
 // The nightly report from the files the nightly's parts wrote: prints the
 // short summary and the paths of the JUnit, JSON and HTML files, and adds
 // tonight's headline numbers to the history for the next night's trend.
@@ -26,6 +28,7 @@ struct ReportArgs {
   std::string fuzz_runs, planted, planted_gate, history, out, timestamp;
   std::string upstream_suite;  // empty: the night ran only the project's own vectors
   std::string coverage, coverage_root = ".", coverage_html;
+  std::string kernel_coverage, kernel_tree, uncovered_reasons;
 };
 
 int Run(const ReportArgs& args) {
@@ -39,6 +42,9 @@ int Run(const ReportArgs& args) {
   if (!args.coverage.empty()) inputs.coverage = args.coverage;
   inputs.checkout = args.coverage_root;
   inputs.coverage_html = args.coverage_html;
+  if (!args.kernel_coverage.empty()) inputs.kernel_coverage = args.kernel_coverage;
+  inputs.kernel_tree = args.kernel_tree;
+  if (!args.uncovered_reasons.empty()) inputs.uncovered_reasons = args.uncovered_reasons;
   // Without the conformance results there is nothing to report (exit 2,
   // nothing written); an optional part that does not load is left out.
   auto model = report::LoadReportInputs(inputs);
@@ -120,6 +126,13 @@ void AddReportCommand(CLI::App& app, const Settings& /*settings*/, int& exit_cod
                   "The checkout the coverage JSON's paths are under (default .)");
   cmd->add_option("--coverage-html", args->coverage_html,
                   "llvm-cov's HTML view, linked from the report (a path relative to OUT, or a URL)");
+  cmd->add_option("--kernel-coverage", args->kernel_coverage,
+                  "Coverage of the Linux tree's files the kernel engines compile: `llvm-cov-14 export` JSON with "
+                  "its functions (ci/coverage.sh's kernel-coverage.json)");
+  cmd->add_option("--kernel-tree", args->kernel_tree,
+                  "The Linux tree the kernel coverage JSON's paths are under (the coverage build's)");
+  cmd->add_option("--uncovered-reasons", args->uncovered_reasons,
+                  "Why functions of the tree are never run, 'function: reason' a line (kernelsrc/uncovered.txt)");
   cmd->add_option("--history", args->history, "Directory of previous nights' entries (default OUT/history)");
   cmd->add_option("--timestamp", args->timestamp, "This night, UTC (default now), e.g. 2024-05-01T03:15:00Z");
   cmd->add_option("--out", args->out, "Directory for the report's files")->required();

@@ -1,6 +1,7 @@
 // report.html: one self-contained page (inline CSS and JS, nothing fetched)
 // with the summary, the planted-bug gate and benchmark, the fuzz counters, the
-// opcode-form coverage, the trend over nights and the engines x tests
+// opcode-form coverage, the coverage of the kernel tree's files and of our
+// own model, the trend over nights and the engines x tests
 // matrix, last because it is long. Every string from the inputs goes
 // through EscapeMarkup; the JS only filters rows and counts what it shows.
 #include <algorithm>
@@ -136,6 +137,64 @@ void CoverageCells(Out out, const CoverageCounts& c) {
                  "<td class=\"num\">{}</td><td class=\"num\">{}/{}</td>",
                  c.lines_covered, c.lines, Percent(c.LinePercent()), c.branches_covered, c.branches,
                  Percent(c.BranchPercent()), c.functions_covered, c.functions);
+}
+
+// `text` linked to `href`, or as it is when there is nowhere to link.
+std::string Linked(std::string_view href, std::string_view text) {
+  return href.empty() ? std::string(text) : fmt::format("<a href=\"{}\">{}</a>", E(href), text);
+}
+
+// The Linux tree's files the kernel engines compile (what the nights
+// test), least covered first, and the functions never run with why.
+void KernelCoverageSection(Out out, const std::optional<KernelCoverage>& coverage) {
+  fmt::format_to(out, "<h2>Kernel tree coverage</h2>\n");
+  if (!coverage) {
+    fmt::format_to(out, "<p class=\"muted\">Not measured (no coverage build with a kernel tree ran).</p>\n");
+    return;
+  }
+  fmt::format_to(out,
+                 "<p class=\"muted\">The tree's own files as the kernel engines compile them, from <code>{}</code>; "
+                 "from the seeds and tonight's fuzzing, measured with the coverage build.{}</p>\n",
+                 E(coverage->tree.string()),
+                 coverage->html.empty() ? ""
+                                        : fmt::format(" <a href=\"{}\">Line-by-line view (llvm-cov)</a>.",
+                                                      E(coverage->html)));
+  fmt::format_to(out, "<table id=\"kernel-coverage-files\"><thead><tr><th>file (least covered first)</th>"
+                      "<th>lines</th><th>%</th><th>branches</th><th>%</th><th>functions</th><th>never run</th>"
+                      "</tr></thead><tbody>\n");
+  size_t never_run = 0;
+  for (const auto& file : coverage->files) {
+    const std::string link = LineViewLink(coverage->html, coverage->tree, file.path);
+    fmt::format_to(out, "<tr><td><code>{}</code></td>", Linked(link, E(file.path)));
+    CoverageCells(out, file.counts);
+    fmt::format_to(out, "<td class=\"num\">{}</td></tr>\n", file.never_run.size());
+    never_run += file.never_run.size();
+  }
+  fmt::format_to(out, "</tbody></table>\n<h3>Functions never run</h3>\n");
+  if (never_run == 0) {
+    fmt::format_to(out, "<p class=\"muted\" id=\"kernel-never-run\">none: every function ran</p>\n");
+  } else {
+    fmt::format_to(out, "<table id=\"kernel-never-run\"><thead><tr><th>file</th><th>function</th><th>line</th>"
+                        "<th>why it is not run</th></tr></thead><tbody>\n");
+    for (const auto& file : coverage->files) {
+      for (const auto& f : file.never_run) {
+        const std::string link = LineViewLink(coverage->html, coverage->tree, file.path, f.line);
+        fmt::format_to(out, "<tr><td><code>{}</code></td><td><code>{}</code></td><td class=\"num\">{}</td>",
+                       E(file.path), Linked(link, E(f.name)), f.line);
+        fmt::format_to(out, "{}</tr>\n",
+                       f.reason.empty() ? std::string("<td class=\"muted\">no reason recorded</td>")
+                                        : fmt::format("<td class=\"reason\">{}</td>", E(f.reason)));
+      }
+    }
+    fmt::format_to(out, "</tbody></table>\n");
+  }
+  if (!coverage->reasons_not_needed.empty()) {
+    std::string names;
+    for (const auto& name : coverage->reasons_not_needed) names += fmt::format(" <code>{}</code>", E(name));
+    fmt::format_to(out, "<p class=\"muted\" id=\"kernel-reasons-not-needed\">Reasons recorded for functions that ran "
+                        "or that the tree does not have (their lines can go):{}</p>\n",
+                   names);
+  }
 }
 
 // Line and branch coverage of the code under test, per area and per file,
@@ -425,6 +484,7 @@ std::string HtmlReport(const ReportModel& model) {
   Planted(out, model);
   Fuzz(out, model.fuzz);
   Coverage(out, model.fuzz);
+  KernelCoverageSection(out, model.kernel_coverage);
   SourceCoverageSection(out, model.source_coverage);
   Trend(out, model);
   Matrix(out, model.conformance);

@@ -81,6 +81,21 @@ Json SourceCoverageToJson(const SourceCoverage& coverage) {
   return json;
 }
 
+Json KernelCoverageToJson(const KernelCoverage& coverage) {
+  Json json = {{"tree", coverage.tree.string()}, {"html", coverage.html}};
+  json["files"] = Json::array();
+  for (const auto& file : coverage.files) {
+    Json never_run = Json::array();
+    for (const auto& f : file.never_run) {
+      const Json reason = f.reason.empty() ? Json(nullptr) : Json(f.reason);  // null: none recorded
+      never_run.push_back({{"name", f.name}, {"line", f.line}, {"reason", reason}});
+    }
+    json["files"].push_back({{"path", file.path}, {"counts", CountsToJson(file.counts)}, {"never_run", never_run}});
+  }
+  json["reasons_not_needed"] = coverage.reasons_not_needed;
+  return json;
+}
+
 }  // namespace
 
 std::string JsonReport(const ReportModel& model) {
@@ -91,6 +106,7 @@ std::string JsonReport(const ReportModel& model) {
   json["headline"] = HistoryEntryToJson(model.Headline());
   json["conformance"] = ConformanceToJson(model.conformance);
   json["upstream_suite"] = model.upstream_suite ? Json(*model.upstream_suite) : Json(nullptr);
+  json["kernel_coverage"] = model.kernel_coverage ? KernelCoverageToJson(*model.kernel_coverage) : Json(nullptr);
   json["source_coverage"] = model.source_coverage ? SourceCoverageToJson(*model.source_coverage) : Json(nullptr);
   json["fuzz"] = Json::array();
   for (const auto& target : model.fuzz) json["fuzz"].push_back(FuzzToJson(target));

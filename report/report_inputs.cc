@@ -178,6 +178,16 @@ Result<ReportModel> LoadReportInputs(const ReportInputs& inputs) {
     model.source_coverage = take(LoadSourceCoverage(*inputs.coverage, inputs.checkout));
     if (model.source_coverage) model.source_coverage->html = inputs.coverage_html;
   }
+  if (inputs.kernel_coverage) {
+    // Reasons that do not load are named, and the night's measurement is
+    // still shown, every function then without a reason.
+    UncoveredReasons reasons;
+    if (inputs.uncovered_reasons) {
+      if (auto loaded = take(LoadUncoveredReasons(*inputs.uncovered_reasons))) reasons = std::move(*loaded);
+    }
+    model.kernel_coverage = take(LoadKernelCoverage(*inputs.kernel_coverage, inputs.kernel_tree, reasons));
+    if (model.kernel_coverage) model.kernel_coverage->html = inputs.coverage_html;
+  }
   return model;
 }
 

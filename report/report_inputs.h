@@ -10,6 +10,8 @@
 // Planted bugs (ci/planted_benchmark.sh): report/planted_results.h.
 // The planted-bug gate (ci/planted_gate.py): report/planted_gate.h.
 // Source coverage (llvm-cov export): report/source_coverage.h.
+// Kernel tree coverage (llvm-cov export with functions, and the reasons
+//   functions are never run): report/kernel_coverage.h.
 #pragma once
 
 #include <filesystem>
@@ -35,6 +37,13 @@ struct ReportInputs {
   std::optional<std::filesystem::path> coverage;
   std::filesystem::path checkout = ".";
   std::string coverage_html;
+  // llvm-cov export JSON of the kernel tree's files, with functions
+  // (kernel_coverage.h), the tree its paths are under, and why functions
+  // are never run (kernelsrc/uncovered.txt). The HTML link is
+  // coverage_html's.
+  std::optional<std::filesystem::path> kernel_coverage;
+  std::filesystem::path kernel_tree;
+  std::optional<std::filesystem::path> uncovered_reasons;
 };
 
 // Every input loaded and merged; the timestamp, history and notes are the

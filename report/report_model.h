@@ -14,6 +14,7 @@
 
 #include "fuzz/stats/stats_file.h"
 #include "harness/conformance/results.h"
+#include "report/kernel_coverage.h"
 #include "report/planted_gate.h"
 #include "report/planted_results.h"
 #include "report/source_coverage.h"
@@ -97,6 +98,8 @@ struct ReportModel {
   // vectors ran.
   std::optional<std::string> upstream_suite;
   std::optional<SourceCoverage> source_coverage;
+  // The Linux tree's files the kernel engines compile: what the nights test.
+  std::optional<KernelCoverage> kernel_coverage;
   std::vector<FuzzTarget> fuzz;
   std::vector<PlantedCheck> planted;  // the benchmark: a measurement
   std::optional<PlantedGate> planted_gate;  // the deterministic check of every planted bug

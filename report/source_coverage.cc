@@ -28,7 +28,9 @@ Result<std::pair<uint64_t, uint64_t>> CountAndCovered(const Json& summary, std::
   return std::pair<uint64_t, uint64_t>(static_cast<uint64_t>(*count), static_cast<uint64_t>(*covered));
 }
 
-Result<CoverageCounts> CountsFromSummary(const Json& summary, std::string_view where) {
+}  // namespace
+
+Result<CoverageCounts> CoverageCountsFromSummary(const Json& summary, std::string_view where) {
   CoverageCounts counts;
   auto lines = CountAndCovered(summary, "lines", where);
   if (!lines) return lines.error();
@@ -43,23 +45,19 @@ Result<CoverageCounts> CountsFromSummary(const Json& summary, std::string_view w
   return counts;
 }
 
-// The path relative to the checkout, or nullopt for a file outside it.
-std::optional<std::string> Relative(const std::string& filename, const std::filesystem::path& checkout) {
+std::optional<std::string> RelativePath(const std::string& filename, const std::filesystem::path& root) {
   const std::filesystem::path path = std::filesystem::path(filename).lexically_normal();
-  const std::filesystem::path relative = path.lexically_relative(checkout.lexically_normal());
+  const std::filesystem::path relative = path.lexically_relative(root.lexically_normal());
   if (relative.empty() || *relative.begin() == "..") return std::nullopt;
   return relative.generic_string();
 }
 
-bool LessCovered(const FileCoverage& a, const FileCoverage& b) {
-  const double al = a.counts.LinePercent().value_or(100), bl = b.counts.LinePercent().value_or(100);
+bool LessCovered(const CoverageCounts& a, const CoverageCounts& b) {
+  const double al = a.LinePercent().value_or(100), bl = b.LinePercent().value_or(100);
   if (al != bl) return al < bl;
-  const double ab = a.counts.BranchPercent().value_or(100), bb = b.counts.BranchPercent().value_or(100);
-  if (ab != bb) return ab < bb;
-  return a.path < b.path;
+  const double ab = a.BranchPercent().value_or(100), bb = b.BranchPercent().value_or(100);
+  return ab < bb;
 }
-
-}  // namespace
 
 void CoverageCounts::Add(const CoverageCounts& other) {
   lines += other.lines;
@@ -116,13 +114,13 @@ Result<SourceCoverage> SourceCoverageFromJson(const Json& json, const std::files
       if (!file.is_object()) return Fail("{}: expected an object", file_where);
       auto filename = RequiredString(file, "filename", file_where);
       if (!filename) return filename.error();
-      const auto relative = Relative(*filename, checkout);
+      const auto relative = RelativePath(*filename, checkout);
       if (!relative) continue;
       const auto area = AreaOf(*relative);
       if (!area) continue;
       const auto summary = file.find("summary");
       if (summary == file.end() || !summary->is_object()) return Fail("{}: no 'summary' object", file_where);
-      auto counts = CountsFromSummary(*summary, fmt::format("{} ({})", file_where, *relative));
+      auto counts = CoverageCountsFromSummary(*summary, fmt::format("{} ({})", file_where, *relative));
       if (!counts) return counts.error();
       coverage.files.push_back({*relative, *area, *counts});
     }
@@ -133,7 +131,11 @@ Result<SourceCoverage> SourceCoverageFromJson(const Json& json, const std::files
     }
     coverage.total.Add(file.counts);
   }
-  std::sort(coverage.files.begin(), coverage.files.end(), LessCovered);
+  std::sort(coverage.files.begin(), coverage.files.end(), [](const FileCoverage& a, const FileCoverage& b) {
+    if (LessCovered(a.counts, b.counts)) return true;
+    if (LessCovered(b.counts, a.counts)) return false;
+    return a.path < b.path;
+  });
   return coverage;
 }
 

@@ -60,6 +60,15 @@ const std::vector<AreaCoverage>& Areas();
 // The area of a checkout-relative path; nullopt outside every area.
 std::optional<std::string> AreaOf(std::string_view relative_path);
 
+// A file's "summary" object of llvm-cov's export: its lines, branches and
+// functions; `where` names the file in messages.
+Result<CoverageCounts> CoverageCountsFromSummary(const Json& summary, std::string_view where);
+// `filename` relative to `root` ("jit/alu.cc"), or nullopt outside it.
+std::optional<std::string> RelativePath(const std::string& filename, const std::filesystem::path& root);
+// Whether `a` is less covered than `b`: by lines, then by branches, nothing
+// to cover counting as fully covered. Reports list files in this order.
+bool LessCovered(const CoverageCounts& a, const CoverageCounts& b);
+
 // From llvm-cov export JSON; `checkout` is the root the paths are under.
 Result<SourceCoverage> SourceCoverageFromJson(const Json& json, const std::filesystem::path& checkout,
                                               std::string_view where);

@@ -131,6 +131,32 @@ std::string Wrapped(std::string_view text, std::string_view indent) {
   return out;
 }
 
+// The tree's files, least covered first, each with the functions never
+// run that nobody has explained yet (the explained ones are in the HTML).
+void AppendKernelCoverage(std::string& out, const KernelCoverage& coverage) {
+  auto o = std::back_inserter(out);
+  auto percent = [](std::optional<double> p) { return p ? fmt::format("{:.1f}%", *p) : std::string("-"); };
+  fmt::format_to(o, "kernel tree coverage ({}), lines / branches / functions:\n", coverage.tree.string());
+  for (const auto& file : coverage.files) {
+    const CoverageCounts& c = file.counts;
+    fmt::format_to(o, "  {:<30} {:>5} of {:>5} lines {:>6}, {:>4} of {:>4} branches {:>6}, {:>3} of {:>3} functions\n",
+                   file.path, c.lines_covered, c.lines, percent(c.LinePercent()), c.branches_covered, c.branches,
+                   percent(c.BranchPercent()), c.functions_covered, c.functions);
+    if (file.never_run.empty()) continue;
+    std::string unexplained;
+    size_t explained = 0;
+    for (const auto& f : file.never_run) {
+      if (f.reason.empty()) {
+        unexplained += fmt::format(" {}:{}", f.name, f.line);
+      } else {
+        ++explained;
+      }
+    }
+    fmt::format_to(o, "    {} functions never run, {} with a reason (report.html)\n", file.never_run.size(), explained);
+    if (!unexplained.empty()) out += Wrapped("no reason recorded:" + unexplained, "    ");
+  }
+}
+
 void AppendGate(std::string& out, const PlantedGate& gate) {
   auto o = std::back_inserter(out);
   fmt::format_to(o, "planted-bug gate: {}/{} caught by replaying their reproducers, clean without the bug{}\n",
@@ -227,6 +253,7 @@ std::string TextReport(const ReportModel& model) {
       }
     }
   }
+  if (model.kernel_coverage) AppendKernelCoverage(out, *model.kernel_coverage);
   if (model.source_coverage) AppendSourceCoverage(out, *model.source_coverage);
   if (model.planted_gate) AppendGate(out, *model.planted_gate);
   if (!model.planted.empty()) AppendPlanted(out, model);

@@ -92,6 +92,21 @@ grep -q 'href="coverage/index.html"' "$work/out4/report.html" || fail "--coverag
 expect_status 2 "$bpfdiff" report --conformance "$work/passing.json" --timestamp 2024-05-02T05:00:00Z \
   --coverage "$fixtures/coverage.json" --coverage-root /elsewhere --out "$work/out5"
 grep -q "coverage.json.*left out of the report" "$work/stderr" || fail "unusable coverage not named"
+# The kernel tree's coverage, with the reasons functions are never run, comes
+# first; without the tree it is left out and named.
+expect_status 0 "$bpfdiff" report --conformance "$work/passing.json" --timestamp 2024-05-02T06:00:00Z \
+  --kernel-coverage "$fixtures/kernel_coverage.json" --kernel-tree /tree --uncovered-reasons "$fixtures/uncovered.txt" \
+  --coverage "$fixtures/coverage.json" --coverage-root /checkout --coverage-html coverage/html/index.html \
+  --out "$work/out6"
+grep -q "^kernel tree coverage (/tree)" "$work/out6/summary.txt" || fail "--kernel-coverage not in the summary"
+grep -q "no reason recorded: bpf_arch_text_invalidate:251" "$work/out6/summary.txt" ||
+  fail "a function never run without a reason not named"
+grep -q 'insn.c.html#L1521">aarch64_insn_gen_dsb</a>' "$work/out6/report.html" ||
+  fail "a function never run not linked to llvm-cov's line"
+expect_status 2 "$bpfdiff" report --conformance "$work/passing.json" --timestamp 2024-05-02T07:00:00Z \
+  --kernel-coverage "$fixtures/kernel_coverage.json" --out "$work/out7"
+grep -q "kernel_coverage.json: no kernel tree given (--kernel-tree.*left out of the report" "$work/stderr" ||
+  fail "kernel coverage without its tree not named: $(cat "$work/stderr")"
 
 # conformance --json/--junit/--quiet on our own vectors (pass or fail, the
 # files hold one test per .data file, and --quiet prints no PASS line).

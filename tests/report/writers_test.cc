@@ -272,5 +272,89 @@ TEST(HtmlReport, ShowsSourceCoverageLeastCoveredFirstWithTheLineByLineLink) {
   EXPECT_TRUE(Contains(json, "\"path\": \"jit/jump.cc\""));
 }
 
+ReportModel ModelWithKernelCoverage() {
+  ReportModel model = FixtureModel();
+  auto reasons = LoadUncoveredReasons(Fixture("uncovered.txt"));
+  EXPECT_TRUE(reasons.ok()) << (reasons.ok() ? "" : reasons.message());
+  auto kernel =
+      LoadKernelCoverage(Fixture("kernel_coverage.json"), "/tree", reasons.ok() ? *reasons : UncoveredReasons{});
+  EXPECT_TRUE(kernel.ok()) << (kernel.ok() ? "" : kernel.message());
+  if (kernel.ok()) model.kernel_coverage = *kernel;
+  if (model.kernel_coverage) model.kernel_coverage->html = "coverage/html/index.html";
+  auto coverage = LoadSourceCoverage(Fixture("coverage.json"), "/checkout");
+  EXPECT_TRUE(coverage.ok()) << (coverage.ok() ? "" : coverage.message());
+  if (coverage.ok()) model.source_coverage = *coverage;
+  return model;
+}
+
+TEST(HtmlReport, ShowsTheKernelTreesCoverageBeforeTheSourceCoverageOfOurModel) {
+  const std::string without = HtmlReport(FixtureModel());
+  const size_t kernel_without = without.find("<h2>Kernel tree coverage</h2>");
+  ASSERT_NE(kernel_without, std::string::npos);
+  EXPECT_LT(kernel_without, without.find("<h2>Source coverage</h2>"));
+  EXPECT_TRUE(Contains(without, "<h2>Kernel tree coverage</h2>\n<p class=\"muted\">Not measured"));
+
+  const std::string html = HtmlReport(ModelWithKernelCoverage());
+  const size_t kernel = html.find("<h2>Kernel tree coverage</h2>"), source = html.find("<h2>Source coverage</h2>");
+  ASSERT_NE(kernel, std::string::npos);
+  ASSERT_NE(source, std::string::npos);
+  EXPECT_LT(kernel, source) << "the tree's code first: it is what the nights test";
+  EXPECT_LT(html.find("<table id=\"kernel-coverage-files\">"), source);
+  EXPECT_LT(html.find("<table id=\"kernel-never-run\">"), source);
+  // Least covered file first, each linked to llvm-cov's page of it.
+  const size_t insn =
+      html.find("<a href=\"coverage/html/coverage/tree/arch/arm64/lib/insn.c.html\">arch/arm64/lib/insn.c</a>");
+  const size_t jit = html.find(
+      "<a href=\"coverage/html/coverage/tree/arch/arm64/net/bpf_jit_comp.c.html\">arch/arm64/net/bpf_jit_comp.c</a>");
+  ASSERT_NE(insn, std::string::npos) << html.substr(kernel, source - kernel);
+  ASSERT_NE(jit, std::string::npos);
+  EXPECT_LT(insn, jit);
+  EXPECT_TRUE(Contains(html, "<td class=\"num\">100/200</td><td class=\"num\">50.0%</td><td class=\"num\">10/20</td>"
+                             "<td class=\"num\">50.0%</td><td class=\"num\">1/2</td><td class=\"num\">1</td>"));
+  // The functions never run: the least covered file's first, by line, each
+  // with its reason or none recorded.
+  const size_t dsb = html.find("insn.c.html#L1521\">aarch64_insn_gen_dsb</a>");
+  const size_t invalidate = html.find("bpf_jit_comp.c.html#L251\">bpf_arch_text_invalidate</a>");
+  const size_t bhb = html.find("bpf_jit_comp.c.html#L867\">build_bhb_mitigation</a>");
+  ASSERT_NE(dsb, std::string::npos);
+  ASSERT_NE(invalidate, std::string::npos);
+  ASSERT_NE(bhb, std::string::npos);
+  EXPECT_LT(dsb, invalidate);
+  EXPECT_LT(invalidate, bhb);
+  EXPECT_TRUE(Contains(html, "<td class=\"num\">251</td><td class=\"muted\">no reason recorded</td>"));
+  EXPECT_TRUE(Contains(html, "<td class=\"reason\">only for classic BPF from an unprivileged loader</td>"));
+  EXPECT_TRUE(Contains(html, "id=\"kernel-reasons-not-needed\""));
+  EXPECT_TRUE(Contains(html, "<code>emit</code>"));
+}
+
+TEST(TextReport, ShowsTheKernelTreesCoverageFirstAndTheFunctionsWithoutAReason) {
+  const std::string text = TextReport(ModelWithKernelCoverage());
+  const size_t kernel = text.find("kernel tree coverage (/tree), lines / branches / functions:\n");
+  ASSERT_NE(kernel, std::string::npos) << text;
+  EXPECT_LT(kernel, text.find("source coverage"));
+  EXPECT_TRUE(Contains(text, "  arch/arm64/lib/insn.c            100 of   200 lines  50.0%,   10 of   20 branches  50.0%,"
+                             "   1 of   2 functions\n    1 functions never run, 1 with a reason (report.html)\n"
+                             "  arch/arm64/net/bpf_jit_comp.c"))
+      << text;
+  EXPECT_TRUE(Contains(text, "    2 functions never run, 1 with a reason (report.html)\n"
+                             "    no reason recorded: bpf_arch_text_invalidate:251\n"))
+      << text;
+}
+
+TEST(JsonReport, CarriesTheKernelTreesCoverage) {
+  const Json json = Json::parse(JsonReport(ModelWithKernelCoverage()));
+  const Json& kernel = json["kernel_coverage"];
+  EXPECT_EQ(kernel["tree"], "/tree");
+  ASSERT_EQ(kernel["files"].size(), 2u);
+  EXPECT_EQ(kernel["files"][0]["path"], "arch/arm64/lib/insn.c");
+  EXPECT_EQ(kernel["files"][0]["counts"]["lines_covered"], 100);
+  EXPECT_EQ(kernel["files"][1]["never_run"][0]["name"], "bpf_arch_text_invalidate");
+  EXPECT_EQ(kernel["files"][1]["never_run"][0]["line"], 251);
+  EXPECT_TRUE(kernel["files"][1]["never_run"][0]["reason"].is_null());
+  EXPECT_EQ(kernel["files"][1]["never_run"][1]["reason"], "only for classic BPF from an unprivileged loader");
+  EXPECT_EQ(kernel["reasons_not_needed"], Json::array({"emit"}));
+  EXPECT_TRUE(Json::parse(JsonReport(FixtureModel()))["kernel_coverage"].is_null());
+}
+
 }  // namespace
 }  // namespace bpfdiff::report
