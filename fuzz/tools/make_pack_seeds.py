@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
 """Writes the pack_fuzzer seed corpus (fuzz/corpus/pack_fuzzer/).
 
-Each seed is a pack script (fuzz/pack/pack_script.h, version 1) for one scenario
-of the prog pack lifecycle; the random ones come from a fixed seed, so the
-corpus is the same on every run. Usage: make_pack_seeds.py OUT_DIR
+Each seed is a pack script (fuzz/pack/pack_script.h, version 1; version 3 for
+the kernel JIT's error paths) for one scenario of the prog pack lifecycle; the
+random ones come from a fixed seed, so the corpus is the same on every run.
+Usage: make_pack_seeds.py OUT_DIR
 """
 import random
 import sys
 from pathlib import Path
 
 LOAD, FREE, STEP, FINISH, STALE, TAIL_TARGET, SYNC, TAIL_CALL, RELOAD = range(9)
+INTERRUPT, FAILING_RELOAD = 9, 10  # versions 2 and 3
 EMPTY = 255
 
 
-def header(cpus, seed):
-    return bytes([1, cpus - 1]) + seed.to_bytes(8, "little")
+def header(cpus, seed, version=1):
+    return bytes([version, cpus - 1]) + seed.to_bytes(8, "little")
 
 
 def records(rng, n, probe_heavy=False):
@@ -33,8 +35,8 @@ def load(rng, n=20, subprograms=0, pad=0, probe_heavy=False):
     return bytes([LOAD, subprograms, pad, n]) + records(rng, n, probe_heavy)
 
 
-def scenario(name, cpus, seed, *ops):
-    return name, header(cpus, seed) + b"".join(ops)
+def scenario(name, cpus, seed, *ops, version=1):
+    return name, header(cpus, seed, version) + b"".join(ops)
 
 
 def seeds():
@@ -92,6 +94,21 @@ def seeds():
             else:
                 ops += bytes(rng.getrandbits(8) for _ in range(3))
         s.append(scenario(f"random-{n}", 1 + n % 4, 100 + n, bytes(ops)))
+    # The kernel JIT's error paths (version 3): programs of several
+    # subprograms, each reloaded with every failable service call of its
+    # compile made to fail in turn (call 1 + fail; past the compile's calls
+    # the reload loads, and runs), then run and freed. bpfdiff's model calls
+    # no such service: there each is a plain reload.
+    # (Of the second seed's four programs, those the kernel's verifier would
+    # refuse are not loaded; its reloads pick among the others.)
+    for n, (subprograms, programs) in enumerate(((3, 1), (1, 4))):
+        ops = bytearray()
+        for _ in range(programs):
+            ops += load(rng, 40, subprograms=subprograms)
+        for fail in range(32):
+            ops += bytes([FAILING_RELOAD, fail % programs, fail, 0])
+        ops += bytes([STEP, 0, 4, 255, FINISH, 0, FREE, 1, SYNC, STALE, 0])
+        s.append(scenario(f"error-paths-{n}", 1, 200 + n, bytes(ops), version=3))
     return s
 
 
