@@ -124,34 +124,19 @@ Result<UncoveredReasons> LoadUncoveredReasons(const std::filesystem::path& path)
 
 Result<KernelCoverage> KernelCoverageFromJson(const Json& json, const std::filesystem::path& tree,
                                               const UncoveredReasons& reasons, std::string_view where) {
-  const auto type = json.is_object() ? json.find("type") : json.end();
-  if (type == json.end() || !type->is_string() || type->get<std::string>() != "llvm.coverage.json.export") {
-    return Fail("{}: not llvm-cov export JSON (expected \"type\": \"llvm.coverage.json.export\")", where);
-  }
-  const auto data = json.find("data");
-  if (data == json.end() || !data->is_array()) return Fail("{}: no 'data' array", where);
+  auto data = ExportData(json, where);
+  if (!data) return data.error();
   KernelCoverage coverage;
   coverage.tree = tree;
   FunctionsByFile functions;
-  for (size_t d = 0; d < data->size(); ++d) {
-    const Json& export_data = (*data)[d];
-    const auto files = export_data.is_object() ? export_data.find("files") : export_data.end();
-    if (files == export_data.end() || !files->is_array()) return Fail("{}: data[{}] has no 'files' array", where, d);
+  for (size_t d = 0; d < data->get().size(); ++d) {
+    const Json& export_data = data->get()[d];
+    auto files = ExportedFilesUnder(export_data, d, tree, [](std::string_view) { return true; }, where);
+    if (!files) return files.error();
     std::set<std::string> tree_files;
-    for (size_t f = 0; f < files->size(); ++f) {
-      const Json& file = (*files)[f];
-      const std::string file_where = fmt::format("{}: data[{}].files[{}]", where, d, f);
-      if (!file.is_object()) return Fail("{}: expected an object", file_where);
-      auto filename = RequiredString(file, "filename", file_where);
-      if (!filename) return filename.error();
-      const auto relative = RelativePath(*filename, tree);
-      if (!relative) continue;
-      const auto summary = file.find("summary");
-      if (summary == file.end() || !summary->is_object()) return Fail("{}: no 'summary' object", file_where);
-      auto counts = CoverageCountsFromSummary(*summary, fmt::format("{} ({})", file_where, *relative));
-      if (!counts) return counts.error();
-      coverage.files.push_back({*relative, *counts, {}});
-      tree_files.insert(*relative);
+    for (ExportedFile& file : *files) {
+      tree_files.insert(file.relative);
+      coverage.files.push_back({std::move(file.relative), file.counts, {}});
     }
     if (tree_files.empty()) continue;
     const auto function_array = export_data.find("functions");

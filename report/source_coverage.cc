@@ -28,8 +28,8 @@ Result<std::pair<uint64_t, uint64_t>> CountAndCovered(const Json& summary, std::
   return std::pair<uint64_t, uint64_t>(static_cast<uint64_t>(*count), static_cast<uint64_t>(*covered));
 }
 
-}  // namespace
-
+// A file's "summary" object of llvm-cov's export: its lines, branches and
+// functions; `where` names the file in messages.
 Result<CoverageCounts> CoverageCountsFromSummary(const Json& summary, std::string_view where) {
   CoverageCounts counts;
   auto lines = CountAndCovered(summary, "lines", where);
@@ -44,6 +44,8 @@ Result<CoverageCounts> CoverageCountsFromSummary(const Json& summary, std::strin
   std::tie(counts.functions, counts.functions_covered) = *functions;
   return counts;
 }
+
+}  // namespace
 
 std::optional<std::string> RelativePath(const std::string& filename, const std::filesystem::path& root) {
   const std::filesystem::path path = std::filesystem::path(filename).lexically_normal();
@@ -92,37 +94,52 @@ std::optional<std::string> AreaOf(std::string_view relative_path) {
   return std::nullopt;
 }
 
-Result<SourceCoverage> SourceCoverageFromJson(const Json& json, const std::filesystem::path& checkout,
-                                              std::string_view where) {
+Result<std::reference_wrapper<const Json>> ExportData(const Json& json, std::string_view where) {
   const auto type = json.is_object() ? json.find("type") : json.end();
   if (type == json.end() || !type->is_string() || type->get<std::string>() != "llvm.coverage.json.export") {
     return Fail("{}: not llvm-cov export JSON (expected \"type\": \"llvm.coverage.json.export\")", where);
   }
   const auto data = json.find("data");
   if (data == json.end() || !data->is_array()) return Fail("{}: no 'data' array", where);
+  return std::cref(*data);
+}
+
+Result<std::vector<ExportedFile>> ExportedFilesUnder(const Json& export_data, size_t d, const std::filesystem::path& root,
+                                                     const std::function<bool(std::string_view)>& keep,
+                                                     std::string_view where) {
+  const auto files = export_data.is_object() ? export_data.find("files") : export_data.end();
+  if (files == export_data.end() || !files->is_array()) return Fail("{}: data[{}] has no 'files' array", where, d);
+  std::vector<ExportedFile> out;
+  for (size_t f = 0; f < files->size(); ++f) {
+    const Json& file = (*files)[f];
+    const std::string file_where = fmt::format("{}: data[{}].files[{}]", where, d, f);
+    if (!file.is_object()) return Fail("{}: expected an object", file_where);
+    auto filename = RequiredString(file, "filename", file_where);
+    if (!filename) return filename.error();
+    const auto relative = RelativePath(*filename, root);
+    if (!relative || !keep(*relative)) continue;
+    const auto summary = file.find("summary");
+    if (summary == file.end() || !summary->is_object()) return Fail("{}: no 'summary' object", file_where);
+    auto counts = CoverageCountsFromSummary(*summary, fmt::format("{} ({})", file_where, *relative));
+    if (!counts) return counts.error();
+    out.push_back({*relative, *counts});
+  }
+  return out;
+}
+
+Result<SourceCoverage> SourceCoverageFromJson(const Json& json, const std::filesystem::path& checkout,
+                                              std::string_view where) {
+  auto data = ExportData(json, where);
+  if (!data) return data.error();
   SourceCoverage coverage;
   coverage.areas = Areas();
-  for (size_t d = 0; d < data->size(); ++d) {
-    const Json& export_data = (*data)[d];
-    const auto files = export_data.find("files");
-    if (!export_data.is_object() || files == export_data.end() || !files->is_array()) {
-      return Fail("{}: data[{}] has no 'files' array", where, d);
-    }
-    for (size_t f = 0; f < files->size(); ++f) {
-      const Json& file = (*files)[f];
-      const std::string file_where = fmt::format("{}: data[{}].files[{}]", where, d, f);
-      if (!file.is_object()) return Fail("{}: expected an object", file_where);
-      auto filename = RequiredString(file, "filename", file_where);
-      if (!filename) return filename.error();
-      const auto relative = RelativePath(*filename, checkout);
-      if (!relative) continue;
-      const auto area = AreaOf(*relative);
-      if (!area) continue;
-      const auto summary = file.find("summary");
-      if (summary == file.end() || !summary->is_object()) return Fail("{}: no 'summary' object", file_where);
-      auto counts = CoverageCountsFromSummary(*summary, fmt::format("{} ({})", file_where, *relative));
-      if (!counts) return counts.error();
-      coverage.files.push_back({*relative, *area, *counts});
+  for (size_t d = 0; d < data->get().size(); ++d) {
+    auto files = ExportedFilesUnder(data->get()[d], d, checkout,
+                                    [](std::string_view relative) { return AreaOf(relative).has_value(); }, where);
+    if (!files) return files.error();
+    for (ExportedFile& file : *files) {
+      const std::string area = *AreaOf(file.relative);
+      coverage.files.push_back({std::move(file.relative), area, file.counts});
     }
   }
   for (const auto& file : coverage.files) {

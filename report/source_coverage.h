@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,9 +61,20 @@ const std::vector<AreaCoverage>& Areas();
 // The area of a checkout-relative path; nullopt outside every area.
 std::optional<std::string> AreaOf(std::string_view relative_path);
 
-// A file's "summary" object of llvm-cov's export: its lines, branches and
-// functions; `where` names the file in messages.
-Result<CoverageCounts> CoverageCountsFromSummary(const Json& summary, std::string_view where);
+// llvm-cov's export, read the same way by both coverages: its "data"
+// elements, once the export's type is checked (`where` names the input).
+Result<std::reference_wrapper<const Json>> ExportData(const Json& json, std::string_view where);
+// A file of one data element that lies under a root: its path relative to
+// the root, and its summary's counts.
+struct ExportedFile {
+  std::string relative;
+  CoverageCounts counts;
+};
+// The files of data element `d` (`export_data`) under `root` that `keep`
+// accepts (by relative path; a file not kept is not read further).
+Result<std::vector<ExportedFile>> ExportedFilesUnder(const Json& export_data, size_t d, const std::filesystem::path& root,
+                                                     const std::function<bool(std::string_view)>& keep,
+                                                     std::string_view where);
 // `filename` relative to `root` ("jit/alu.cc"), or nullopt outside it.
 std::optional<std::string> RelativePath(const std::string& filename, const std::filesystem::path& root);
 // Whether `a` is less covered than `b`: by lines, then by branches, nothing
