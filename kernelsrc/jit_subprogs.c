@@ -180,6 +180,7 @@ static void check_accepted(const struct bpfdiff_kjit_session *session, uint32_t 
 {
 	uint32_t i, s;
 
+	/* (Which service was made to fail, the callers say.) */
 	for (i = 0; i < count; i++) {
 		const uint64_t image = (uint64_t)(uintptr_t)functions[i]->bpf_func;
 		const struct bpfdiff_kjit_slot *held = NULL;
@@ -198,12 +199,9 @@ static void check_accepted(const struct bpfdiff_kjit_session *session, uint32_t 
 		if (!held)
 			breach(path, "freed-image-reported-jited",
 			       "subprogram %u: its image at 0x%llx is not an allocated, finalized slot, yet "
-			       "prog->jited is %d and bpf_func unchanged, so jit_subprogs() takes the program as JITed%s%s",
-			       i, (unsigned long long)image, functions[i]->jited,
-			       path->injected[0] ? " (after " : "", path->injected[0] ? path->injected : "");
+			       "prog->jited is %d and bpf_func unchanged, so jit_subprogs() takes the program as JITed",
+			       i, (unsigned long long)image, functions[i]->jited);
 	}
-	if (path->breach[0] && path->injected[0])
-		strncat(path->breach, " failed)", sizeof(path->breach) - strlen(path->breach) - 1);
 	if (session->plt_misaligned[0])
 		breach(path, "plt-target-misaligned",
 		       "%s: bpf_arch_text_poke()'s store of a new target is not single-copy atomic",
