@@ -12,7 +12,7 @@ std::optional<std::string> FirstUnpredictableWord(const CompiledProgram& program
       const auto rule = a64::ConstrainedUnpredictable(sub.words[i]);
       if (!rule) continue;
       const uint64_t pc = sub.rx_image + 4 * i;
-      return fmt::format("the word 0x{:08x} at 0x{:x} (the code of BPF slot {}) is CONSTRAINED UNPREDICTABLE: {}",
+      return fmt::format("0x{:08x} at 0x{:x} (the code of BPF slot {}), a CONSTRAINED UNPREDICTABLE word: {}",
                          sub.words[i], pc, sub.SlotAt(pc), *rule);
     }
   }
