@@ -116,6 +116,10 @@ constexpr unsigned SizeBytes(uint8_t opcode) {
   }
 }
 
+// The offset of a mov64 that makes a per-CPU pointer this CPU's address
+// (include/linux/filter.h, BPF_ADDR_PERCPU): dst = src + this CPU's offset.
+inline constexpr int16_t kAddrPerCpu = -1;
+
 struct Insn {
   uint8_t opcode = 0;
   uint8_t dst = 0;  // 0..15 as encoded; validity is checked by the decoder

@@ -137,6 +137,11 @@ void AddAlu(Table& t) {
             fmt::format("dst = {}(s{})src", is64 ? "(s64)" : "(u32)(s32)", width));
     }
   }
+  // The per-CPU address move, which the verifier writes where a program
+  // takes the address of a per-CPU variable (this_cpu_ptr(), an inlined
+  // per-CPU map lookup) when the JIT supports it.
+  t.Add("addr_percpu", "addr_percpu", kClassAlu64 | kSrcX | kAluMov, Discriminant::kOffset, kAddrPerCpu,
+        Shape::kMovPerCpu, kV4, kGroupBase64, true, "dst = src + this CPU's per-CPU offset (this_cpu_ptr)");
   // Byte swaps. ALU|K|END = to little endian, ALU|X|END = to big endian,
   // ALU64|K|END = unconditional swap (v4).
   for (int width : {16, 32, 64}) {

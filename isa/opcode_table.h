@@ -52,6 +52,7 @@ enum class Shape : uint8_t {
   kAluUnary,      // neg %r0                 dst
   kEndian,        // be16 %r0                dst (width in imm)
   kMovSx,         // movsx832 %r0, %r1       dst, src (width in offset)
+  kMovPerCpu,     // addr_percpu %r0, %r1    dst, src (offset BPF_ADDR_PERCPU)
   kJa,            // ja +3                   offset
   kJa32,          // ja32 +3                 imm
   kJumpImm,       // jeq %r0, 5, +3          dst, imm, offset

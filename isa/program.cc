@@ -15,6 +15,7 @@ bool WritesDst(Shape shape) {
     case Shape::kAluUnary:
     case Shape::kEndian:
     case Shape::kMovSx:
+    case Shape::kMovPerCpu:
     case Shape::kLddw:
     case Shape::kLddwMapFd:
     case Shape::kLddwMapValue:

@@ -147,6 +147,11 @@ Status EmitAlu(JitContext& ctx, uint32_t, const isa::Insn& insn) {
       } else if (insn.offset == 0) {
         // dst = src
         ctx.Emit(a64::Mov(w, dst, src));
+      } else if (is64 && insn.offset == isa::kAddrPerCpu) {
+        // dst = src + this CPU's per-CPU offset (the kernel runs at EL1
+        // here; with VHE it would read TPIDR_EL2)
+        ctx.Emit(a64::Mrs(kTmp1, a64::kTpidrEl1));
+        ctx.Emit(a64::AddSubShiftedRegister(AddSubOp::kAdd, Width::kX, dst, src, kTmp1));
       } else if (insn.offset == 8) {
         // dst = (s8)src
         ctx.Emit(a64::Sxtb(w, dst, src));

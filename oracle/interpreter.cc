@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "oracle/guest_layout.h"
 #include "oracle/interpreter/alu.h"
 #include "oracle/interpreter/calls.h"
 #include "oracle/interpreter/jump.h"
@@ -51,6 +52,11 @@ void ProgramRun::EnterFunction(uint64_t fp) {
   switch (isa::ClassOf(insn.opcode)) {
     case isa::kClassAlu64:
       if (ExecuteAlu64(insn, dst, src)) return Next(pc + 1);
+      if (insn.opcode == (isa::kClassAlu64 | isa::kSrcX | isa::kAluMov) && insn.offset == isa::kAddrPerCpu) {
+        // this_cpu_ptr(): TPIDR_EL1 holds the CPU's per-CPU area.
+        dst = src + guest::PerCpuArea(options_.cpu);
+        return Next(pc + 1);
+      }
       break;
     case isa::kClassAlu:
       if (ExecuteAlu32(insn, dst, src)) return Next(pc + 1);

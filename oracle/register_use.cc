@@ -21,6 +21,7 @@ RegisterUse UseOf(const isa::Insn& insn, const isa::Form& form) {
       use.reads = use.writes = RegisterBit(insn.dst);
       break;
     case isa::Shape::kMovSx:
+    case isa::Shape::kMovPerCpu:
       use.reads = RegisterBit(insn.src);
       use.writes = RegisterBit(insn.dst);
       break;

@@ -35,6 +35,7 @@ namespace {
 [[gnu::noinline]] void CulpritIsArsh(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsNeg(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsMovsx(FindingEnd end) { NoteFindingFrame(__func__); end(); }
+[[gnu::noinline]] void CulpritIsAddrPercpu(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsLe(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsBe(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsBswap(FindingEnd end) { NoteFindingFrame(__func__); end(); }
@@ -136,6 +137,7 @@ constexpr NamedFrame kCulpritFrames[] = {
     {"arsh", CulpritIsArsh},
     {"neg", CulpritIsNeg},
     {"movsx", CulpritIsMovsx},
+    {"addr_percpu", CulpritIsAddrPercpu},
     {"le", CulpritIsLe},
     {"be", CulpritIsBe},
     {"bswap", CulpritIsBswap},
