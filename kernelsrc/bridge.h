@@ -187,6 +187,24 @@ int bpfdiff_kjit_text_poke(const struct bpfdiff_kjit_world *world, uint64_t imag
 			   uint32_t image_bytes, uint64_t ip, int jump, uint64_t old_target,
 			   uint64_t new_target, char *message, size_t message_size);
 
+/* The tree's JIT's answers to the verifier's questions
+ * (verifier_questions.c): 1 where bpf_jit_supports_*() says yes, and the
+ * helper ids bpf_jit_inlines_helper_call() takes, ascending. */
+#define BPFDIFF_KJIT_MAX_INLINED 16
+struct bpfdiff_kjit_answers {
+	int kfunc_call;        /* bpf_jit_supports_kfunc_call */
+	int subprog_tailcalls; /* bpf_jit_supports_subprog_tailcalls */
+	int ptr_xchg;          /* bpf_jit_supports_ptr_xchg: kptr_xchg inlined */
+	int percpu_insn;       /* bpf_jit_supports_percpu_insn: BPF_ADDR_PERCPU */
+	int exceptions;        /* bpf_jit_supports_exceptions: bpf_throw */
+	int arena;             /* bpf_jit_supports_arena */
+	int arena_atomics;     /* bpf_jit_supports_insn(atomic W and DW, in_arena) */
+	int bypass_spec_v4;    /* bpf_jit_bypass_spec_v4 */
+	int32_t inlined[BPFDIFF_KJIT_MAX_INLINED];
+	uint32_t inlined_count;
+};
+void bpfdiff_kjit_verifier_answers(struct bpfdiff_kjit_answers *answers);
+
 /* offsetof()s that the kernel's JIT bakes into the code it emits. */
 struct bpfdiff_kjit_layout {
 	uint32_t array_max_entries; /* struct bpf_array, map.max_entries */

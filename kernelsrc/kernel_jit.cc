@@ -21,6 +21,7 @@ struct KernelJit::Impl {
   jit::TextPatcher& patcher;
   KernelJitWorld world;
   jit::AtomicLowering atomics;
+  VerifierAnswers answers;
 
   // Slots of the compile in progress, by RX header address, and what each
   // held when it was finalized (the RW buffer goes at finalize).
@@ -142,6 +143,26 @@ bpfdiff_kjit_world KernelJit::Impl::Bridge() {
   return bridge;
 }
 
+namespace {
+
+VerifierAnswers AskVerifierQuestions() {
+  bpfdiff_kjit_answers asked;
+  bpfdiff_kjit_verifier_answers(&asked);
+  VerifierAnswers answers;
+  answers.kfunc_call = asked.kfunc_call != 0;
+  answers.subprog_tailcalls = asked.subprog_tailcalls != 0;
+  answers.ptr_xchg = asked.ptr_xchg != 0;
+  answers.percpu_insn = asked.percpu_insn != 0;
+  answers.exceptions = asked.exceptions != 0;
+  answers.arena = asked.arena != 0;
+  answers.arena_atomics = asked.arena_atomics != 0;
+  answers.bypass_spec_v4 = asked.bypass_spec_v4 != 0;
+  answers.inlined_helpers.assign(asked.inlined, asked.inlined + asked.inlined_count);
+  return answers;
+}
+
+}  // namespace
+
 KernelJit::KernelJit(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 KernelJit::~KernelJit() = default;
 
@@ -149,9 +170,11 @@ Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack& pack, jit::T
                                                      const KernelJitWorld& world,
                                                      jit::AtomicLowering atomics) {
   if (auto status = CheckLayout(world); !status) return status.error();
-  auto impl = std::make_unique<Impl>(Impl{pack, patcher, world, atomics, {}, {}, {}});
+  auto impl = std::make_unique<Impl>(Impl{pack, patcher, world, atomics, AskVerifierQuestions(), {}, {}, {}});
   return std::unique_ptr<KernelJit>(new KernelJit(std::move(impl)));
 }
+
+const VerifierAnswers& KernelJit::answers() const { return impl_->answers; }
 
 std::optional<std::string_view> KnownErrorPathBreach(std::string_view breach_kind) {
   if (breach_kind == "jit-free-leaks-offset-table") {

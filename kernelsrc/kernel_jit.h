@@ -22,6 +22,7 @@
 #include "isa/program.h"
 #include "jit/jit.h"
 #include "jit/prog_pack.h"
+#include "kernelsrc/verifier_answers.h"
 #include "support/result.h"
 
 namespace bpfdiff::kernelsrc {
@@ -123,6 +124,10 @@ class KernelJit {
                                                    const KernelJitWorld& world,
                                                    jit::AtomicLowering atomics);
   ~KernelJit();
+
+  // What the tree's JIT answers the verifier's questions (asked once, at
+  // Create; verifier_answers.h).
+  const VerifierAnswers& answers() const;
 
   // Compiles `program` into the pack as the verifier drives the JIT. On
   // success every image is finalized; on failure nothing stays allocated

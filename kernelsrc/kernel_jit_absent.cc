@@ -4,12 +4,16 @@
 
 namespace bpfdiff::kernelsrc {
 
-struct KernelJit::Impl {};
+struct KernelJit::Impl {
+  VerifierAnswers answers;
+};
 
 std::optional<KernelTree> BuiltKernelTree() { return std::nullopt; }
 
 KernelJit::KernelJit(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 KernelJit::~KernelJit() = default;
+
+const VerifierAnswers& KernelJit::answers() const { return impl_->answers; }
 
 Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack&, jit::TextPatcher&, const KernelJitWorld&,
                                                      jit::AtomicLowering) {

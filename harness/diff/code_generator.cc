@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "oracle/helpers.h"
 #include "kernelsrc/kernel_jit.h"
 #include "oracle/guest_layout.h"
 
@@ -28,11 +27,6 @@ class ModelGenerator final : public CodeGenerator {
   jit::Jit jit_;
 };
 
-// bpf_jit_inlines_helper_call() of 6.12: the verifier leaves these calls
-// for the JIT, which reads the CPU number or the task from SP_EL0.
-constexpr int32_t kKernelInlinedHelpers[] = {kHelperGetSmpProcessorId, kHelperGetCurrentTask,
-                                             kHelperGetCurrentTaskBtf};
-
 class KernelGenerator final : public CodeGenerator {
  public:
   explicit KernelGenerator(std::unique_ptr<kernelsrc::KernelJit> jit) : jit_(std::move(jit)) {}
@@ -44,7 +38,10 @@ class KernelGenerator final : public CodeGenerator {
   Result<CodeConventions> Conventions(std::span<const jit::CompiledProgram* const> compiled) const override {
     return KernelConventions(compiled);
   }
-  std::span<const int32_t> InlinedHelpers() const override { return KernelInlinedHelpers(); }
+  std::span<const int32_t> InlinedHelpers() const override { return jit_->answers().inlined_helpers; }
+  std::optional<std::string> VerifierRefusal(const isa::Program& program) const override {
+    return kernelsrc::VerifierRefusal(jit_->answers(), program);
+  }
 
  private:
   std::unique_ptr<kernelsrc::KernelJit> jit_;
@@ -63,8 +60,6 @@ Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit
   if (!jit) return jit.error();
   return std::unique_ptr<CodeGenerator>(std::make_unique<KernelGenerator>(std::move(jit).value()));
 }
-
-std::span<const int32_t> KernelInlinedHelpers() { return kKernelInlinedHelpers; }
 
 std::vector<const jit::CompiledProgram*> Pointers(const std::vector<jit::CompiledProgram>& compiled) {
   std::vector<const jit::CompiledProgram*> pointers;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,8 +43,16 @@ class CodeGenerator {
   // never as a divergence).
   virtual Result<CodeConventions> Conventions(std::span<const jit::CompiledProgram* const> compiled) const = 0;
   // Helpers whose calls the code performs inline, whatever the case asks
-  // for (the kernel's JIT: bpf_jit_inlines_helper_call()).
+  // for (the kernel's JIT: its tree's bpf_jit_inlines_helper_call()).
   virtual std::span<const int32_t> InlinedHelpers() const { return {}; }
+  // Why the verifier that drives this JIT would refuse `program`, for what
+  // the JIT says it lacks (the kernel's: kernelsrc/verifier_answers.h);
+  // nullopt when it takes it. Such a program is not comparable: its tree
+  // never runs it.
+  virtual std::optional<std::string> VerifierRefusal(const isa::Program& program) const {
+    (void)program;
+    return std::nullopt;
+  }
 };
 
 // bpfdiff's model JIT.
@@ -52,9 +61,6 @@ std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::J
 // The kernel's JIT, from the tree this build read; an error when the build
 // has none, or its layouts disagree with the guest's.
 Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics);
-
-// The helpers the kernel's JIT performs inline (bpf_jit_inlines_helper_call).
-std::span<const int32_t> KernelInlinedHelpers();
 
 // The conventions of the kernel's code for `compiled`, read from the code
 // (exposed for tests): the frame each function's prologue builds, per

@@ -23,6 +23,14 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
   Release();
   loaded_ = &loaded;
   for (size_t i = 0; i < loaded.programs.size(); ++i) {
+    if (auto refused = generator_->VerifierRefusal(loaded.programs[i].program)) {
+      Release();
+      not_comparable_ = fmt::format("{}: {}{}", name_, loaded.programs.size() == 1 ? "" : fmt::format("program {}: ", i),
+                                    *refused);
+      return {};
+    }
+  }
+  for (size_t i = 0; i < loaded.programs.size(); ++i) {
     auto compiled = generator_->Compile(loaded.programs[i].program);
     if (!compiled) {
       Release();

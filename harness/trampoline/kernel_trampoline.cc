@@ -1,6 +1,7 @@
 #include "harness/trampoline/kernel_trampoline.h"
 
 #include <optional>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -94,8 +95,8 @@ kernelsrc::TrampolineRequest RequestFor(const Attachment& a, const std::vector<j
 
 // The kernel JIT's outcome against the oracle's, and the two logs.
 Verdict CompareRuns(const Outcome& expected, const Outcome& actual, const std::vector<uint64_t>& expected_log,
-                    const std::vector<uint64_t>& actual_log) {
-  Verdict verdict = CompareHelperWithInlined(expected, actual, "interp", "kernel-jit", KernelInlinedHelpers());
+                    const std::vector<uint64_t>& actual_log, std::span<const int32_t> inlined_helpers) {
+  Verdict verdict = CompareHelperWithInlined(expected, actual, "interp", "kernel-jit", inlined_helpers);
   if (verdict.match() && expected_log != actual_log) {
     const auto show = [](const std::vector<uint64_t>& log) {
       std::string text;
@@ -123,6 +124,12 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   if (!loaded) return Fail("the load step refused the case: {}", loaded.message());
   if (auto checked = CheckAttachment(c.attachment, loaded->programs.size()); !checked) return checked.error();
   if (loaded->clobbered_read) return Fail("the verifier would refuse the case: {}", *loaded->clobbered_read);
+  for (size_t i = 0; i < loaded->programs.size(); ++i) {
+    if (auto refused = kernelsrc::VerifierRefusal(jit.answers(), loaded->programs[i].program)) {
+      return Fail("program {}: {}", i, *refused);
+    }
+  }
+  const std::span<const int32_t> inlined = jit.answers().inlined_helpers;
 
   // Everything compiled, built and attached is released on every path.
   std::vector<jit::CompiledProgram> compiled;
@@ -188,7 +195,7 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
     expected.memory = env.Capture(StackWindow{});
     const Outcome actual = jit_run();
     if (machine.failure()) return Fail("the machine failed: {}", *machine.failure());
-    return CompareRuns(expected, actual, {}, ReadLog(env.memory(), 0));
+    return CompareRuns(expected, actual, {}, ReadLog(env.memory(), 0), inlined);
   };
 
   // Live before anything is attached: it runs, so the CPU holds its code.
@@ -234,7 +241,7 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   const Outcome actual = jit_run();
   if (machine.failure()) return fail(Fail("the machine failed: {}", *machine.failure()));
   verdict.log = ReadLog(env.memory(), 0);
-  verdict.attached = CompareRuns(expected.outcome, actual, expected.log, verdict.log);
+  verdict.attached = CompareRuns(expected.outcome, actual, expected.log, verdict.log, inlined);
   verdict.outcome = actual;
   // A word the architecture leaves CONSTRAINED UNPREDICTABLE, in the
   // programs or the trampoline, is the kernel's finding whatever the run

@@ -11,6 +11,7 @@
 #include "jit/a64/disasm/a64_disassembler.h"
 #include "kernelsrc/kernel_jit.h"
 #include "oracle/guest_layout.h"
+#include "oracle/helpers.h"
 #include "tests/jit/jit_test_support.h"
 
 namespace bpfdiff {
@@ -151,6 +152,50 @@ TEST(kernel_jit, OwnVectorsAndSeeds) {
   CompileCorpus(jit_testing::ReadFuzzSeeds(jit_testing::FuzzSeedDir()), count);
   Report("own vectors and diff_fuzzer seeds", count);
   EXPECT_GT(count.programs, 2 * 50u);
+}
+
+// The verifier's questions, put to the tree's JIT: 6.12's arm64 JIT takes
+// per-CPU moves, kfuncs, exceptions, arena (its atomics with LSE) and tail
+// calls in subprograms, and performs three helper calls itself.
+TEST(kernel_jit, AnswersTheVerifiersQuestionsAsTheTreeDoes) {
+  KernelJitFixture f(jit::AtomicLowering::kLse);
+  ASSERT_NE(f.jit, nullptr);
+  const kernelsrc::VerifierAnswers& answers = f.jit->answers();
+  EXPECT_TRUE(answers.percpu_insn);
+  EXPECT_TRUE(answers.kfunc_call);
+  EXPECT_TRUE(answers.subprog_tailcalls);
+  EXPECT_TRUE(answers.ptr_xchg);
+  EXPECT_TRUE(answers.exceptions);
+  EXPECT_TRUE(answers.arena);
+  EXPECT_TRUE(answers.bypass_spec_v4);
+  EXPECT_EQ(answers.inlined_helpers, (std::vector<int32_t>{kHelperGetSmpProcessorId, kHelperGetCurrentTask,
+                                                           kHelperGetCurrentTaskBtf}));
+}
+
+// What a tree's verifier refuses for what its JIT lacks: nothing here,
+// a per-CPU move where the JIT has none, a tail call beside bpf-to-bpf
+// calls where the JIT cannot mix them.
+TEST(kernel_jit, VerifierRefusesWhatTheTreesJitLacks) {
+  const isa::Program percpu = MustProgram({{isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, 0, 1, -1, 0},
+                                           {isa::kOpExit, 0, 0, 0, 0}});
+  const isa::Program mixed = MustProgram(Asm("mov %r0, 0\ncall local +1\nexit\nmov %r2, 0\n"
+                                             "mov %r3, 0\ntail_call\nexit"));
+  kernelsrc::VerifierAnswers all;
+  all.percpu_insn = all.subprog_tailcalls = true;
+  EXPECT_FALSE(kernelsrc::VerifierRefusal(all, percpu));
+  EXPECT_FALSE(kernelsrc::VerifierRefusal(all, mixed));
+
+  kernelsrc::VerifierAnswers older = all;
+  older.percpu_insn = false;
+  const auto refused = kernelsrc::VerifierRefusal(older, percpu);
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->find("per-CPU address move at slot 0"), std::string::npos) << *refused;
+  EXPECT_FALSE(kernelsrc::VerifierRefusal(older, mixed));
+
+  older.subprog_tailcalls = false;
+  const auto mixing = kernelsrc::VerifierRefusal(older, mixed);
+  ASSERT_TRUE(mixing);
+  EXPECT_NE(mixing->find("tail call at slot 5 in a program of 2 functions"), std::string::npos) << *mixing;
 }
 
 }  // namespace

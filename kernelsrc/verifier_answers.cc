@@ -1,0 +1,32 @@
+#include "kernelsrc/verifier_answers.h"
+
+#include <fmt/format.h>
+
+namespace bpfdiff::kernelsrc {
+
+bool IsPerCpuAddressMove(const isa::Insn& insn) {
+  return insn.opcode == (isa::kClassAlu64 | isa::kSrcX | isa::kAluMov) && insn.offset == isa::kAddrPerCpu;
+}
+
+std::optional<std::string> VerifierRefusal(const VerifierAnswers& answers, const isa::Program& program) {
+  std::optional<size_t> tail_call;
+  for (size_t pc = 0; pc < program.insns.size(); ++pc) {
+    if (!program.slots.empty() && program.slots[pc].second_slot) continue;
+    const isa::Insn& insn = program.insns[pc];
+    if (!answers.percpu_insn && IsPerCpuAddressMove(insn)) {
+      return fmt::format("the tree's verifier refuses the per-CPU address move at slot {} (\"invalid BPF_ALU "
+                         "opcode\"): its JIT does not support BPF_ADDR_PERCPU (bpf_jit_supports_percpu_insn)",
+                         pc);
+    }
+    if (insn.opcode == isa::kOpTailCall && !tail_call) tail_call = pc;
+  }
+  if (tail_call && program.subprogram_starts.size() > 1 && !answers.subprog_tailcalls) {
+    return fmt::format("the tree's verifier refuses the tail call at slot {} in a program of {} functions "
+                       "(\"tail_calls are not allowed in non-JITed programs with bpf-to-bpf calls\"): its "
+                       "JIT cannot mix them (bpf_jit_supports_subprog_tailcalls)",
+                       *tail_call, program.subprogram_starts.size());
+  }
+  return std::nullopt;
+}
+
+}  // namespace bpfdiff::kernelsrc

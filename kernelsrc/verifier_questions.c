@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The questions kernel/bpf/verifier.c asks the arch JIT before it runs
+ * it, put to the tree's own answers (bpf_jit_comp.c's bpf_jit_supports_*()
+ * and bpf_jit_inlines_helper_call()): bpfdiff has no verifier, and these
+ * answers are what a tree's verifier would do with a program differently
+ * from another tree's (a JIT without per-CPU moves, an inlined helper
+ * more). bridge.h, bpfdiff_kjit_verifier_answers. */
+#include <linux/bpf.h>
+#include <linux/filter.h>
+
+#include "kernelsrc/bridge.h"
+
+void bpfdiff_kjit_verifier_answers(struct bpfdiff_kjit_answers *answers)
+{
+	struct bpf_insn atomic_w = { .code = BPF_STX | BPF_ATOMIC | BPF_W };
+	struct bpf_insn atomic_dw = { .code = BPF_STX | BPF_ATOMIC | BPF_DW };
+	int32_t id;
+
+	memset(answers, 0, sizeof(*answers));
+	answers->kfunc_call = bpf_jit_supports_kfunc_call();
+	answers->subprog_tailcalls = bpf_jit_supports_subprog_tailcalls();
+	answers->ptr_xchg = bpf_jit_supports_ptr_xchg();
+	answers->percpu_insn = bpf_jit_supports_percpu_insn();
+	answers->exceptions = bpf_jit_supports_exceptions();
+	answers->arena = bpf_jit_supports_arena();
+	answers->arena_atomics = bpf_jit_supports_insn(&atomic_w, true) &&
+				 bpf_jit_supports_insn(&atomic_dw, true);
+	answers->bypass_spec_v4 = bpf_jit_bypass_spec_v4();
+	/* Every helper id the uapi header knows: the verifier asks for the
+	 * id of each call it keeps (do_misc_fixups). */
+	for (id = 0; id < __BPF_FUNC_MAX_ID; id++) {
+		if (!bpf_jit_inlines_helper_call(id))
+			continue;
+		if (answers->inlined_count == BPFDIFF_KJIT_MAX_INLINED)
+			break;
+		answers->inlined[answers->inlined_count++] = id;
+	}
+}
