@@ -162,6 +162,8 @@ void GuestEnvironment::ResetForRun(int cpu) {
 
 void GuestEnvironment::ResetCpu(int cpu, uint64_t stack_top) {
   std::memset(memory_.HostPointer(stack_top - kResetStackBytes, kResetStackBytes), 0, kResetStackBytes);
+  std::memset(memory_.HostPointer(guest::PerCpuArea(cpu) + guest::kPerCpuScratchOffset, guest::kPerCpuScratchSize),
+              0, guest::kPerCpuScratchSize);
   helper_state_[cpu] = HelperState{};
   helper_state_[cpu].cpu = cpu;
 }

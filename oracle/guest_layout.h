@@ -129,6 +129,11 @@ inline constexpr uint64_t kProgIndexOffset = 8;
 
 // Per-CPU area (trampoline and recursion state, see the recursion issue).
 inline constexpr uint64_t kPreemptCountOffset = 0;
+// The per-CPU variable programs may use (a per-CPU pointer is an offset
+// into the page; `addr_percpu` makes it this CPU's address): zeroed before
+// every run, like the stack.
+inline constexpr uint64_t kPerCpuScratchOffset = 0xc00;
+inline constexpr uint64_t kPerCpuScratchSize = 0x400;
 
 inline constexpr int kMaxTailCalls = 33;  // MAX_TAIL_CALL_CNT
 

@@ -181,7 +181,7 @@ void FunctionBuilder::Construct(const Record& r) {
   if (k < 128) return AtomicOp(r);
   if (k < 140) return ProbeLoad(r);
   if (k < 146) return UntrustedPointer(r);
-  if (k < 156) return PointerSetup(r);
+  if (k <= kPointerSetupLast) return PointerSetup(r);
   if (k < 172) return BeginIf(r);
   if (k < 177) return BeginDead(r);
   if (k < 185) return BeginLoop(r);
@@ -617,7 +617,9 @@ void FunctionBuilder::UntrustedPointer(const Record& r) {
 }
 
 void FunctionBuilder::PointerSetup(const Record& r) {
-  const uint32_t kind = r.Pick(0, 4);
+  // Version 5 adds a fifth kind: this CPU's per-CPU variable.
+  const uint32_t kind = r.Pick(0, layout_.version >= 5 ? 5 : 4);
+  if (kind == 4) return PerCpuPointer(r);
   if (kind == 3) {
     // ptr += imm, staying inside its area (not in a loop: the offset would drift).
     if (loops_ > 0) return;
@@ -656,6 +658,37 @@ void FunctionBuilder::PointerSetup(const Record& r) {
   } else {
     LoadImm64(Record({0, r.byte(1), 2, r.byte(2), r.byte(3), r.byte(4), r.byte(5), r.byte(6)}));
   }
+}
+
+void FunctionBuilder::PerCpuPointer(const Record& r) {
+  // As the verifier writes this_cpu_ptr() for a JIT with per-CPU moves:
+  // src = the per-CPU pointer (an offset into the per-CPU page), then
+  // dst = addr_percpu src, the variable's address on this CPU. dst is src
+  // itself (the verifier's form), or another register with src kept as a
+  // scalar.
+  const int picked = PickWritable(r.byte(1));
+  if (picked < 0) return;
+  const auto dst = static_cast<uint8_t>(picked);
+  if (r.Flag(2, 1)) {
+    // Beyond what the verifier writes, the lowering's arithmetic on any
+    // scalar: all 64 bits of the sum count (guest addresses fit 32 bits,
+    // so a pointer alone would not show a 32-bit add).
+    const uint8_t scalar = ScalarOperand(r.byte(3));
+    Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, dst, scalar, isa::kAddrPerCpu));
+    SetScalar(dst);
+    return;
+  }
+  uint8_t src = dst;
+  if (r.Flag(2, 0)) {
+    const int other = PickWritable(static_cast<uint8_t>(r.byte(3) + 1));
+    if (other >= 0 && other != dst) src = static_cast<uint8_t>(other);
+  }
+  const auto size = static_cast<int32_t>(guest::kPerCpuScratchSize);
+  const auto offset = static_cast<int32_t>(8 * r.Pick(4, static_cast<uint32_t>(size / 8)));
+  EmitMovImm(src, guest::kPerCpuScratchOffset + static_cast<uint64_t>(offset));
+  SetScalar(src);
+  Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, dst, src, isa::kAddrPerCpu));
+  state_.regs[dst] = RegState::Pointer(Area::kPerCpu, offset, size);
 }
 
 // --- Regions ------------------------------------------------------------

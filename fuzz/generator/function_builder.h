@@ -160,6 +160,7 @@ class FunctionBuilder {
   void AtomicOp(const Record& r);
   void ProbeLoad(const Record& r);
   void UntrustedPointer(const Record& r);
+  void PerCpuPointer(const Record& r);
   void PointerSetup(const Record& r);
   void BeginIf(const Record& r);
   void BeginDead(const Record& r);

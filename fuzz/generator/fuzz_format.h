@@ -108,6 +108,19 @@
 //      limits 32767 and -32768 (p3 chooses); the address register is a copy of the
 //      area's pointer moved by the opposite amount (mov, add), so that
 //      the access lands inside the area (p4..p5 where, p6 which register).
+//
+// What version 5 changes in structured mode:
+//  - a pointer-setup record (kinds 146..155) picks among five kinds (p0 %
+//    5, was % 4); the fifth, this CPU's per-CPU variable, is what the
+//    verifier writes for this_cpu_ptr() on a JIT with per-CPU moves: a
+//    register (p1 picks it) is set to an offset into the per-CPU page's
+//    free 1 KiB (guest::kPerCpuScratchOffset + 8 * (p4 % 128)), then
+//    `addr_percpu dst, src` makes it the address on the running CPU; with
+//    p2 bit 0 src is another register (p3 + 1 picks it), left a scalar.
+//    dst then points into the variable, for the loads, stores and atomics
+//    that follow; the variable is zeroed before every run. With p2 bit 1
+//    the move is applied to a scalar (p3 picks it) instead, so that the
+//    sum's upper half counts.
 #pragma once
 
 #include <cstddef>
@@ -115,7 +128,7 @@
 
 namespace bpfdiff::fuzz {
 
-inline constexpr uint8_t kFormatVersion = 4;        // what the mutator writes
+inline constexpr uint8_t kFormatVersion = 5;        // what the mutator writes
 inline constexpr uint8_t kOldestFormatVersion = 1;  // the oldest the decoder reads
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kRecordSize = 8;
@@ -149,6 +162,10 @@ inline RawLayout RawLayoutOf(const uint8_t* input, size_t size) {
 // function leaves r1..r9 before it exits; constructs use the frame above it.
 inline constexpr int kObservedRegisters = 9;
 inline constexpr int32_t kObservedRegistersBytes = 8 * kObservedRegisters;
+
+// The record kinds of a pointer setup (function_builder.cc, Construct).
+inline constexpr uint8_t kPointerSetupFirst = 146;
+inline constexpr uint8_t kPointerSetupLast = 155;
 
 // Structured mode, version 3: the options of header byte 15.
 inline constexpr uint8_t kOptionMagnitudes = 1;

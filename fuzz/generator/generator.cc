@@ -204,6 +204,16 @@ void UpgradeFuzzInput(std::vector<uint8_t>& input) {
     if (input[1] != kModeRaw && input.size() > 15) input[15] &= kOptionMagnitudes;
     input[0] = 4;
   }
+  if (input[0] == 4) {
+    // Version 5 picks among five pointer setups (p0 % 5): p0 % 4 names
+    // the same one of the first four.
+    if (input[1] != kModeRaw) {
+      for (size_t at = kHeaderSize; at + 1 < input.size(); at += kRecordSize) {
+        if (input[at] >= kPointerSetupFirst && input[at] <= kPointerSetupLast) input[at + 1] %= 4;
+      }
+    }
+    input[0] = 5;
+  }
 }
 
 }  // namespace bpfdiff::fuzz

@@ -15,6 +15,7 @@ enum class Area : uint8_t {
   kCallerStack,  // an argument pointing into the caller's frame: [0, 64)
   kContext,      // the input memory: [0, length)
   kMapValue,     // one map's value: [0, value size), or its whole values area
+  kPerCpu,       // this CPU's per-CPU variable (addr_percpu): [0, kPerCpuScratchSize)
 };
 
 struct RegState {

@@ -21,7 +21,7 @@ namespace bpfdiff::fuzz {
 namespace {
 
 // The newest version these goldens know; each test says its version.
-constexpr uint8_t kNewestGoldenVersion = 4;
+constexpr uint8_t kNewestGoldenVersion = 5;
 
 const std::string kChangedFormat =
     "the generator changed what the bytes of a released format version mean; add a new version to "
@@ -533,6 +533,51 @@ TEST(FuzzGeneratorGolden, Version4TailCallChainAndBounds) {
       "inline kptr_xchg: false\n";
   const auto source = DecodeFuzzInput(input);
   EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
+}
+
+// Version 5: the fifth pointer setup, this CPU's per-CPU variable, in
+// place (dst = src) and from another register, then a store and a load
+// through it; and a fourth kind (ptr += imm) that version 4 wrote as the
+// same record upgrades to the same program.
+std::vector<uint8_t> Version5PerCpu(uint8_t version) {
+  return {
+    // version, structured, no subprogram, no maps, no tail-call targets,
+    // 8 bytes of memory, seed, no options
+    version, 0x00, 0x00, 0x00, 0x00, 0x08, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x00, 0x00,
+    0x92, 0x04, 0x03, 0x00, 0x00, 0x05, 0x00, 0x00,  // pointer setup 4: r3 = per-CPU + 40
+    0x92, 0x09, 0x06, 0x01, 0x01, 0x7f, 0x00, 0x00,  // pointer setup 4: r6 = addr_percpu r8 (+1016)
+    0x64, 0x03, 0x01, 0x01, 0x00, 0x00, 0x06, 0x00,  // store 8 bytes through r3
+    0x50, 0x03, 0x00, 0x02, 0x00, 0x00, 0x07, 0x00,  // load 8 bytes through r6
+    0x92, 0x03, 0x03, 0x00, 0x10, 0x00, 0x00, 0x00,  // pointer setup 3: ptr += imm
+  };
+}
+
+TEST(FuzzGeneratorGolden, Version5PerCpuVariable) {
+  const std::vector<uint8_t> input = Version5PerCpu(5);
+  const auto source = DecodeFuzzInput(input);
+  const std::string golden =
+      "program 0:\n"
+      "b7 03 00 00 28 0c 00 00\n"  // mov %r3, 3112
+      "bf 33 ff ff 00 00 00 00\n"  // addr_percpu %r3, %r3
+      "b7 02 00 00 f8 0f 00 00\n"  // mov %r2, 4088
+      "bf 26 ff ff 00 00 00 00\n"  // addr_percpu %r6, %r2
+      "7b 63 d8 ff 00 00 00 00\n"  // stxdw [%r3-40], %r6
+      "79 67 08 fc 00 00 00 00\n"  // ldxdw %r7, [%r6-1016]
+      "07 03 00 00 e8 ff ff ff\n"  // add %r3, -24
+      "7b 2a 08 fe 00 00 00 00\n"  // stxdw [%r10-504], %r2
+      "7b 3a 10 fe 00 00 00 00\n"  // stxdw [%r10-496], %r3
+      "7b 6a 28 fe 00 00 00 00\n"  // stxdw [%r10-472], %r6
+      "7b 7a 30 fe 00 00 00 00\n"  // stxdw [%r10-464], %r7
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "memory: 8 bytes 321728a6ebd06865\n"
+      "inline kptr_xchg: false\n";
+  EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
+  // The records version 4 wrote keep their case once upgraded.
+  std::vector<uint8_t> old = Version5PerCpu(4);
+  const std::string before = Generated(DecodeFuzzInput(old));
+  UpgradeFuzzInput(old);
+  EXPECT_EQ(old[0], 5);
+  EXPECT_EQ(Generated(DecodeFuzzInput(old)), before);
 }
 
 }  // namespace
