@@ -203,7 +203,8 @@ struct bpfdiff_kjit_answers {
 	int32_t inlined[BPFDIFF_KJIT_MAX_INLINED];
 	uint32_t inlined_count;
 };
-void bpfdiff_kjit_verifier_answers(struct bpfdiff_kjit_answers *answers);
+void bpfdiff_kjit_verifier_answers(const struct bpfdiff_kjit_world *world,
+				   struct bpfdiff_kjit_answers *answers);
 
 /* offsetof()s that the kernel's JIT bakes into the code it emits. */
 struct bpfdiff_kjit_layout {

@@ -145,9 +145,9 @@ bpfdiff_kjit_world KernelJit::Impl::Bridge() {
 
 namespace {
 
-VerifierAnswers AskVerifierQuestions() {
+VerifierAnswers AskVerifierQuestions(const bpfdiff_kjit_world& world) {
   bpfdiff_kjit_answers asked;
-  bpfdiff_kjit_verifier_answers(&asked);
+  bpfdiff_kjit_verifier_answers(&world, &asked);
   VerifierAnswers answers;
   answers.kfunc_call = asked.kfunc_call != 0;
   answers.subprog_tailcalls = asked.subprog_tailcalls != 0;
@@ -170,7 +170,8 @@ Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack& pack, jit::T
                                                      const KernelJitWorld& world,
                                                      jit::AtomicLowering atomics) {
   if (auto status = CheckLayout(world); !status) return status.error();
-  auto impl = std::make_unique<Impl>(Impl{pack, patcher, world, atomics, AskVerifierQuestions(), {}, {}, {}});
+  auto impl = std::make_unique<Impl>(Impl{pack, patcher, world, atomics, {}, {}, {}, {}});
+  impl->answers = AskVerifierQuestions(impl->Bridge());
   return std::unique_ptr<KernelJit>(new KernelJit(std::move(impl)));
 }
 

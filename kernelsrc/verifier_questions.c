@@ -9,14 +9,20 @@
 #include <linux/filter.h>
 
 #include "kernelsrc/bridge.h"
+#include "kernelsrc/services.h"
 
-void bpfdiff_kjit_verifier_answers(struct bpfdiff_kjit_answers *answers)
+void bpfdiff_kjit_verifier_answers(const struct bpfdiff_kjit_world *world,
+				   struct bpfdiff_kjit_answers *answers)
 {
+	/* The answers may depend on the CPU's features (cpus_have_cap: LSE
+	 * atomics for arena atomics), which are the world's. */
+	struct bpfdiff_kjit_session session = { .world = world };
 	struct bpf_insn atomic_w = { .code = BPF_STX | BPF_ATOMIC | BPF_W };
 	struct bpf_insn atomic_dw = { .code = BPF_STX | BPF_ATOMIC | BPF_DW };
 	int32_t id;
 
 	memset(answers, 0, sizeof(*answers));
+	bpfdiff_kjit_enter(&session);
 	answers->kfunc_call = bpf_jit_supports_kfunc_call();
 	answers->subprog_tailcalls = bpf_jit_supports_subprog_tailcalls();
 	answers->ptr_xchg = bpf_jit_supports_ptr_xchg();
@@ -35,4 +41,6 @@ void bpfdiff_kjit_verifier_answers(struct bpfdiff_kjit_answers *answers)
 			break;
 		answers->inlined[answers->inlined_count++] = id;
 	}
+	bpfdiff_kjit_free_leftovers(&session);
+	bpfdiff_kjit_leave();
 }

@@ -167,9 +167,15 @@ TEST(kernel_jit, AnswersTheVerifiersQuestionsAsTheTreeDoes) {
   EXPECT_TRUE(answers.ptr_xchg);
   EXPECT_TRUE(answers.exceptions);
   EXPECT_TRUE(answers.arena);
+  EXPECT_TRUE(answers.arena_atomics);
   EXPECT_TRUE(answers.bypass_spec_v4);
   EXPECT_EQ(answers.inlined_helpers, (std::vector<int32_t>{kHelperGetSmpProcessorId, kHelperGetCurrentTask,
                                                            kHelperGetCurrentTaskBtf}));
+  // Without LSE atomics (the LL/SC lowering) the JIT takes no arena atomic.
+  KernelJitFixture llsc(jit::AtomicLowering::kLlSc);
+  ASSERT_NE(llsc.jit, nullptr);
+  EXPECT_FALSE(llsc.jit->answers().arena_atomics);
+  EXPECT_TRUE(llsc.jit->answers().percpu_insn);
 }
 
 // What a tree's verifier refuses for what its JIT lacks: nothing here,
