@@ -33,8 +33,8 @@ constexpr Alias kAliases[] = {
     {"lock fetch cmpxchg32", "lock cmpxchg32"},
 };
 
-// The longest mnemonic of the table has three words ("lock fetch add32").
-constexpr size_t kMaxMnemonicWords = 3;
+// The longest mnemonic of the table has four words ("probe32 lock fetch add32").
+constexpr size_t kMaxMnemonicWords = 4;
 
 bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }

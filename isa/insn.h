@@ -80,6 +80,12 @@ inline constexpr uint8_t kModeProbeMemSx = 0x40;  // class LDX, kernel-internal,
 inline constexpr uint8_t kModeMem = 0x60;
 inline constexpr uint8_t kModeMemSx = 0x80;
 inline constexpr uint8_t kModeAtomic = 0xc0;
+// Arena accesses, kernel-internal (the verifier's rewrite of accesses
+// through an arena pointer, a 32-bit offset into the arena): LDX, ST and
+// STX add the arena's kernel address (kern_vm_start) and may fault; STX
+// atomics likewise.
+inline constexpr uint8_t kModeProbeMem32 = 0xa0;
+inline constexpr uint8_t kModeProbeAtomic = 0xe0;
 
 // Atomic operations: the imm field of a BPF_ATOMIC store.
 inline constexpr int32_t kAtomicAdd = 0x00;

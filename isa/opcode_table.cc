@@ -259,6 +259,35 @@ void AddAtomics(Table& t) {
   }
 }
 
+// Arena accesses (kernel-internal): what the verifier makes of a load, a
+// store or an atomic through an arena pointer. The address is the arena's
+// kernel mapping plus the register plus the offset; where nothing is
+// mapped the access faults and the exception table makes a load give 0
+// and a store or an atomic do nothing.
+void AddArena(Table& t) {
+  for (const auto& size : kSizes) {
+    const Group group = size.wide ? kGroupBase64 : kGroupBase32;
+    const unsigned bits = SizeBytes(size.size) * 8;
+    const std::string ldx = std::string("probe32 ldx") + size.suffix;
+    t.Add(ldx, ldx, kClassLdx | kModeProbeMem32 | size.size, Discriminant::kNone, 0, Shape::kLoad, kV1, group, true,
+          fmt::format("dst = *(u{} *)(arena + src + offset), or 0 if that faults", bits));
+    const std::string st = std::string("probe32 st") + size.suffix;
+    t.Add(st, st, kClassSt | kModeProbeMem32 | size.size, Discriminant::kNone, 0, Shape::kStoreImm, kV1, group,
+          true, fmt::format("*(u{} *)(arena + dst + offset) = imm, unless that faults", bits));
+    const std::string stx = std::string("probe32 stx") + size.suffix;
+    t.Add(stx, stx, kClassStx | kModeProbeMem32 | size.size, Discriminant::kNone, 0, Shape::kStoreReg, kV1, group,
+          true, fmt::format("*(u{} *)(arena + dst + offset) = src, unless that faults", bits));
+  }
+  for (const Form& atomic : std::vector<Form>(t.forms)) {
+    if (atomic.shape != Shape::kAtomic) continue;
+    const bool is64 = SizeOf(atomic.opcode) == kSizeDW;
+    t.Add("probe32 " + atomic.name, "probe32 " + atomic.mnemonic,
+          static_cast<uint8_t>(kClassStx | kModeProbeAtomic | (is64 ? kSizeDW : kSizeW)), Discriminant::kImm,
+          atomic.discriminant_value, Shape::kAtomic, kV3, atomic.group, true,
+          Replace(atomic.semantics, "(dst + offset)", "(arena + dst + offset)") + ", unless that faults");
+  }
+}
+
 const Table& GetTable() {
   static const Table table = [] {
     Table t;
@@ -266,6 +295,7 @@ const Table& GetTable() {
     AddJumps(t);
     AddLoadsAndStores(t);
     AddAtomics(t);
+    AddArena(t);  // last: the forms before keep their ids
     for (size_t op = 0; op < 256; ++op) {
       t.matcher_begin[op] = static_cast<uint16_t>(t.matchers.size());
       for (FormId id : t.by_opcode[op]) {

@@ -138,6 +138,17 @@ Status EmitLlSc(JitContext& ctx, const isa::Insn& insn, Size size, Width w, Reg 
 Status EmitAtomicBody(JitContext& ctx, const isa::Insn& insn, bool is64) {
   const Size size = is64 ? Size::k64 : Size::k32;
   const Width w = is64 ? Width::kX : Width::kW;
+  if (isa::ModeOf(insn.opcode) == isa::kModeProbeAtomic) {
+    // An arena atomic: kTmp1 = the arena's kernel address + dst + off; the
+    // atomic may fault and then does nothing (its entry clears no
+    // register). Only with LSE, as the kernel's JIT (bpf_jit_supports_insn):
+    // a loop would fault at more than one word.
+    if (ctx.options.atomics != AtomicLowering::kLse) return Fail("an arena atomic needs the LSE lowering");
+    const Reg offset_address = EmitAddress(ctx, Map(insn.dst), insn.offset);
+    EmitMovImm(ctx, Width::kX, kTmp2, ctx.env.arena_kern_vm_start);
+    ctx.Emit(a64::AddSubShiftedRegister(a64::AddSubOp::kAdd, Width::kX, kTmp1, offset_address, kTmp2));
+    return EmitLse(ctx, insn, size, w, kTmp1);
+  }
   if (ctx.options.atomics == AtomicLowering::kLse) {
     return EmitLse(ctx, insn, size, w, EmitAddress(ctx, Map(insn.dst), insn.offset));
   }
@@ -152,12 +163,16 @@ Status EmitAtomicBody(JitContext& ctx, const isa::Insn& insn, bool is64) {
 
 }  // namespace
 
-Status EmitAtomic(JitContext& ctx, uint32_t, const isa::Insn& original) {
+Status EmitAtomic(JitContext& ctx, uint32_t slot, const isa::Insn& original) {
   const JitBugs& bugs = ctx.options.bugs;
   isa::Insn insn = original;
   // PLANTED BUG: xchg dispatched as a fetch-add.
   if (bugs.xchg_as_fetch_add && insn.imm == isa::kAtomicXchg) insn.imm = isa::kAtomicAdd | isa::kAtomicFetch;
   const bool is64 = isa::SizeOf(insn.opcode) == isa::kSizeDW;
+  if (isa::ModeOf(insn.opcode) == isa::kModeProbeAtomic) {
+    if (auto status = EmitAtomicBody(ctx, insn, is64); !status) return status;
+    return AddExceptionHandler(ctx, slot, Reg::kZr, kTmp1);
+  }
   if (is64 || insn.imm != isa::kAtomicCmpXchg || !bugs.cmpxchg32_r0_upper_kept) {
     return EmitAtomicBody(ctx, insn, is64);
   }

@@ -26,7 +26,9 @@ Status EmitInsn(JitContext& ctx, uint32_t slot, const isa::Insn* insns) {
     case isa::kClassLdx:
     case isa::kClassSt: return EmitLoadStore(ctx, slot, insn);
     default:
-      if (isa::ModeOf(insn.opcode) == isa::kModeAtomic) return EmitAtomic(ctx, slot, insn);
+      if (isa::ModeOf(insn.opcode) == isa::kModeAtomic || isa::ModeOf(insn.opcode) == isa::kModeProbeAtomic) {
+        return EmitAtomic(ctx, slot, insn);
+      }
       return EmitLoadStore(ctx, slot, insn);
   }
 }

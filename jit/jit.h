@@ -92,6 +92,11 @@ struct JitEnvironment {
   uint32_t map_max_entries_offset = 0;  // struct bpf_array: map.max_entries (u32)
   uint32_t map_ptrs_offset = 0;         // struct bpf_array: ptrs[] (u64 each)
   uint32_t prog_bpf_func_offset = 0;    // struct bpf_prog: bpf_func (u64)
+  // The arena (struct bpf_arena): its kernel mapping, which arena accesses
+  // add to their register, and the user mapping, whose upper half the
+  // cast to a user pointer puts on an offset.
+  uint64_t arena_kern_vm_start = 0;
+  uint64_t arena_user_vm_start = 0;
 
   // Where a call of helper `id` goes (ids are checked at load).
   uint64_t HelperAddress(int32_t id) const { return helper_base + helper_stride * static_cast<uint32_t>(id); }

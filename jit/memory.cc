@@ -1,5 +1,5 @@
 // Loads and stores (LDX, ST, STX MEM) and lddw, with exception-table entries
-// for the PROBE_MEM loads.
+// for the PROBE_MEM loads and for the arena's loads and stores (PROBE_MEM32).
 //
 // An access through r10 goes through SP instead, with the offset moved into
 // the positive range that the unsigned-offset form encodes (the kernel does
@@ -56,11 +56,41 @@ Status EmitLoadImm64(JitContext& ctx, const isa::Insn& insn, const isa::Insn& ne
   return {};
 }
 
+namespace {
+
+Status EmitArenaAccess(JitContext& ctx, uint32_t slot, const isa::Insn& insn) {
+  const uint8_t cls = isa::ClassOf(insn.opcode);
+  const Size size = SizeOf(insn.opcode);
+  // kTmp2 = the arena's kernel address + the register (the 32-bit offset
+  // the verifier leaves there), then the access at the offset, which may
+  // fault: a load's fixup zeroes dst, a store's clears nothing (xzr).
+  const Reg base = Map(cls == isa::kClassLdx ? insn.src : insn.dst);
+  EmitMovImm(ctx, Width::kX, kTmp2, ctx.env.arena_kern_vm_start);
+  ctx.Emit(a64::AddSubShiftedRegister(a64::AddSubOp::kAdd, Width::kX, kTmp2, kTmp2, base));
+  if (cls == isa::kClassLdx) {
+    // dst = *(size *)(arena + src + off)
+    EmitAccess(ctx, LoadStoreOp::kLoad, size, Map(insn.dst), kTmp2, insn.offset, kTmp1);
+    return AddExceptionHandler(ctx, slot, Map(insn.dst), kTmp2);
+  }
+  if (cls == isa::kClassSt) {
+    // *(size *)(arena + dst + off) = imm
+    EmitMovImm(ctx, Width::kX, kTmp1, static_cast<uint64_t>(static_cast<int64_t>(insn.imm)));
+    EmitAccess(ctx, LoadStoreOp::kStore, size, kTmp1, kTmp2, insn.offset, kTmp3);
+  } else {
+    // *(size *)(arena + dst + off) = src
+    EmitAccess(ctx, LoadStoreOp::kStore, size, Map(insn.src), kTmp2, insn.offset, kTmp1);
+  }
+  return AddExceptionHandler(ctx, slot, Reg::kZr, kTmp2);
+}
+
+}  // namespace
+
 Status EmitLoadStore(JitContext& ctx, uint32_t slot, const isa::Insn& insn) {
   const uint8_t cls = isa::ClassOf(insn.opcode);
   const Size size = SizeOf(insn.opcode);
   const Reg dst = Map(insn.dst);
   const Reg src = Map(insn.src);
+  if (isa::ModeOf(insn.opcode) == isa::kModeProbeMem32) return EmitArenaAccess(ctx, slot, insn);
   if (cls == isa::kClassLdx) {
     // dst = *(size *)(src + off), zero- or sign-extended to 64 bits
     const uint8_t mode = isa::ModeOf(insn.opcode);

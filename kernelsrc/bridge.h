@@ -49,6 +49,10 @@ struct bpfdiff_kjit_world {
 	uint64_t dummy_tramp;
 	/* cpus_have_cap(ARM64_HAS_LSE_ATOMICS) */
 	int lse_atomics;
+	/* The arena's kernel and user mappings (bpf_arena_get_kern_vm_start,
+	 * bpf_arena_get_user_vm_start) for a program that uses it. */
+	uint64_t arena_kern_vm_start;
+	uint64_t arena_user_vm_start;
 	/* A planted bug (kernel_jit.h, ShimBugs): a text poke not flushed. */
 	int poke_without_flush;
 	/* Failure injection: the fail_call-th call (from 1) of a service

@@ -26,15 +26,42 @@ static int is_pseudo_call(const struct bpf_insn *insn)
 	return insn->code == (BPF_JMP | BPF_CALL) && insn->src_reg == BPF_PSEUDO_CALL;
 }
 
-/* A load the verifier marks as allowed to fault (BPF_PROBE_MEM*): each
- * gets an exception-table entry. bpfdiff has no arena, so no
- * PROBE_MEM32 stores or PROBE_ATOMIC. */
-static int is_probe_load(const struct bpf_insn *insn)
+/* An access through the arena: the verifier's PROBE_MEM32 loads and
+ * stores and PROBE_ATOMIC atomics. */
+static int is_arena_access(const struct bpf_insn *insn)
+{
+	const u8 class = BPF_CLASS(insn->code);
+	const u8 mode = BPF_MODE(insn->code);
+
+	return ((class == BPF_LDX || class == BPF_ST || class == BPF_STX) && mode == BPF_PROBE_MEM32) ||
+	       (class == BPF_STX && mode == BPF_PROBE_ATOMIC);
+}
+
+/* An access the verifier marks as allowed to fault: each gets an
+ * exception-table entry (the verifier's count, prog->aux->num_exentries). */
+static int may_fault(const struct bpf_insn *insn)
 {
 	const u8 mode = BPF_MODE(insn->code);
 
-	return BPF_CLASS(insn->code) == BPF_LDX &&
-	       (mode == BPF_PROBE_MEM || mode == BPF_PROBE_MEMSX || mode == BPF_PROBE_MEM32);
+	return (BPF_CLASS(insn->code) == BPF_LDX && (mode == BPF_PROBE_MEM || mode == BPF_PROBE_MEMSX)) ||
+	       is_arena_access(insn);
+}
+
+/* The struct bpf_arena of a program that uses the arena: only its
+ * address counts (bpf_arena_get_kern_vm_start answers the world's). */
+static char the_arena;
+
+static int uses_arena(const struct bpfdiff_kjit_program *program)
+{
+	uint32_t i;
+
+	for (i = 0; i < program->length; i++) {
+		const struct bpf_insn *insn = (const struct bpf_insn *)&program->insns[i];
+
+		if (is_arena_access(insn))
+			return 1;
+	}
+	return 0;
 }
 
 static uint32_t subprogram_of(const struct bpfdiff_kjit_program *program, int64_t slot)
@@ -73,6 +100,10 @@ static struct bpf_prog *make_function(const struct bpfdiff_kjit_program *program
 	aux->func_idx = index;
 	aux->stack_depth = program->stack_depth;
 	aux->bpfdiff_offsets = offsets;
+	/* The verifier gives every function the program's arena
+	 * (jit_subprogs: func[i]->aux->arena = prog->aux->arena). */
+	if (uses_arena(program))
+		aux->arena = (struct bpf_arena *)&the_arena;
 	if (program->count > 1) {
 		aux->func = all;
 		aux->func_cnt = program->count;
@@ -80,7 +111,7 @@ static struct bpf_prog *make_function(const struct bpfdiff_kjit_program *program
 	for (i = 0; i < length; i++) {
 		struct bpf_insn *insn = &prog->insnsi[i];
 
-		if (is_probe_load(insn))
+		if (may_fault(insn))
 			aux->num_exentries++;
 		if (is_pseudo_call(insn)) {
 			insn->off = (s16)subprogram_of(program, (int64_t)first + i + insn->imm + 1);

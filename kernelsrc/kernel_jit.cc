@@ -139,6 +139,8 @@ bpfdiff_kjit_world KernelJit::Impl::Bridge() {
   bridge.helper_address = HelperAddress;
   bridge.dummy_tramp = world.dummy_tramp;
   bridge.lse_atomics = atomics == jit::AtomicLowering::kLse ? 1 : 0;
+  bridge.arena_kern_vm_start = world.environment.arena_kern_vm_start;
+  bridge.arena_user_vm_start = world.environment.arena_user_vm_start;
   bridge.poke_without_flush = world.bugs.poke_without_flush ? 1 : 0;
   return bridge;
 }

@@ -481,8 +481,15 @@ int __bpf_address_lookup(unsigned long addr, unsigned long *size, unsigned long 
 	return 1;
 }
 
-u64 bpf_arena_get_kern_vm_start(struct bpf_arena *arena) { (void)arena; return 0; }
-u64 bpf_arena_get_user_vm_start(struct bpf_arena *arena) { (void)arena; return 0; }
+u64 bpf_arena_get_kern_vm_start(struct bpf_arena *arena)
+{
+	return arena && session ? session->world->arena_kern_vm_start : 0;
+}
+
+u64 bpf_arena_get_user_vm_start(struct bpf_arena *arena)
+{
+	return arena && session ? session->world->arena_user_vm_start : 0;
+}
 
 /* What a trampoline calls (kernel/bpf/trampoline.c): guest code, at the
  * addresses the trampoline's request names. */

@@ -4,6 +4,13 @@
 
 namespace bpfdiff::kernelsrc {
 
+bool IsArenaAccess(const isa::Insn& insn) {
+  const uint8_t cls = isa::ClassOf(insn.opcode);
+  const uint8_t mode = isa::ModeOf(insn.opcode);
+  return ((cls == isa::kClassLdx || cls == isa::kClassSt || cls == isa::kClassStx) && mode == isa::kModeProbeMem32) ||
+         (cls == isa::kClassStx && mode == isa::kModeProbeAtomic);
+}
+
 bool IsPerCpuAddressMove(const isa::Insn& insn) {
   return insn.opcode == (isa::kClassAlu64 | isa::kSrcX | isa::kAluMov) && insn.offset == isa::kAddrPerCpu;
 }
@@ -14,14 +21,25 @@ std::optional<std::string> VerifierRefusal(const VerifierAnswers& answers, const
     if (!program.slots.empty() && program.slots[pc].second_slot) continue;
     const isa::Insn& insn = program.insns[pc];
     if (!answers.percpu_insn && IsPerCpuAddressMove(insn)) {
-      return fmt::format("the tree's verifier refuses the per-CPU address move at slot {} (\"invalid BPF_ALU "
+      return fmt::format("the verifier refuses the per-CPU address move at slot {} (\"invalid BPF_ALU "
                          "opcode\"): its JIT does not support BPF_ADDR_PERCPU (bpf_jit_supports_percpu_insn)",
+                         pc);
+    }
+    if (IsArenaAccess(insn) && !answers.arena) {
+      return fmt::format("the verifier refuses the arena access at slot {}: its JIT has no arena "
+                         "(bpf_jit_supports_arena)",
+                         pc);
+    }
+    if (IsArenaAccess(insn) && isa::ModeOf(insn.opcode) == isa::kModeProbeAtomic && !answers.arena_atomics) {
+      return fmt::format("the verifier refuses the arena atomic at slot {} (\"unsupported atomic "
+                         "instruction in arena\"): its JIT takes none with this CPU's atomics "
+                         "(bpf_jit_supports_insn)",
                          pc);
     }
     if (insn.opcode == isa::kOpTailCall && !tail_call) tail_call = pc;
   }
   if (tail_call && program.subprogram_starts.size() > 1 && !answers.subprog_tailcalls) {
-    return fmt::format("the tree's verifier refuses the tail call at slot {} in a program of {} functions "
+    return fmt::format("the verifier refuses the tail call at slot {} in a program of {} functions "
                        "(\"tail_calls are not allowed in non-JITed programs with bpf-to-bpf calls\"): its "
                        "JIT cannot mix them (bpf_jit_supports_subprog_tailcalls)",
                        *tail_call, program.subprogram_starts.size());

@@ -36,10 +36,15 @@ struct VerifierAnswers {
 //  - a per-CPU address move (`mov64` with offset BPF_ADDR_PERCPU) when the
 //    JIT has none: the verifier emits them only after asking, and rejects
 //    one it meets in a program ("invalid BPF_ALU opcode");
+//  - an arena access when the JIT has no arena, an arena atomic when it
+//    takes none (arm64: without LSE atomics);
 //  - a tail call in a program of several functions when the JIT cannot
 //    mix them ("tail_calls are not allowed in non-JITed programs with
 //    bpf-to-bpf calls").
 std::optional<std::string> VerifierRefusal(const VerifierAnswers& answers, const isa::Program& program);
+
+// Whether `insn` accesses the arena (PROBE_MEM32, PROBE_ATOMIC).
+bool IsArenaAccess(const isa::Insn& insn);
 
 // Whether `insn` is the per-CPU address move (filter.h's
 // insn_is_mov_percpu_addr).

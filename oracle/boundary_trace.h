@@ -23,11 +23,13 @@
 namespace bpfdiff {
 
 // Digests of what a program can write: each BPF stack frame, the input
-// memory, the map values (the regions GuestEnvironment::Capture takes).
+// memory, the map values, the arena (the regions GuestEnvironment::Capture
+// takes).
 struct MemoryDigest {
   std::array<uint64_t, isa::kMaxCallDepth> stack_frames{};
   uint64_t context = 0;
   uint64_t map_values = 0;
+  uint64_t arena = 0;
 
   friend bool operator==(const MemoryDigest&, const MemoryDigest&) = default;
 };

@@ -32,6 +32,7 @@ constexpr RegionSpec kRegions[] = {
     {"thread info", guest::kThreadInfoBase, guest::kPageSize, kPermRead, true},
     {"packs", guest::kPackBase, guest::kPackSize * guest::kMaxPacks, kPermRead | kPermExec, true},
     {"oversize", guest::kOversizeBase, guest::kOversizeSize, kPermRead | kPermExec, true},
+    {"arena", guest::kArenaKernStart, guest::kArenaMappedBytes, kPermRead | kPermWrite},
 };
 
 }  // namespace
@@ -145,6 +146,7 @@ void GuestEnvironment::Reset() {
 }
 
 void GuestEnvironment::ResetShared() {
+  std::memset(memory_.HostPointer(guest::kArenaKernStart, guest::kArenaMappedBytes), 0, guest::kArenaMappedBytes);
   if (!initial_context_.empty()) {
     std::memcpy(memory_.HostPointer(context_address_, initial_context_.size()),
                 initial_context_.data(), initial_context_.size());
@@ -204,6 +206,8 @@ void GuestEnvironment::CaptureShared(MemorySnapshot& snapshot) const {
     const uint8_t* values = memory_.HostPointer(guest::kMapValuesBase, values_bytes_);
     snapshot.map_values.assign(values, values + values_bytes_);
   }
+  const uint8_t* arena = memory_.HostPointer(guest::kArenaKernStart, guest::kArenaMappedBytes);
+  snapshot.arena.assign(arena, arena + guest::kArenaMappedBytes);
 }
 
 namespace {
@@ -259,6 +263,8 @@ void GuestEnvironment::DigestShared(MemoryDigest& digest) const {
   if (values_bytes_ != 0) {
     digest.map_values = DigestBytes(memory_.HostPointer(guest::kMapValuesBase, values_bytes_), values_bytes_);
   }
+  digest.arena = DigestBytes(memory_.HostPointer(guest::kArenaKernStart, guest::kArenaMappedBytes),
+                             guest::kArenaMappedBytes);
 }
 
 }  // namespace bpfdiff

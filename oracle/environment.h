@@ -151,7 +151,7 @@ class GuestEnvironment {
 
  private:
   void ResetShared();  // input memory and map values
-  void CaptureShared(MemorySnapshot& snapshot) const;  // input memory and map values
+  void CaptureShared(MemorySnapshot& snapshot) const;  // input memory, map values and the arena
   void DigestShared(MemoryDigest& digest) const;
   GuestEnvironment() = default;
 

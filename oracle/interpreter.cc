@@ -66,8 +66,12 @@ void ProgramRun::EnterFunction(uint64_t fp) {
     case isa::kClassLdx: return Load(insn, dst, src, pc);
     case isa::kClassSt: return Store(insn, dst, src, pc);
     case isa::kClassStx:
-      if (isa::ModeOf(insn.opcode) == isa::kModeMem) return Store(insn, dst, src, pc);
-      if (isa::ModeOf(insn.opcode) == isa::kModeAtomic) return AtomicUpdate(insn, dst, src, pc);
+      if (isa::ModeOf(insn.opcode) == isa::kModeMem || isa::ModeOf(insn.opcode) == isa::kModeProbeMem32) {
+        return Store(insn, dst, src, pc);
+      }
+      if (isa::ModeOf(insn.opcode) == isa::kModeAtomic || isa::ModeOf(insn.opcode) == isa::kModeProbeAtomic) {
+        return AtomicUpdate(insn, dst, src, pc);
+      }
       break;
     case isa::kClassLd:
       if (insn.opcode == isa::kOpLddw) {  // dst = imm64, over two slots

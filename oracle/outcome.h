@@ -68,6 +68,7 @@ struct MemorySnapshot {
   StackWindow window;
   std::vector<uint8_t> context;     // the input memory
   std::vector<uint8_t> map_values;  // every map's values area, in declaration order
+  std::vector<uint8_t> arena;       // the arena's allocated pages
 
   friend bool operator==(const MemorySnapshot&, const MemorySnapshot&) = default;
 };

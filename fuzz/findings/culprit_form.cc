@@ -16,6 +16,7 @@ std::string_view LoadForm(uint8_t opcode) {
     case isa::kModeMemSx: return "ldxs";
     case isa::kModeProbeMem: return "probe ldx";
     case isa::kModeProbeMemSx: return "probe ldxs";
+    case isa::kModeProbeMem32: return "probe32 ldx";
     default: return "ldx";
   }
 }
@@ -49,9 +50,11 @@ std::string_view CulpritFormOf(const isa::Insn& insn) {
     case isa::Shape::kLdAbs: return "ldabs";
     case isa::Shape::kLdInd: return "ldind";
     case isa::Shape::kLoad: return LoadForm(insn.opcode);
-    case isa::Shape::kStoreImm: return "st";
-    case isa::Shape::kStoreReg: return "stx";
-    case isa::Shape::kAtomic: return form.name;  // "lock fetch add32"
+    case isa::Shape::kStoreImm: return form.kernel_internal ? "probe32 st" : "st";
+    case isa::Shape::kStoreReg: return form.kernel_internal ? "probe32 stx" : "stx";
+    // "lock fetch add32"; the arena's atomics share one frame: their
+    // lowering is the same as the plain ones' after the address.
+    case isa::Shape::kAtomic: return form.kernel_internal ? std::string_view("probe32 lock") : std::string_view(form.name);
   }
   return kUnknownForm;
 }

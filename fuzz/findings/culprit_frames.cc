@@ -75,6 +75,10 @@ namespace {
 [[gnu::noinline]] void CulpritIsLdxs(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsProbeLdx(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsProbeLdxs(FindingEnd end) { NoteFindingFrame(__func__); end(); }
+[[gnu::noinline]] void CulpritIsProbe32Ldx(FindingEnd end) { NoteFindingFrame(__func__); end(); }
+[[gnu::noinline]] void CulpritIsProbe32St(FindingEnd end) { NoteFindingFrame(__func__); end(); }
+[[gnu::noinline]] void CulpritIsProbe32Stx(FindingEnd end) { NoteFindingFrame(__func__); end(); }
+[[gnu::noinline]] void CulpritIsProbe32Lock(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsSt(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsStx(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsLockAdd32(FindingEnd end) { NoteFindingFrame(__func__); end(); }
@@ -177,6 +181,10 @@ constexpr NamedFrame kCulpritFrames[] = {
     {"ldxs", CulpritIsLdxs},
     {"probe ldx", CulpritIsProbeLdx},
     {"probe ldxs", CulpritIsProbeLdxs},
+    {"probe32 ldx", CulpritIsProbe32Ldx},
+    {"probe32 st", CulpritIsProbe32St},
+    {"probe32 stx", CulpritIsProbe32Stx},
+    {"probe32 lock", CulpritIsProbe32Lock},
     {"st", CulpritIsSt},
     {"stx", CulpritIsStx},
     {"lock add32", CulpritIsLockAdd32},

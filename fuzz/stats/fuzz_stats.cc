@@ -64,11 +64,15 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
   // Each reason counts once per case, however many engines gave it.
   std::vector<std::string> reasons;
   bool all_match = true;
+  size_t refused = 0;  // engines whose verifier refused the case
   for (const auto& engine_run : run.runs) {
+    refused += engine_run.verifier_refused;
     if (engine_run.verdict.kind == Verdict::Kind::kNotComparable) {
       std::string reason = ReasonCategory(engine_run.verdict.detail);
       if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) reasons.push_back(std::move(reason));
-      all_match = false;
+      // An engine whose verifier refuses the case never runs it: the
+      // others may still complete its forms.
+      all_match = all_match && engine_run.verifier_refused;
     } else if (engine_run.verdict.kind == Verdict::Kind::kDivergence) {
       all_match = false;
     }
@@ -81,7 +85,8 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
   for (const auto& variant : run.variants) {
     if (!variant.empty() && variant.front().outcome) tail_call_states_.Count(*variant.front().outcome);
   }
-  if (!all_match || reference == nullptr) return;
+  // With a refusal, some engine besides the reference must have run it.
+  if (!all_match || reference == nullptr || (refused > 0 && run.runs.size() - refused < 2)) return;
   ++matched_;
   if (reference->end != EndKind::kExit && reference->end != EndKind::kUnwind) return;
   for (size_t p = 0; p < executed.size() && p < loaded.programs.size(); ++p) {

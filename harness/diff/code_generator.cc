@@ -13,7 +13,15 @@ namespace {
 class ModelGenerator final : public CodeGenerator {
  public:
   ModelGenerator(Sandbox& sandbox, const jit::JitOptions& options)
-      : jit_(sandbox.pack(), Sandbox::JitEnvironment(), options) {}
+      : jit_(sandbox.pack(), Sandbox::JitEnvironment(), options) {
+    // The model lowers what 6.12's arm64 JIT does, and as it does refuses
+    // arena atomics without LSE.
+    answers_.percpu_insn = answers_.subprog_tailcalls = answers_.arena = true;
+    answers_.arena_atomics = options.atomics == jit::AtomicLowering::kLse;
+  }
+  std::optional<std::string> VerifierRefusal(const isa::Program& program) const override {
+    return kernelsrc::VerifierRefusal(answers_, program);
+  }
   Result<jit::CompiledProgram> Compile(const isa::Program& program) override { return jit_.Compile(program); }
   Status Release(jit::CompiledProgram& program) override {
     jit_.Release(program);
@@ -25,6 +33,7 @@ class ModelGenerator final : public CodeGenerator {
 
  private:
   jit::Jit jit_;
+  kernelsrc::VerifierAnswers answers_;
 };
 
 class KernelGenerator final : public CodeGenerator {

@@ -139,6 +139,7 @@ Verdict Compare(const Outcome& reference, const Outcome& candidate, std::string_
       !v.match()) {
     return v;
   }
+  if (auto v = CompareBytes(n, "arena", reference.memory.arena, candidate.memory.arena, 0); !v.match()) return v;
   return {};
 }
 

@@ -117,6 +117,7 @@ CaseRun DifferentialRunner::Run(const CaseSource& source, const RunOptions& opti
     }
     if (auto why = engine.not_comparable()) {
       failed[i].verdict = {Verdict::Kind::kNotComparable, "", *why};
+      failed[i].verifier_refused = engine.verifier_refused();
       engine.Release();
       continue;
     }

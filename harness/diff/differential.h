@@ -28,6 +28,9 @@ struct EngineRun {
   StackGeometry geometry = Sandbox::Geometry();
   std::vector<int32_t> inlined_by_code;
   bool tail_call_restores_registers = false;  // Engine::tail_call_restores_registers
+  // Not comparable because the verifier that drives its JIT refuses the
+  // case for what the JIT lacks (Engine::verifier_refused).
+  bool verifier_refused = false;
   Verdict verdict;                 // against the reference (kMatch for the reference)
 
   // For a run without an outcome, why, in one line: "could not compile:

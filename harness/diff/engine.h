@@ -63,6 +63,10 @@ class Engine {
   // Why the prepared case's runs cannot be compared with the reference's
   // (it is prepared, and not run), or nullopt.
   virtual std::optional<std::string> not_comparable() const { return std::nullopt; }
+  // Whether that is because the verifier that drives the engine's JIT
+  // refuses the case for a feature the JIT lacks (CodeGenerator::
+  // VerifierRefusal): the engine never runs such a case, by design.
+  virtual bool verifier_refused() const { return false; }
   // Whether the engine's tail calls restore the caller's r6..r9 and
   // truncate r3 (CodeConventions::tail_call_restores_registers).
   virtual bool tail_call_restores_registers() const { return false; }

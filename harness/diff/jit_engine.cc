@@ -27,6 +27,7 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
       Release();
       not_comparable_ = fmt::format("{}: {}{}", name_, loaded.programs.size() == 1 ? "" : fmt::format("program {}: ", i),
                                     *refused);
+      verifier_refused_ = true;
       return {};
     }
   }
@@ -70,6 +71,7 @@ void JitEngine::Release() {
   loaded_ = nullptr;
   conventions_ = ModelConventions();
   not_comparable_.reset();
+  verifier_refused_ = false;
 }
 
 Outcome JitEngine::Run(uint64_t budget) {

@@ -38,6 +38,7 @@ class JitEngine final : public Engine {
   EngineKind kind() const override { return EngineKind::kJit; }
   StackGeometry geometry() const override { return conventions_.geometry; }
   std::optional<std::string> not_comparable() const override { return not_comparable_; }
+  bool verifier_refused() const override { return verifier_refused_; }
   std::span<const int32_t> inlined_helpers() const override { return generator_->InlinedHelpers(); }
   bool tail_call_restores_registers() const override { return conventions_.tail_call_restores_registers; }
   void Release() override;
@@ -61,6 +62,7 @@ class JitEngine final : public Engine {
   std::vector<jit::CompiledProgram> compiled_;
   CodeConventions conventions_ = ModelConventions();
   std::optional<std::string> not_comparable_;
+  bool verifier_refused_ = false;
   GuestWork guest_work_;
 };
 

@@ -75,6 +75,7 @@ std::vector<std::string> Differences(const BoundaryState& x, const BoundaryState
   }
   if (x.memory.context != y.memory.context) out.push_back("the bytes of the input memory differ");
   if (x.memory.map_values != y.memory.map_values) out.push_back("the bytes of the map values differ");
+  if (x.memory.arena != y.memory.arena) out.push_back("the bytes of the arena differ");
   return out;
 }
 

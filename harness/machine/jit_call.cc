@@ -13,7 +13,8 @@ namespace bpfdiff {
 namespace {
 
 bool IsAtomic(const isa::Insn& insn) {
-  return isa::ClassOf(insn.opcode) == isa::kClassStx && isa::ModeOf(insn.opcode) == isa::kModeAtomic;
+  return isa::ClassOf(insn.opcode) == isa::kClassStx &&
+         (isa::ModeOf(insn.opcode) == isa::kModeAtomic || isa::ModeOf(insn.opcode) == isa::kModeProbeAtomic);
 }
 
 }  // namespace
@@ -137,6 +138,29 @@ Outcome JitCall::MarkImprecise() {
   return Outcome{};
 }
 
+bool JitCall::IsBreakFault(uint64_t pc) const {
+  uint32_t word = 0;
+  if (const uint8_t* p = env_.memory().HostPointer(pc, 4)) std::memcpy(&word, p, 4);
+  return word == jit::kBreakFault;
+}
+
+bool JitCall::ApplyFixup(uint64_t pc) {
+  // What the kernel does: search the faulting program's exception table,
+  // as it lies in RX memory, for the faulting pc.
+  const auto location = Locate(pc);
+  if (!location) return false;
+  const jit::CompiledSubprogram& sub = *location->subprogram;
+  const uint8_t* table =
+      env_.memory().HostPointer(sub.rx_extable, uint64_t{sub.extable_entries} * jit::kExtableEntrySize);
+  if (table == nullptr) return false;
+  const auto fixup = programs_.conventions.search_extable(table, sub.rx_extable, sub.extable_entries, pc);
+  if (!fixup) return false;
+  if (fixup->reg != static_cast<int>(a64::Reg::kZr)) machine_.WriteX(fixup->reg, 0);
+  machine_.WritePc(fixup->resume_pc);
+  resume_pc_ = fixup->resume_pc;
+  return true;
+}
+
 bool JitCall::ExceptionPcIsExact(uint64_t pc) const {
   uint32_t word = 0;
   if (const uint8_t* p = env_.memory().HostPointer(pc, 4)) std::memcpy(&word, p, 4);
@@ -232,22 +256,9 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
           if (end != ~uint64_t{0} && machine_.steps() >= end) return std::nullopt;
           continue;
         }
-        // What the kernel does: search the faulting program's exception
-        // table, as it lies in RX memory, for the faulting pc.
-        if (auto location = Locate(stop.pc)) {
-          const jit::CompiledSubprogram& sub = *location->subprogram;
-          const uint8_t* table = env_.memory().HostPointer(
-              sub.rx_extable, uint64_t{sub.extable_entries} * jit::kExtableEntrySize);
-          if (table != nullptr) {
-            if (auto fixup = programs_.conventions.search_extable(table, sub.rx_extable, sub.extable_entries,
-                                                                  stop.pc)) {
-              if (fixup->reg != static_cast<int>(a64::Reg::kZr)) machine_.WriteX(fixup->reg, 0);
-              machine_.WritePc(fixup->resume_pc);
-              resume_pc_ = fixup->resume_pc;
-              if (end != ~uint64_t{0} && machine_.steps() >= end) return std::nullopt;
-              continue;
-            }
-          }
+        if (ApplyFixup(stop.pc)) {
+          if (end != ~uint64_t{0} && machine_.steps() >= end) return std::nullopt;
+          continue;
         }
         return Unhandled(stop);
       }
@@ -257,6 +268,13 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
         // reported at some block start (seen after an exception-table
         // fixup): run the call again on a precise machine.
         if (machine_.mode() == MachineMode::kFast && !ExceptionPcIsExact(stop.pc)) return MarkImprecise();
+        // The kernel's alignment fault goes through the exception table
+        // too (do_alignment_fault, __do_kernel_fault): an arena atomic
+        // that is misaligned is skipped. A BRK is not a fault.
+        if (!IsBreakFault(stop.pc) && ApplyFixup(stop.pc)) {
+          if (end != ~uint64_t{0} && machine_.steps() >= end) return std::nullopt;
+          continue;
+        }
         return Unhandled(stop);
       case MachineStop::Kind::kHelper:
         if (stop.helper.kind == HelperResult::Kind::kUnwind) {

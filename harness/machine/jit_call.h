@@ -121,6 +121,11 @@ class JitCall final : private ExecutionObserver {
   // Whether a CPU exception reported at `pc` is where it happened: a BRK,
   // or the memory access of an atomic (alignment).
   bool ExceptionPcIsExact(uint64_t pc) const;
+  bool IsBreakFault(uint64_t pc) const;
+  // The kernel's fixup of a fault at `pc`: when the exception table of the
+  // code there has an entry for it, clears its register and resumes where
+  // it says; false when it has none.
+  bool ApplyFixup(uint64_t pc);
 
   GuestEnvironment& env_;
   Machine& machine_;

@@ -72,6 +72,8 @@ jit::JitEnvironment Sandbox::JitEnvironment() {
   env.map_max_entries_offset = guest::kMapMaxEntriesOffset;
   env.map_ptrs_offset = guest::kMapPtrsOffset;
   env.prog_bpf_func_offset = guest::kProgBpfFuncOffset;
+  env.arena_kern_vm_start = guest::kArenaKernStart;
+  env.arena_user_vm_start = guest::kArenaUserStart;
   return env;
 }
 

@@ -42,14 +42,21 @@ inline bool ProgramRun::OutsideFrames(uint64_t address, uint64_t size, bool writ
   return true;
 }
 
-// dst = *(size *)(src + offset), zero- or sign-extended. A PROBE_MEM load
-// of an address it may not read gives 0: the exception-table fixup.
+// The base an access adds its register to: the arena's kernel address for
+// the arena forms (PROBE_MEM32, PROBE_ATOMIC), else 0.
+constexpr uint64_t ArenaBase(uint8_t mode) {
+  return mode == isa::kModeProbeMem32 || mode == isa::kModeProbeAtomic ? guest::kArenaKernStart : 0;
+}
+
+// dst = *(size *)(src + offset), zero- or sign-extended. A PROBE_MEM or
+// PROBE_MEM32 load of an address it may not read gives 0: the
+// exception-table fixup.
 [[gnu::always_inline]] inline StepResult ProgramRun::Load(const isa::Insn& insn, uint64_t& dst, uint64_t src, uint32_t pc) {
   const uint8_t mode = isa::ModeOf(insn.opcode);
   const unsigned size = isa::SizeBytes(insn.opcode);
-  const uint64_t address = src + SExt32(insn.offset);
+  const uint64_t address = ArenaBase(mode) + src + SExt32(insn.offset);
   const uint8_t* p = memory_.Translate(address, size, AccessKind::kRead);
-  const bool probe = mode == isa::kModeProbeMem || mode == isa::kModeProbeMemSx;
+  const bool probe = mode == isa::kModeProbeMem || mode == isa::kModeProbeMemSx || mode == isa::kModeProbeMem32;
   const bool sign = mode == isa::kModeMemSx || mode == isa::kModeProbeMemSx;
   if (p == nullptr) {
     if (!probe) return Fault(pc, address, size, AccessKind::kRead);
@@ -62,12 +69,14 @@ inline bool ProgramRun::OutsideFrames(uint64_t address, uint64_t size, bool writ
   return Next(pc + 1);
 }
 
-// *(size *)(dst + offset) = imm (ST) | src (STX).
+// *(size *)(dst + offset) = imm (ST) | src (STX). An arena store
+// (PROBE_MEM32) where it may not write does nothing: the fixup.
 [[gnu::always_inline]] inline StepResult ProgramRun::Store(const isa::Insn& insn, uint64_t dst, uint64_t src, uint32_t pc) {
   const unsigned size = isa::SizeBytes(insn.opcode);
-  const uint64_t address = dst + SExt32(insn.offset);
+  const uint8_t mode = isa::ModeOf(insn.opcode);
+  const uint64_t address = ArenaBase(mode) + dst + SExt32(insn.offset);
   uint8_t* p = memory_.Translate(address, size, AccessKind::kWrite);
-  if (p == nullptr) return Fault(pc, address, size, AccessKind::kWrite);
+  if (p == nullptr) return mode == isa::kModeProbeMem32 ? Next(pc + 1) : Fault(pc, address, size, AccessKind::kWrite);
   outside_ |= OutsideFrames(address, size, true);
   WriteSized(p, size, isa::ClassOf(insn.opcode) == isa::kClassSt ? SExt32(insn.imm) : src);
   Wrote(address, size);
@@ -76,15 +85,21 @@ inline bool ProgramRun::OutsideFrames(uint64_t address, uint64_t size, bool writ
 
 // An atomic must be naturally aligned; it reads before it writes, so
 // memory it may not read faults as a read. The fetch forms put the old
-// value in src, cmpxchg in r0.
+// value in src, cmpxchg in r0. An arena atomic (PROBE_ATOMIC) that would
+// fault, misaligned or not, does nothing: the fixup (the kernel's
+// alignment fault goes through the exception table too).
 [[gnu::noinline]] inline StepResult ProgramRun::AtomicUpdate(const isa::Insn& insn, uint64_t dst, uint64_t src, uint32_t pc) {
   const unsigned size = isa::SizeBytes(insn.opcode);
-  const uint64_t address = dst + SExt32(insn.offset);
+  const uint8_t mode = isa::ModeOf(insn.opcode);
+  const uint64_t address = ArenaBase(mode) + dst + SExt32(insn.offset);
+  const bool arena = mode == isa::kModeProbeAtomic;
   if (address % size != 0) {
+    if (arena) return Next(pc + 1);
     return EndWithFault(FaultInfo{pc, static_cast<uint32_t>(program_index_), address, AccessKind::kMisaligned, false});
   }
   uint8_t* p = memory_.Translate(address, size, AccessKind::kWrite);
   if (p == nullptr) {
+    if (arena) return Next(pc + 1);
     const bool readable = memory_.Accessible(address, size, AccessKind::kRead);
     return Fault(pc, address, size, readable ? AccessKind::kWrite : AccessKind::kRead);
   }

@@ -93,7 +93,11 @@ TEST(FuzzSeeds, EveryStructuredSeedIsOfTheCurrentVersionAndCompletesOnEveryEngin
     ASSERT_FALSE(result.run.load_error) << *result.run.load_error;
     const Outcome& reference = *result.run.runs.front().outcome;
     EXPECT_TRUE(reference.end == EndKind::kExit || reference.end == EndKind::kUnwind) << reference.Summary();
-    for (const EngineRun& run : result.run.runs) EXPECT_TRUE(run.verdict.match()) << run.engine << ": " << run.verdict.Describe();
+    // An engine whose verifier refuses the case (an arena atomic without
+    // LSE) never runs it, by design.
+    for (const EngineRun& run : result.run.runs) {
+      EXPECT_TRUE(run.verdict.match() || run.verifier_refused) << run.engine << ": " << run.verdict.Describe();
+    }
   }
 }
 
