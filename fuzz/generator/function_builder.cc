@@ -617,9 +617,11 @@ void FunctionBuilder::UntrustedPointer(const Record& r) {
 }
 
 void FunctionBuilder::PointerSetup(const Record& r) {
-  // Version 5 adds a fifth kind: this CPU's per-CPU variable.
-  const uint32_t kind = r.Pick(0, layout_.version >= 5 ? 5 : 4);
+  // Version 5 adds a fifth kind, this CPU's per-CPU variable, and a
+  // sixth, an access to the arena.
+  const uint32_t kind = r.Pick(0, layout_.version >= 5 ? 6 : 4);
   if (kind == 4) return PerCpuPointer(r);
+  if (kind == 5) return ArenaAccess(r);
   if (kind == 3) {
     // ptr += imm, staying inside its area (not in a loop: the offset would drift).
     if (loops_ > 0) return;
@@ -689,6 +691,81 @@ void FunctionBuilder::PerCpuPointer(const Record& r) {
   SetScalar(src);
   Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, dst, src, isa::kAddrPerCpu));
   state_.regs[dst] = RegState::Pointer(Area::kPerCpu, offset, size);
+}
+
+void FunctionBuilder::ArenaAccess(const Record& r) {
+  // As the verifier rewrites an access through an arena pointer: a
+  // register holding an offset into the arena (p1 picks it), then a
+  // PROBE_MEM32 load or store or a PROBE_ATOMIC atomic through it (p2 bits
+  // 0..1: load, store, atomic, atomic; bit 4: a store of an immediate or
+  // of a register; bits 2..3 the size, bit 2 an atomic's; bits 5..7 the
+  // offset field). The access lands at p3..p4
+  // (modulo the arena's allocated page, aligned for an atomic), or, with p5
+  // bit 0, past the page, or, with bit 1, with an upper half in the
+  // register (both fault, and the exception table steps over them).
+  static constexpr int16_t kOffsets[] = {0, 8, -8, 255, 4095, -4096, 32767, -32768};
+  const int picked = PickWritable(r.byte(1));
+  if (picked < 0) return;
+  const auto base = static_cast<uint8_t>(picked);
+  const uint32_t what = std::min(r.byte(2) & 3, 2);  // load, store, atomic (half of them)
+  const bool atomic = what == 2;
+  const unsigned size = atomic ? (r.Flag(2, 2) ? 8 : 4) : kSizes[(r.byte(2) >> 2) & 3];
+  const int16_t offset = kOffsets[r.byte(2) >> 5];
+  uint64_t target = (r.byte(3) | uint64_t{r.byte(4)} << 8) % (guest::kArenaMappedBytes - size + 1);
+  if (atomic) target -= target % size;
+  if (r.Flag(5, 0)) target += uint64_t{0x10000} << r.Pick(6, 4);
+  if (r.Flag(5, 1)) target |= uint64_t{r.byte(6) | 1u} << 32;
+  // The register holds target - offset; the sum is all 64 bits wide.
+  const uint64_t value = target - static_cast<uint64_t>(static_cast<int64_t>(offset));
+  const uint8_t size_code = SizeCode(size);
+  // A register whose value may be stored: never one derived from a stack
+  // address (see RegState::stack_derived).
+  const auto storable = [&](uint8_t choice) {
+    const uint8_t reg = ScalarOperand(choice);
+    if (reg != base && !state_.regs[reg].stack_derived) return reg;
+    const int fresh = PickWritable(static_cast<uint8_t>(choice + 1));
+    const auto other = static_cast<uint8_t>(fresh < 0 || fresh == base ? kR0 : fresh);
+    EmitMovImm(other, static_cast<uint64_t>(Immediate(r, 5)));
+    return other;
+  };
+  if (what == 0) {
+    const int dst = PickWritable(r.byte(5));
+    if (dst < 0) return;
+    EmitMovImm(base, value);
+    SetScalar(base);
+    // dst = *(size *)(arena + base + offset)
+    Emit(Make(isa::kClassLdx | isa::kModeProbeMem32 | size_code, static_cast<uint8_t>(dst), base, offset));
+    SetScalar(static_cast<uint8_t>(dst));
+    return;
+  }
+  if (what == 1 && !r.Flag(2, 4)) {
+    EmitMovImm(base, value);
+    SetScalar(base);
+    // *(size *)(arena + base + offset) = imm
+    Emit(Make(isa::kClassSt | isa::kModeProbeMem32 | size_code, base, 0, offset, Immediate(r, 5)));
+    return;
+  }
+  const uint8_t src = storable(r.byte(5));
+  if (src == base || reserved(src) || src == kFp) return;
+  EmitMovImm(base, value);
+  SetScalar(base);
+  if (!atomic) {
+    // *(size *)(arena + base + offset) = src
+    Emit(Make(isa::kClassStx | isa::kModeProbeMem32 | size_code, base, src, offset));
+    return;
+  }
+  const int32_t op = kAtomicOps[r.Pick(6, std::size(kAtomicOps))];
+  if (op == isa::kAtomicCmpXchg) {
+    if (reserved(kR0) || base == kR0) return;
+    if (!state_.regs[kR0].readable() || state_.regs[kR0].stack_derived) EmitMovImm(kR0, 0);
+  }
+  // lock <op> *(size *)(arena + base + offset), src
+  Emit(Make(isa::kClassStx | isa::kModeProbeAtomic | size_code, base, src, offset, op));
+  if (op == isa::kAtomicCmpXchg) {
+    SetScalar(kR0);
+  } else if ((op & isa::kAtomicFetch) != 0) {
+    SetScalar(src);
+  }
 }
 
 // --- Regions ------------------------------------------------------------

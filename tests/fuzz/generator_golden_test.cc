@@ -537,18 +537,21 @@ TEST(FuzzGeneratorGolden, Version4TailCallChainAndBounds) {
 
 // Version 5: the fifth pointer setup, this CPU's per-CPU variable, in
 // place (dst = src) and from another register, then a store and a load
-// through it; and a fourth kind (ptr += imm) that version 4 wrote as the
-// same record upgrades to the same program.
+// through it; a fourth kind (ptr += imm) that version 4 wrote as the same
+// record upgrades to the same program; and the sixth, arena accesses.
 std::vector<uint8_t> Version5PerCpu(uint8_t version) {
   return {
     // version, structured, no subprogram, no maps, no tail-call targets,
     // 8 bytes of memory, seed, no options
     version, 0x00, 0x00, 0x00, 0x00, 0x08, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x00, 0x00,
     0x92, 0x04, 0x03, 0x00, 0x00, 0x05, 0x00, 0x00,  // pointer setup 4: r3 = per-CPU + 40
-    0x92, 0x09, 0x06, 0x01, 0x01, 0x7f, 0x00, 0x00,  // pointer setup 4: r6 = addr_percpu r8 (+1016)
+    0x92, 0x04, 0x06, 0x01, 0x01, 0x7f, 0x00, 0x00,  // pointer setup 4: r6 = addr_percpu r2 (+1016)
     0x64, 0x03, 0x01, 0x01, 0x00, 0x00, 0x06, 0x00,  // store 8 bytes through r3
     0x50, 0x03, 0x00, 0x02, 0x00, 0x00, 0x07, 0x00,  // load 8 bytes through r6
     0x92, 0x03, 0x03, 0x00, 0x10, 0x00, 0x00, 0x00,  // pointer setup 3: ptr += imm
+    0x92, 0x05, 0x01, 0x2c, 0x10, 0x00, 0x00, 0x00,  // arena: an 8-byte load at 16, offset 8
+    0x92, 0x05, 0x02, 0x11, 0x20, 0x00, 0x00, 0x00,  // arena: a 1-byte store of a register at 32
+    0x92, 0x05, 0x03, 0xc6, 0x40, 0x00, 0x02, 0x01,  // arena: an 8-byte or, upper half set, offset 32767
   };
 }
 
@@ -564,6 +567,13 @@ TEST(FuzzGeneratorGolden, Version5PerCpuVariable) {
       "7b 63 d8 ff 00 00 00 00\n"  // stxdw [%r3-40], %r6
       "79 67 08 fc 00 00 00 00\n"  // ldxdw %r7, [%r6-1016]
       "07 03 00 00 e8 ff ff ff\n"  // add %r3, -24
+      "b7 01 00 00 08 00 00 00\n"  // mov %r1, 8
+      "b9 10 08 00 00 00 00 00\n"  // probe32 ldxdw %r0, [%r1+8]
+      "b7 02 00 00 20 00 00 00\n"  // mov %r2, 32
+      "b3 02 00 00 00 00 00 00\n"  // probe32 stxb [%r2], %r0
+      "b4 03 00 00 41 80 ff ff\n"  // mov32 %r3, -32703
+      "fb 23 ff 7f 40 00 00 00\n"  // probe32 lock or [%r3+32767], %r2
+      "7b 1a 00 fe 00 00 00 00\n"  // stxdw [%r10-512], %r1
       "7b 2a 08 fe 00 00 00 00\n"  // stxdw [%r10-504], %r2
       "7b 3a 10 fe 00 00 00 00\n"  // stxdw [%r10-496], %r3
       "7b 6a 28 fe 00 00 00 00\n"  // stxdw [%r10-472], %r6
