@@ -446,6 +446,7 @@ Result<int32_t> Assembler::Target(const Token& token, size_t number, bool in_imm
 Status Assembler::Encode(const Form& form, std::span<const Token> operands, size_t number) {
   Insn insn;
   insn.opcode = form.opcode;
+  insn.imm = form.fixed_imm;
   switch (form.discriminant) {
     case Discriminant::kNone: break;
     case Discriminant::kSrc: insn.src = static_cast<uint8_t>(form.discriminant_value); break;

@@ -71,7 +71,7 @@ std::string Problems(const Form& form, const Insn& insn, const Insn* next) {
   if (!use.dst && insn.dst != 0) add(fmt::format("reserved dst={}", insn.dst));
   if (!use.src && insn.src != 0) add(fmt::format("reserved src={}", insn.src));
   if (!use.offset && insn.offset != 0) add(fmt::format("reserved offset={}", insn.offset));
-  if (!use.imm && insn.imm != 0) add(fmt::format("reserved imm={}", insn.imm));
+  if (!use.imm && insn.imm != form.fixed_imm) add(fmt::format("reserved imm={}", insn.imm));
   if (use.dst && insn.dst >= kNumRegs) add(fmt::format("no register r{}", insn.dst));
   if (use.src && insn.src >= kNumRegs && form.discriminant != Discriminant::kSrc) {
     add(fmt::format("no register r{}", insn.src));

@@ -125,6 +125,12 @@ constexpr unsigned SizeBytes(uint8_t opcode) {
 // The offset of a mov64 that makes a per-CPU pointer this CPU's address
 // (include/linux/filter.h, BPF_ADDR_PERCPU): dst = src + this CPU's offset.
 inline constexpr int16_t kAddrPerCpu = -1;
+// The offset of a mov64 that casts between address spaces (BPF_ADDR_SPACE_
+// CAST), and the imm of the one cast that reaches the JIT, from the arena
+// to a user address (as(0) to as(1): insn_is_cast_user); the verifier
+// makes the other direction a 32-bit mov.
+inline constexpr int16_t kAddrSpaceCastOffset = 1;
+inline constexpr int32_t kCastUserImm = 1 << 16;
 
 struct Insn {
   uint8_t opcode = 0;

@@ -34,7 +34,7 @@ struct Table {
            std::string semantics) {
     auto id = static_cast<FormId>(forms.size());
     forms.push_back(Form{id, std::move(name), std::move(mnemonic), opcode, disc, disc_value,
-                         shape, cpu, group, internal, std::move(semantics)});
+                         shape, cpu, group, internal, std::move(semantics), 0});
     by_opcode[opcode].push_back(id);
     by_mnemonic[forms.back().mnemonic].push_back(id);
   }
@@ -278,6 +278,13 @@ void AddArena(Table& t) {
     t.Add(stx, stx, kClassStx | kModeProbeMem32 | size.size, Discriminant::kNone, 0, Shape::kStoreReg, kV1, group,
           true, fmt::format("*(u{} *)(arena + dst + offset) = src, unless that faults", bits));
   }
+  // The cast of an arena pointer to the user address the program's
+  // process sees (its imm is fixed: the other direction never reaches the
+  // JIT).
+  t.Add("addr_space_cast", "addr_space_cast", kClassAlu64 | kSrcX | kAluMov, Discriminant::kOffset,
+        kAddrSpaceCastOffset, Shape::kAddrSpaceCast, kV4, kGroupBase64, true,
+        "dst = (u32)src ? user_vm_start's upper half << 32 | (u32)src : 0");
+  t.forms.back().fixed_imm = kCastUserImm;
   for (const Form& atomic : std::vector<Form>(t.forms)) {
     if (atomic.shape != Shape::kAtomic) continue;
     const bool is64 = SizeOf(atomic.opcode) == kSizeDW;

@@ -53,6 +53,7 @@ enum class Shape : uint8_t {
   kEndian,        // be16 %r0                dst (width in imm)
   kMovSx,         // movsx832 %r0, %r1       dst, src (width in offset)
   kMovPerCpu,     // addr_percpu %r0, %r1    dst, src (offset BPF_ADDR_PERCPU)
+  kAddrSpaceCast, // addr_space_cast %r0, %r1  dst, src (offset 1, imm 0x10000)
   kJa,            // ja +3                   offset
   kJa32,          // ja32 +3                 imm
   kJumpImm,       // jeq %r0, 5, +3          dst, imm, offset
@@ -103,6 +104,9 @@ struct Form {
   Group group;
   bool kernel_internal;  // produced by the verifier, never by a compiler
   std::string semantics; // one line, e.g. "dst = (u32)(dst + imm)"
+  // What imm must hold where it is not an operand: 0, but for the one
+  // form whose imm is fixed (addr_space_cast's kCastUserImm).
+  int32_t fixed_imm = 0;
 
   bool is_wide() const { return opcode == kOpLddw; }
 };

@@ -16,6 +16,7 @@ bool WritesDst(Shape shape) {
     case Shape::kEndian:
     case Shape::kMovSx:
     case Shape::kMovPerCpu:
+    case Shape::kAddrSpaceCast:
     case Shape::kLddw:
     case Shape::kLddwMapFd:
     case Shape::kLddwMapValue:
@@ -39,8 +40,9 @@ Status CheckFields(size_t pc, const Insn& insn, const Form& form) {
   if (!use.offset && insn.offset != 0) {
     return At(pc, &form, fmt::format("reserved offset field is {}, must be 0", insn.offset));
   }
-  if (!use.imm && insn.imm != 0) {
-    return At(pc, &form, fmt::format("reserved imm field is {}, must be 0", insn.imm));
+  if (!use.imm && insn.imm != form.fixed_imm) {
+    return At(pc, &form, fmt::format("{} imm field is {}, must be {}", form.fixed_imm == 0 ? "reserved" : "fixed",
+                                     insn.imm, form.fixed_imm));
   }
   if (use.dst && insn.dst >= kNumRegs) return At(pc, &form, fmt::format("invalid register r{}", insn.dst));
   if (use.src && insn.src >= kNumRegs) return At(pc, &form, fmt::format("invalid register r{}", insn.src));

@@ -37,6 +37,7 @@ std::span<const Operand> OperandsOf(Shape shape) {
     case Shape::kEndian: return kDstOnlyOps;
     case Shape::kMovSx: return kAluRegOps;
     case Shape::kMovPerCpu: return kAluRegOps;
+    case Shape::kAddrSpaceCast: return kAluRegOps;
     case Shape::kJa: return kJaOps;
     case Shape::kJa32: return kJa32Ops;
     case Shape::kJumpImm: return kJumpImmOps;

@@ -147,6 +147,13 @@ Status EmitAlu(JitContext& ctx, uint32_t, const isa::Insn& insn) {
       } else if (insn.offset == 0) {
         // dst = src
         ctx.Emit(a64::Mov(w, dst, src));
+      } else if (is64 && insn.offset == isa::kAddrSpaceCastOffset) {
+        // dst = (u32)src ? user_vm_start's upper half << 32 | (u32)src : 0
+        ctx.Emit(a64::Mov(Width::kW, kTmp1, src));
+        EmitMovImm(ctx, Width::kX, dst, ctx.env.arena_user_vm_start & ~uint64_t{0xffffffff});
+        ctx.Emit(a64::CompareAndBranchImmediate(a64::CompareBranchOp::kCbz, Width::kX, kTmp1, 8));
+        ctx.Emit(a64::LogicalShiftedRegister(a64::LogicalRegOp::kOrr, Width::kX, kTmp1, dst, kTmp1));
+        ctx.Emit(a64::Mov(Width::kX, dst, kTmp1));
       } else if (is64 && insn.offset == isa::kAddrPerCpu) {
         // dst = src + this CPU's per-CPU offset (the kernel runs at EL1
         // here; with VHE it would read TPIDR_EL2)

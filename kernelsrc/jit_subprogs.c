@@ -58,7 +58,7 @@ static int uses_arena(const struct bpfdiff_kjit_program *program)
 	for (i = 0; i < program->length; i++) {
 		const struct bpf_insn *insn = (const struct bpf_insn *)&program->insns[i];
 
-		if (is_arena_access(insn))
+		if (is_arena_access(insn) || insn_is_cast_user(insn))
 			return 1;
 	}
 	return 0;

@@ -8,7 +8,8 @@ bool IsArenaAccess(const isa::Insn& insn) {
   const uint8_t cls = isa::ClassOf(insn.opcode);
   const uint8_t mode = isa::ModeOf(insn.opcode);
   return ((cls == isa::kClassLdx || cls == isa::kClassSt || cls == isa::kClassStx) && mode == isa::kModeProbeMem32) ||
-         (cls == isa::kClassStx && mode == isa::kModeProbeAtomic);
+         (cls == isa::kClassStx && mode == isa::kModeProbeAtomic) ||
+         (insn.opcode == (isa::kClassAlu64 | isa::kSrcX | isa::kAluMov) && insn.offset == isa::kAddrSpaceCastOffset);
 }
 
 bool IsPerCpuAddressMove(const isa::Insn& insn) {

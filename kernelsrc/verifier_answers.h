@@ -43,7 +43,8 @@ struct VerifierAnswers {
 //    bpf-to-bpf calls").
 std::optional<std::string> VerifierRefusal(const VerifierAnswers& answers, const isa::Program& program);
 
-// Whether `insn` accesses the arena (PROBE_MEM32, PROBE_ATOMIC).
+// Whether `insn` uses the arena (PROBE_MEM32, PROBE_ATOMIC, the cast to a
+// user address).
 bool IsArenaAccess(const isa::Insn& insn);
 
 // Whether `insn` is the per-CPU address move (filter.h's

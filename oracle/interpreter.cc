@@ -57,6 +57,12 @@ void ProgramRun::EnterFunction(uint64_t fp) {
         dst = src + guest::PerCpuArea(options_.cpu);
         return Next(pc + 1);
       }
+      if (insn.opcode == (isa::kClassAlu64 | isa::kSrcX | isa::kAluMov) && insn.offset == isa::kAddrSpaceCastOffset) {
+        // cast_user: the arena offset in user_vm_start's 4 GiB, NULL kept.
+        const uint64_t low = src & 0xffffffffULL;
+        dst = low == 0 ? 0 : (guest::kArenaUserStart & ~0xffffffffULL) | low;
+        return Next(pc + 1);
+      }
       break;
     case isa::kClassAlu:
       if (ExecuteAlu32(insn, dst, src)) return Next(pc + 1);

@@ -22,6 +22,7 @@ RegisterUse UseOf(const isa::Insn& insn, const isa::Form& form) {
       break;
     case isa::Shape::kMovSx:
     case isa::Shape::kMovPerCpu:
+    case isa::Shape::kAddrSpaceCast:
       use.reads = RegisterBit(insn.src);
       use.writes = RegisterBit(insn.dst);
       break;

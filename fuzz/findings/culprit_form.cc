@@ -38,6 +38,7 @@ std::string_view CulpritFormOf(const isa::Insn& insn) {
     case isa::Shape::kJumpReg: return form.mnemonic;  // "add32", "neg", "ja32", "jset32": static storage
     case isa::Shape::kMovSx: return alu32 ? "movsx32" : "movsx";
     case isa::Shape::kMovPerCpu: return "addr_percpu";
+    case isa::Shape::kAddrSpaceCast: return "addr_space_cast";
     case isa::Shape::kEndian: return EndianForm(form.mnemonic);
     case isa::Shape::kCallHelper: return "call helper";
     case isa::Shape::kCallLocal: return "call local";

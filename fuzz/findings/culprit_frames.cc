@@ -36,6 +36,7 @@ namespace {
 [[gnu::noinline]] void CulpritIsNeg(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsMovsx(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsAddrPercpu(FindingEnd end) { NoteFindingFrame(__func__); end(); }
+[[gnu::noinline]] void CulpritIsAddrSpaceCast(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsLe(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsBe(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsBswap(FindingEnd end) { NoteFindingFrame(__func__); end(); }
@@ -142,6 +143,7 @@ constexpr NamedFrame kCulpritFrames[] = {
     {"neg", CulpritIsNeg},
     {"movsx", CulpritIsMovsx},
     {"addr_percpu", CulpritIsAddrPercpu},
+    {"addr_space_cast", CulpritIsAddrSpaceCast},
     {"le", CulpritIsLe},
     {"be", CulpritIsBe},
     {"bswap", CulpritIsBswap},

@@ -64,7 +64,8 @@ constexpr uint32_t SMod32(uint32_t a, uint32_t b) {
     case isa::kClassAlu64 | isa::kSrcK | isa::kAluMov: dst = imm; break;
     // movsx: offset 8, 16 or 32 sign-extends that many low bits of src.
     case isa::kClassAlu64 | isa::kSrcX | isa::kAluMov:
-      if (insn.offset == isa::kAddrPerCpu) return false;  // the CPU's offset: ProgramRun::Step
+      // The CPU's offset, the arena's user address: ProgramRun::Step.
+      if (insn.offset == isa::kAddrPerCpu || insn.offset == isa::kAddrSpaceCastOffset) return false;
       dst = insn.offset == 0 ? src : SignExtend(src, static_cast<unsigned>(insn.offset) / 8);
       break;
     case isa::kClassAlu64 | isa::kSrcK | isa::kAluEnd: dst = ByteSwap(dst, insn.imm); break;  // bswap

@@ -77,6 +77,7 @@ int32_t RandomImm32(std::mt19937_64& rng) {
 Sample CanonicalSample(const Form& form) {
   Insn insn;
   insn.opcode = form.opcode;
+  insn.imm = form.fixed_imm;
   Insn second;
   for (Operand operand : OperandsOf(form.shape)) {
     switch (operand) {
@@ -130,6 +131,7 @@ Sample RandomSample(const Form& form, std::mt19937_64& rng) {
   };
   Insn insn;
   insn.opcode = form.opcode;
+  insn.imm = form.fixed_imm;
   Insn second;
   for (Operand operand : OperandsOf(form.shape)) {
     switch (operand) {
