@@ -694,6 +694,20 @@ void FunctionBuilder::PerCpuPointer(const Record& r) {
 }
 
 void FunctionBuilder::ArenaAccess(const Record& r) {
+  ArenaAccessBody(r);
+  // With p5 bit 2, then the cast of an arena register to the user address
+  // (addr_space_cast, into the register p6 + 3 picks): the JIT's only
+  // address-space cast.
+  if (!r.Flag(5, 2)) return;
+  const int from = PickReadable(r.byte(1));
+  const int to = PickWritable(static_cast<uint8_t>(r.byte(6) + 3));
+  if (from < 0 || to < 0 || from == kFp || state_.regs[static_cast<size_t>(from)].stack_derived) return;
+  Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, static_cast<uint8_t>(to), static_cast<uint8_t>(from),
+            isa::kAddrSpaceCastOffset, isa::kCastUserImm));
+  SetScalar(static_cast<uint8_t>(to));
+}
+
+void FunctionBuilder::ArenaAccessBody(const Record& r) {
   // As the verifier rewrites an access through an arena pointer: a
   // register holding an offset into the arena (p1 picks it), then a
   // PROBE_MEM32 load or store or a PROBE_ATOMIC atomic through it (p2 bits

@@ -162,6 +162,7 @@ class FunctionBuilder {
   void UntrustedPointer(const Record& r);
   void PerCpuPointer(const Record& r);
   void ArenaAccess(const Record& r);
+  void ArenaAccessBody(const Record& r);
   void PointerSetup(const Record& r);
   void BeginIf(const Record& r);
   void BeginDead(const Record& r);

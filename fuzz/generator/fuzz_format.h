@@ -120,7 +120,12 @@
 //    dst then points into the variable, for the loads, stores and atomics
 //    that follow; the variable is zeroed before every run. With p2 bit 1
 //    the move is applied to a scalar (p3 picks it) instead, so that the
-//    sum's upper half counts.
+//    sum's upper half counts;
+//  - the sixth kind is an arena access (PROBE_MEM32 load or store, or
+//    PROBE_ATOMIC atomic) through a register set to an offset into the
+//    arena's page, past it, or with an upper half (function_builder.cc,
+//    ArenaAccessBody, says which bytes choose what); with p5 bit 2 an
+//    addr_space_cast to the user address follows.
 #pragma once
 
 #include <cstddef>

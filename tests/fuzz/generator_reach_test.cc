@@ -39,7 +39,8 @@ std::vector<std::string> NeverWrittenBy(uint8_t version) {
   for (const auto& form : isa::AllForms()) {
     const bool legacy = std::find(kLegacyPacketAccess.begin(), kLegacyPacketAccess.end(), form.name) !=
                         kLegacyPacketAccess.end();
-    const bool since5 = form.name == "addr_percpu" || form.name.starts_with("probe32 ");
+    const bool since5 =
+        form.name == "addr_percpu" || form.name == "addr_space_cast" || form.name.starts_with("probe32 ");
     if ((since5 && version < 5) || (legacy && version >= 2)) never.push_back(form.name);
   }
   return never;
