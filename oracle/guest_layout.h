@@ -89,12 +89,14 @@ inline constexpr uint64_t kOversizeSize = 64 << 20;
 
 // The arena (BPF_MAP_TYPE_ARENA) of every case, as kernel/bpf/arena.c lays
 // it out: kern_vm_start lies 32 KiB (half the guard) into a 4 GiB range
-// above the first 4 GiB, so that its address needs all 64 bits; its first
-// page is allocated, and the rest, the guards included, faults. PROBE_MEM32
+// far above the first 4 GiB, so that its address needs all 64 bits; its
+// first page is allocated, and the rest, the guards included, faults. The
+// range is above AddressSanitizer's shadow (which ends at 0x10007fff8000),
+// since VIXL runs guest memory at its own host address. PROBE_MEM32
 // and PROBE_ATOMIC accesses add kern_vm_start to their register; the cast
 // to a user pointer (addr_space_cast) puts user_vm_start's upper half on a
 // non-zero offset. Zeroed before every run, and compared.
-inline constexpr uint64_t kArenaKernStart = 0x1'0000'8000;
+inline constexpr uint64_t kArenaKernStart = 0x2000'0000'8000;
 inline constexpr uint64_t kArenaMappedBytes = 0x1000;
 inline constexpr uint64_t kArenaUserStart = 0x7f12'0000'0000;
 
