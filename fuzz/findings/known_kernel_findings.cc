@@ -44,6 +44,31 @@ bool FetchSrcIsDst(const CaseRun& run, const EngineRun& diverged, const Localiza
   return false;
 }
 
+// probe32 stX [rD+off], imm where off is not an offset the store's scaled
+// unsigned 12-bit immediate holds (negative, not a multiple of the size, or
+// past 4095 units): 6.12's JIT (BPF_ST | BPF_PROBE_MEM32) puts the arena
+// address in tmp2 and then overwrites tmp2 with the offset.
+bool IsArenaStoreOfImmAtARegisterOffset(const isa::Insn& insn) {
+  if (isa::ClassOf(insn.opcode) != isa::kClassSt || isa::ModeOf(insn.opcode) != isa::kModeProbeMem32) return false;
+  const int size = static_cast<int>(isa::SizeBytes(insn.opcode));
+  const int off = insn.offset;
+  const bool scaled_imm12 = off >= 0 && off % size == 0 && off / size <= 0xfff;
+  return !scaled_imm12;
+}
+
+// Only a located culprit names it: the store faults inside the JIT's code
+// and the exception table skips it, so no fault points at it.
+bool ArenaStoreOffsetClobbersAddress(const CaseRun& run, const EngineRun& diverged,
+                                     const Localization* localization) {
+  if (!IsKernelEngine(diverged.engine) || !run.loaded || localization == nullptr || !localization->culprit) {
+    return false;
+  }
+  const Culprit& named = *localization->culprit;
+  if (named.prologue) return false;
+  const isa::Insn* culprit = InsnAt(*run.loaded, named.program, named.slot, false);
+  return culprit != nullptr && IsArenaStoreOfImmAtARegisterOffset(*culprit);
+}
+
 bool EmptySlotCountedThenLimit(const CaseRun& run, const EngineRun& diverged) {
   if (!IsKernelEngine(diverged.engine)) return false;
   const std::vector<EngineRun>* runs = run.RunsHolding(diverged);
@@ -65,6 +90,7 @@ std::optional<std::string_view> KnownKernelFinding(const CaseRun& run, const Eng
                                                    const Localization* localization) {
   if (FetchSrcIsDst(run, diverged, localization)) return "atomic-fetch-src-is-dst";
   if (EmptySlotCountedThenLimit(run, diverged)) return "tailcall-count-rules";
+  if (ArenaStoreOffsetClobbersAddress(run, diverged, localization)) return "arena-st-offsets";
   return std::nullopt;
 }
 

@@ -3,7 +3,7 @@
 // kernelsrc/known_findings.txt), recognized by what makes them rather than
 // by a file name, so that a fuzzer on the kernel's engines counts them and
 // goes on looking for new ones: a campaign from an empty corpus meets the
-// two below within seconds, and would otherwise stop (or, under -fork,
+// ones below within seconds, and would otherwise stop (or, under -fork,
 // file dozens of artifacts) for what is known.
 //
 // Each test is as narrow as the finding: a new bug of the same instruction
@@ -26,7 +26,10 @@ namespace bpfdiff::fuzz {
 //  - "tailcall-count-rules": a kernel engine, where the interpreter's run
 //    (on the same input memory) counted a tail call to an empty slot and
 //    then refused one at the limit, which the kernel's JIT, not counting
-//    the empty slot, takes.
+//    the empty slot, takes;
+//  - "arena-st-offsets": a kernel engine, and the located culprit is an
+//    arena store of an immediate whose offset the store's immediate form
+//    cannot hold.
 std::optional<std::string_view> KnownKernelFinding(const CaseRun& run, const EngineRun& diverged,
                                                    const Localization* localization);
 

@@ -1,7 +1,8 @@
 // The known findings of the kernel's JIT as the fuzzers recognize them
 // (fuzz/findings/known_kernel_findings.h), on runs made up here: each is
 // recognized in its shape, and not in the shapes next to it (another
-// engine, an offset, cmpxchg, a limit reached without an empty slot).
+// engine, an offset, cmpxchg, a limit reached without an empty slot, an
+// arena store whose offset the immediate form holds).
 // tests/kernelsrc runs the real cases on the kernel's JIT.
 #include "fuzz/findings/known_kernel_findings.h"
 
@@ -102,6 +103,36 @@ TEST(KnownKernelFindings, AnEmptySlotCountedBeforeTheLimitOnTheKernelsJit) {
   run.variants.push_back(TailCallRun("kernel-jit", 1, 32).runs);
   EXPECT_FALSE(Known(run));
   EXPECT_EQ(KnownKernelFinding(run, run.variants[0].back(), nullptr), "tailcall-count-rules");
+}
+
+// Whether a kernel run whose located culprit is the store in `store` (slot
+// 1, after a mov) is taken for the arena store finding.
+std::optional<std::string_view> ArenaStoreCulprit(const std::string& store, const std::string& engine = "kernel-jit") {
+  CaseRun run = FaultedRun("mov32 %r1, 0x400\n" + store + "\nmov %r0, 0\nexit", engine, 3);
+  run.runs.back().outcome->end = EndKind::kExit;
+  run.runs.back().outcome->fault.reset();
+  Localization localization;
+  localization.culprit = Culprit{};
+  localization.culprit->slot = 1;
+  return Known(run, &localization);
+}
+
+TEST(KnownKernelFindings, AnArenaStoreOfAnImmediateAtAnOffsetTheImmediateFormCannotHold) {
+  for (const char* store : {"probe32 stb [%r1-1], 1", "probe32 sth [%r1+3], 1", "probe32 stw [%r1-8], 1",
+                            "probe32 stdw [%r1+255], 1", "probe32 sth [%r1+8192], 1", "probe32 stw [%r1+16384], 1"}) {
+    EXPECT_EQ(ArenaStoreCulprit(store), "arena-st-offsets") << store;
+    EXPECT_EQ(ArenaStoreCulprit(store, "kernel-jit-llsc"), "arena-st-offsets") << store;
+  }
+  // Offsets the scaled immediate holds, the register store, a plain store,
+  // bpfdiff's model.
+  for (const char* store : {"probe32 stb [%r1+4095], 1", "probe32 sth [%r1+8190], 1", "probe32 stw [%r1+0], 1",
+                            "probe32 stdw [%r1+32760], 1", "probe32 stxdw [%r1-1], %r1", "stb [%r10-1], 1"}) {
+    EXPECT_FALSE(ArenaStoreCulprit(store)) << store;
+  }
+  EXPECT_FALSE(ArenaStoreCulprit("probe32 stb [%r1-1], 1", "jit"));
+  // Without a located culprit it is not named: nothing else points at it.
+  CaseRun run = FaultedRun("mov32 %r1, 0x400\nprobe32 stb [%r1-1], 1\nmov %r0, 0\nexit", "kernel-jit", 1);
+  EXPECT_FALSE(Known(run));
 }
 
 }  // namespace

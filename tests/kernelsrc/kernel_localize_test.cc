@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "fuzz/diff/diff_harness.h"
 #include "fuzz/diff/triage.h"
@@ -129,12 +131,27 @@ TEST(KernelLocalize, RegistersATailCallRestoresAreNoDifferenceUntilWritten) {
             2u);  // of program 1
 }
 
-// The fuzzers know both findings when they meet them (and go on): the
-// cases of kernelsrc/known_findings.txt are recognized as what they are.
+// The names of kernelsrc/known_findings.txt: its lines are "^NAME[.]data$".
+std::vector<std::string> KnownFindingNames() {
+  std::ifstream in(std::string(BPFDIFF_SOURCE_DIR) + "/kernelsrc/known_findings.txt");
+  std::vector<std::string> names;
+  const std::string head = "^", tail = "[.]data$";
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    EXPECT_TRUE(line.starts_with(head) && line.ends_with(tail)) << line;
+    names.push_back(line.substr(head.size(), line.size() - head.size() - tail.size()));
+  }
+  return names;
+}
+
+// The fuzzers know the findings when they meet them (and go on): every
+// case of kernelsrc/known_findings.txt is recognized as what it is.
 TEST(KernelLocalize, TheKnownFindingsAreRecognizedByWhatTheyAre) {
   auto harness = KernelHarness();
   ASSERT_NE(harness, nullptr);
-  for (const char* name : {"atomic-fetch-src-is-dst", "tailcall-count-rules"}) {
+  const std::vector<std::string> names = KnownFindingNames();
+  EXPECT_GE(names.size(), 3u);
+  for (const std::string& name : names) {
     SCOPED_TRACE(name);
     auto source = LoadArtifact(std::string(BPFDIFF_SOURCE_DIR) + "/tests/conformance/" + name + ".data");
     ASSERT_TRUE(source.ok()) << source.message();
