@@ -178,6 +178,16 @@ struct Insn {
   }
 };
 
+// The kernel-internal register moves that are not moves (mov64 with a
+// reserved offset): dst = src + this CPU's per-CPU offset, and dst = the
+// arena pointer src as a user address.
+constexpr bool IsPerCpuAddressMove(const Insn& insn) {
+  return insn.opcode == (kClassAlu64 | kSrcX | kAluMov) && insn.offset == kAddrPerCpu;
+}
+constexpr bool IsAddrSpaceCast(const Insn& insn) {
+  return insn.opcode == (kClassAlu64 | kSrcX | kAluMov) && insn.offset == kAddrSpaceCastOffset;
+}
+
 // The 64-bit immediate of an lddw whose first slot is at `slots[0]`.
 inline uint64_t Imm64(const Insn& first, const Insn& second) {
   return static_cast<uint64_t>(static_cast<uint32_t>(first.imm)) |

@@ -193,7 +193,8 @@ int bpfdiff_kjit_text_poke(const struct bpfdiff_kjit_world *world, uint64_t imag
 
 /* The tree's JIT's answers to the verifier's questions
  * (verifier_questions.c): 1 where bpf_jit_supports_*() says yes, and the
- * helper ids bpf_jit_inlines_helper_call() takes, ascending. */
+ * helper ids bpf_jit_inlines_helper_call() takes, ascending. inlined_count
+ * counts them all; past BPFDIFF_KJIT_MAX_INLINED the ids are not stored. */
 #define BPFDIFF_KJIT_MAX_INLINED 16
 struct bpfdiff_kjit_answers {
 	int kfunc_call;        /* bpf_jit_supports_kfunc_call */

@@ -147,9 +147,14 @@ bpfdiff_kjit_world KernelJit::Impl::Bridge() {
 
 namespace {
 
-VerifierAnswers AskVerifierQuestions(const bpfdiff_kjit_world& world) {
+Result<VerifierAnswers> AskVerifierQuestions(const bpfdiff_kjit_world& world) {
   bpfdiff_kjit_answers asked;
   bpfdiff_kjit_verifier_answers(&world, &asked);
+  if (asked.inlined_count > BPFDIFF_KJIT_MAX_INLINED) {
+    return Fail("the tree's JIT inlines {} helpers (bpf_jit_inlines_helper_call), more than the {} that "
+                "kernelsrc/bridge.h has room for: raise BPFDIFF_KJIT_MAX_INLINED",
+                asked.inlined_count, BPFDIFF_KJIT_MAX_INLINED);
+  }
   VerifierAnswers answers;
   answers.kfunc_call = asked.kfunc_call != 0;
   answers.subprog_tailcalls = asked.subprog_tailcalls != 0;
@@ -173,7 +178,9 @@ Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack& pack, jit::T
                                                      jit::AtomicLowering atomics) {
   if (auto status = CheckLayout(world); !status) return status.error();
   auto impl = std::make_unique<Impl>(Impl{pack, patcher, world, atomics, {}, {}, {}, {}});
-  impl->answers = AskVerifierQuestions(impl->Bridge());
+  auto answers = AskVerifierQuestions(impl->Bridge());
+  if (!answers) return answers.error();
+  impl->answers = std::move(answers).value();
   return std::unique_ptr<KernelJit>(new KernelJit(std::move(impl)));
 }
 

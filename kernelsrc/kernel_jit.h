@@ -102,7 +102,7 @@ struct KernelTrampoline {
 struct FailingCompile {
   Result<jit::CompiledProgram> compiled = Error{"not compiled"};
   std::string injected;          // the service made to fail; "" when the compile made fewer calls
-  uint32_t failable_calls = 0;   // the failable calls the compile made
+  uint32_t failable_calls = 0;   // the failable calls the compile made, up to the one that failed
   // A promise the kernel broke on the path it took, or "" (bridge.h,
   // bpfdiff_kjit_error_path): what is held or freed twice after a failed
   // compile, or a program the verifier takes as JITed whose image is gone.

@@ -9,11 +9,7 @@ bool IsArenaAccess(const isa::Insn& insn) {
   const uint8_t mode = isa::ModeOf(insn.opcode);
   return ((cls == isa::kClassLdx || cls == isa::kClassSt || cls == isa::kClassStx) && mode == isa::kModeProbeMem32) ||
          (cls == isa::kClassStx && mode == isa::kModeProbeAtomic) ||
-         (insn.opcode == (isa::kClassAlu64 | isa::kSrcX | isa::kAluMov) && insn.offset == isa::kAddrSpaceCastOffset);
-}
-
-bool IsPerCpuAddressMove(const isa::Insn& insn) {
-  return insn.opcode == (isa::kClassAlu64 | isa::kSrcX | isa::kAluMov) && insn.offset == isa::kAddrPerCpu;
+         isa::IsAddrSpaceCast(insn);
 }
 
 std::optional<std::string> VerifierRefusal(const VerifierAnswers& answers, const isa::Program& program) {
@@ -21,7 +17,7 @@ std::optional<std::string> VerifierRefusal(const VerifierAnswers& answers, const
   for (size_t pc = 0; pc < program.insns.size(); ++pc) {
     if (!program.slots.empty() && program.slots[pc].second_slot) continue;
     const isa::Insn& insn = program.insns[pc];
-    if (!answers.percpu_insn && IsPerCpuAddressMove(insn)) {
+    if (!answers.percpu_insn && isa::IsPerCpuAddressMove(insn)) {
       return fmt::format("the verifier refuses the per-CPU address move at slot {} (\"invalid BPF_ALU "
                          "opcode\"): its JIT does not support BPF_ADDR_PERCPU (bpf_jit_supports_percpu_insn)",
                          pc);

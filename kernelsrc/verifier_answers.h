@@ -47,8 +47,4 @@ std::optional<std::string> VerifierRefusal(const VerifierAnswers& answers, const
 // user address).
 bool IsArenaAccess(const isa::Insn& insn);
 
-// Whether `insn` is the per-CPU address move (filter.h's
-// insn_is_mov_percpu_addr).
-bool IsPerCpuAddressMove(const isa::Insn& insn);
-
 }  // namespace bpfdiff::kernelsrc

@@ -37,9 +37,11 @@ void bpfdiff_kjit_verifier_answers(const struct bpfdiff_kjit_world *world,
 	for (id = 0; id < __BPF_FUNC_MAX_ID; id++) {
 		if (!bpf_jit_inlines_helper_call(id))
 			continue;
-		if (answers->inlined_count == BPFDIFF_KJIT_MAX_INLINED)
-			break;
-		answers->inlined[answers->inlined_count++] = id;
+		/* Counted past the array too, so that the caller can refuse a
+		 * tree that inlines more helpers than it can be told. */
+		if (answers->inlined_count < BPFDIFF_KJIT_MAX_INLINED)
+			answers->inlined[answers->inlined_count] = id;
+		answers->inlined_count++;
 	}
 	bpfdiff_kjit_free_leftovers(&session);
 	bpfdiff_kjit_leave();

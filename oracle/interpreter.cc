@@ -52,12 +52,12 @@ void ProgramRun::EnterFunction(uint64_t fp) {
   switch (isa::ClassOf(insn.opcode)) {
     case isa::kClassAlu64:
       if (ExecuteAlu64(insn, dst, src)) return Next(pc + 1);
-      if (insn.opcode == (isa::kClassAlu64 | isa::kSrcX | isa::kAluMov) && insn.offset == isa::kAddrPerCpu) {
+      if (isa::IsPerCpuAddressMove(insn)) {
         // this_cpu_ptr(): TPIDR_EL1 holds the CPU's per-CPU area.
         dst = src + guest::PerCpuArea(options_.cpu);
         return Next(pc + 1);
       }
-      if (insn.opcode == (isa::kClassAlu64 | isa::kSrcX | isa::kAluMov) && insn.offset == isa::kAddrSpaceCastOffset) {
+      if (isa::IsAddrSpaceCast(insn)) {
         // cast_user: the arena offset in user_vm_start's 4 GiB, NULL kept.
         const uint64_t low = src & 0xffffffffULL;
         dst = low == 0 ? 0 : (guest::kArenaUserStart & ~0xffffffffULL) | low;

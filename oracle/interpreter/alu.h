@@ -65,7 +65,7 @@ constexpr uint32_t SMod32(uint32_t a, uint32_t b) {
     // movsx: offset 8, 16 or 32 sign-extends that many low bits of src.
     case isa::kClassAlu64 | isa::kSrcX | isa::kAluMov:
       // The CPU's offset, the arena's user address: ProgramRun::Step.
-      if (insn.offset == isa::kAddrPerCpu || insn.offset == isa::kAddrSpaceCastOffset) return false;
+      if (isa::IsPerCpuAddressMove(insn) || isa::IsAddrSpaceCast(insn)) return false;
       dst = insn.offset == 0 ? src : SignExtend(src, static_cast<unsigned>(insn.offset) / 8);
       break;
     case isa::kClassAlu64 | isa::kSrcK | isa::kAluEnd: dst = ByteSwap(dst, insn.imm); break;  // bswap

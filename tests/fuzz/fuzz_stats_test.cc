@@ -157,6 +157,43 @@ TEST(FuzzStatsFile, FuzzStatsCountsCasesThatWereNotComparable) {
       << "a reason counts once per case; the most frequent first";
 }
 
+// An engine whose verifier refuses a case (what the tree's JIT lacks) never
+// runs it: the case still agrees, and completes its forms, when another
+// engine besides the reference ran it and matched; not when only the
+// reference did.
+TEST(FuzzStatsFile, AVerifierRefusalLeavesTheCaseToTheEnginesThatRanIt) {
+  CaseSource source;
+  source.programs = {{isa::Insn{isa::kOpExit, 0, 0, 0, 0}}};
+  CaseRun run;
+  run.loaded.emplace();
+  run.loaded->programs.resize(1);
+  run.loaded->programs[0].source_slot = {0};
+  run.runs.resize(3);
+  run.runs[0].outcome.emplace();
+  run.runs[0].outcome->end = EndKind::kExit;
+  run.runs[1].verdict = {Verdict::Kind::kMatch, "", ""};
+  run.runs[2].verdict = {Verdict::Kind::kNotComparable, "", "the verifier refuses it"};
+  run.runs[2].verifier_refused = true;
+  const std::vector<std::vector<uint8_t>> executed = {{1}};
+  {
+    FuzzStats stats("diff_fuzzer");
+    stats.Record(source, run, executed);
+    EXPECT_EQ(stats.forms_completed(), 1u) << "one engine ran and matched";
+  }
+  {
+    FuzzStats stats("diff_fuzzer");
+    run.runs[1] = run.runs[2];  // both JITs refused: only the reference ran
+    stats.Record(source, run, executed);
+    EXPECT_EQ(stats.forms_completed(), 0u);
+  }
+  {
+    FuzzStats stats("diff_fuzzer");
+    run.runs[1].verifier_refused = false;  // not comparable for another reason
+    stats.Record(source, run, executed);
+    EXPECT_EQ(stats.forms_completed(), 0u);
+  }
+}
+
 // Files written before "poisoned" became "not_comparable" still read.
 TEST(FuzzStatsFile, ReadsTheOldNameOfNotComparable) {
   auto json = Json::parse(R"({"target": "t", "seconds": 1, "inputs": 2,

@@ -137,6 +137,26 @@ void Report(const char* corpus, const CorpusCount& count) {
   for (const auto& [message, n] : count.refusals) fmt::print("  refused {} times: {}\n", n, message);
 }
 
+// A compile counts the services it could have seen fail: one program
+// makes three (jit_data, the offset table, the image's slot). Failing the
+// last of them refuses the program; failing one past them fails nothing.
+TEST(kernel_jit, CountsTheFailableCallsItMakes) {
+  KernelJitFixture f(jit::AtomicLowering::kLse);
+  ASSERT_NE(f.jit, nullptr);
+  const isa::Program program = MustProgram(Asm("mov %r0, 42\nexit"));
+  const kernelsrc::FailingCompile clean = f.jit->CompileFailing(program, 0);
+  ASSERT_TRUE(clean.compiled.ok()) << clean.compiled.message();
+  EXPECT_EQ(clean.failable_calls, 3u);
+  EXPECT_EQ(clean.injected, "");
+  const kernelsrc::FailingCompile last = f.jit->CompileFailing(program, clean.failable_calls);
+  EXPECT_FALSE(last.compiled.ok());
+  EXPECT_EQ(last.injected, "bpf_jit_binary_pack_alloc");
+  const kernelsrc::FailingCompile past = f.jit->CompileFailing(program, clean.failable_calls + 1);
+  EXPECT_TRUE(past.compiled.ok()) << past.compiled.message();
+  EXPECT_EQ(past.injected, "");
+  EXPECT_EQ(past.failable_calls, clean.failable_calls);
+}
+
 TEST(kernel_jit, SharedSuite) {
   const auto dir = jit_testing::SharedSuiteDir();
   if (!dir) GTEST_SKIP() << "the shared suite is not at " << BPFDIFF_CONFORMANCE_SUITE;
