@@ -153,6 +153,10 @@ struct bpfdiff_kjit_tramp_request {
 	uint32_t counts[3];
 	uint8_t nr_args;    /* btf_func_model.nr_args, every argument 8 bytes */
 	uint32_t flags;     /* BPF_TRAMP_F_* */
+	/* The one fentry link is a struct_ops program's
+	 * (BPF_LINK_TYPE_STRUCT_OPS, as bpf_struct_ops_prepare_trampoline
+	 * gives it): the trampoline is called through a pointer. */
+	int struct_ops;
 	uint64_t func_addr; /* the traced function's entry */
 	/* The guest's __bpf_tramp_enter and __bpf_tramp_exit. */
 	uint64_t tramp_enter;

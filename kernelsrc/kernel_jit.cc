@@ -343,6 +343,7 @@ Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest& req
   }
   bridge_request.nr_args = request.nr_args;
   bridge_request.flags = request.flags;
+  bridge_request.struct_ops = request.struct_ops ? 1 : 0;
   bridge_request.func_addr = request.traced_entry;
   bridge_request.tramp_enter = request.tramp_enter;
   bridge_request.tramp_exit = request.tramp_exit;

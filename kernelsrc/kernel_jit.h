@@ -77,7 +77,8 @@ struct TrampolineRequest {
   std::vector<TrampolineLink> fentry, fexit, fmod_ret;
   uint8_t nr_args = 0;        // every argument 8 bytes
   uint32_t flags = 0;         // BPF_TRAMP_F_*
-  uint64_t traced_entry = 0;  // func_addr: the traced function
+  bool struct_ops = false;    // the one fentry link is a struct_ops program's
+  uint64_t traced_entry = 0;  // func_addr: the traced function (struct_ops: its stub)
   uint64_t tramp_enter = 0;   // the guest's __bpf_tramp_enter
   uint64_t tramp_exit = 0;    // and __bpf_tramp_exit
 };

@@ -94,6 +94,8 @@ static int links_of(struct host_objects *o, const struct bpfdiff_kjit_tramp_requ
 			prog->bpfdiff_enter = in->enter;
 			prog->bpfdiff_exit = in->exit;
 			o->link[used].link.prog = prog;
+			if (request->struct_ops && kinds[k] == BPF_TRAMP_FENTRY)
+				o->link[used].link.type = BPF_LINK_TYPE_STRUCT_OPS;
 			o->link[used].cookie = in->cookie;
 			links->links[links->nr_links++] = &o->link[used];
 		}

@@ -9,6 +9,9 @@
 namespace bpfdiff::trampoline {
 
 uint32_t Flags(const Attachment& attachment) {
+  // bpf_struct_ops_prepare_trampoline(): called through a pointer, and its
+  // program's r0 returned (every model here returns a u64).
+  if (attachment.struct_ops) return kIndirect | kRetFentryRet;
   // bpf_trampoline_update(): with fexit or fmod_ret programs the
   // trampoline calls the original itself and returns past it.
   uint32_t flags = (!attachment.fexit.empty() || !attachment.fmod_ret.empty()) ? kCallOrig | kSkipFrame
@@ -21,10 +24,12 @@ Frame FrameOf(const Attachment& attachment) {
   // prepare_trampoline(), from the SP up: struct bpf_tramp_run_ctx (u64
   // cookie, saved run_ctx), the traced function's address (IP_ARG), the
   // argument count, the arguments, the return value (when the original is
-  // called), x19 and x20; rounded up to 16.
+  // called, or the fentry program's is returned), x19 and x20; rounded up
+  // to 16.
   constexpr uint32_t kRunCtxBytes = 16;
   const uint32_t flags = Flags(attachment);
   Frame frame;
+  frame.pushed_bytes = attachment.struct_ops ? 16 : 32;
   uint32_t size = 0;
   frame.run_ctx_off = size;
   size += kRunCtxBytes;
@@ -35,7 +40,7 @@ Frame FrameOf(const Attachment& attachment) {
   frame.args_off = size;
   size += 8u * attachment.nr_args;
   frame.retval_off = size;
-  if ((flags & kCallOrig) != 0) size += 8;
+  if ((flags & (kCallOrig | kRetFentryRet)) != 0) size += 8;
   size += 16;  // x19, x20
   frame.stack_size = (size + 15) & ~15u;
   return frame;
@@ -64,7 +69,7 @@ class Composition {
   Composition(GuestEnvironment& env, const LoadedCase& loaded, const Attachment& attachment, const RunSpec& spec)
       : env_(env), loaded_(loaded), attachment_(attachment), spec_(spec), flags_(Flags(attachment)),
         frame_(FrameOf(attachment)), top_(guest::StackTop(spec.cpu)),
-        sp_(top_ - Frame::kPushedBytes - frame_.stack_size), ctx_(sp_ + frame_.args_off) {
+        sp_(top_ - frame_.pushed_bytes - frame_.stack_size), ctx_(sp_ + frame_.args_off) {
     for (size_t i = 0; i < spec.args.size(); ++i) registers_[i] = spec.args[i];
     outcome_.end = EndKind::kExit;
   }
@@ -76,7 +81,7 @@ class Composition {
     memory.Store<uint64_t>(sp_ + frame_.nregs_off, attachment_.nr_args);
     for (uint8_t i = 0; i < attachment_.nr_args; ++i) memory.Store<uint64_t>(ctx_ + 8u * i, registers_[i]);
     if (Body()) {
-      if ((flags_ & kCallOrig) != 0) outcome_.r0 = LoadU64(memory, sp_ + frame_.retval_off);
+      if (SavesReturn()) outcome_.r0 = LoadU64(memory, sp_ + frame_.retval_off);
     }
     AttachedRun run;
     run.log = ReadLog(memory, spec_.cpu);
@@ -87,6 +92,7 @@ class Composition {
 
  private:
   static uint64_t KernelAddress(uint64_t guest) { return 0xffff'0000'0000'0000 | guest; }
+  bool SavesReturn() const { return (flags_ & (kCallOrig | kRetFentryRet)) != 0; }
 
   // False once a program's run ended the whole call (outcome_ is its end).
   bool Body() {
@@ -94,8 +100,10 @@ class Composition {
     const bool call_orig = (flags_ & kCallOrig) != 0;
     if (call_orig) Log(memory, spec_.cpu, kImageEnterMark);
     for (const Link& link : attachment_.fentry) {
-      if (!Invoke(link, false)) return false;
+      if (!Invoke(link, (flags_ & kRetFentryRet) != 0)) return false;
     }
+    // struct_ops: the caller gets the retval slot; nothing was traced.
+    if ((flags_ & kIndirect) != 0) return true;
     bool skip_original = false;
     if (!attachment_.fmod_ret.empty()) {
       memory.Store<uint64_t>(sp_ + frame_.retval_off, 0);
@@ -162,7 +170,7 @@ class Composition {
     // The context the trampoline wrote: the traced function's address (or
     // the count), the arguments and the return value.
     options.shared_stack_low = sp_ + std::min(frame_.ip_off, frame_.nregs_off);
-    options.shared_stack_high = sp_ + frame_.retval_off + ((flags_ & kCallOrig) != 0 ? 8 : 0);
+    options.shared_stack_high = sp_ + frame_.retval_off + (SavesReturn() ? 8 : 0);
     Interpreter interpreter(env_, loaded_, options);
     Outcome run = interpreter.RunProgram(index, args);
     outcome_.helper_calls.insert(outcome_.helper_calls.end(), run.helper_calls.begin(), run.helper_calls.end());

@@ -15,6 +15,13 @@
 //   else:                              the traced program runs as if called
 //                                      directly; the caller gets its r0
 //
+// A struct_ops trampoline (bpf_struct_ops_prepare_trampoline) is called
+// by the kernel through a function pointer, not from a traced program's
+// entry: one fentry program, the struct_ops program, runs with the
+// arguments as its context, and the caller gets its r0
+// (BPF_TRAMP_F_RET_FENTRY_RET). Its enter never misses (6.12's
+// bpf_prog_check_recur() is false for struct_ops).
+//
 // Each attached program runs between its enter and exit call
 // (__bpf_prog_enter*, __bpf_prog_exit*). An enter that answers 0 (a
 // recursion miss) skips the program; its exit still runs. The guest's
@@ -46,6 +53,8 @@ inline constexpr uint32_t kRestoreRegs = 1u << 0;
 inline constexpr uint32_t kCallOrig = 1u << 1;
 inline constexpr uint32_t kSkipFrame = 1u << 2;
 inline constexpr uint32_t kIpArg = 1u << 3;
+inline constexpr uint32_t kRetFentryRet = 1u << 4;
+inline constexpr uint32_t kIndirect = 1u << 8;
 
 // The most argument registers arm64's trampoline saves (x0..x7).
 inline constexpr uint8_t kMaxArgs = 8;
@@ -72,6 +81,9 @@ struct Attachment {
   std::vector<Link> fentry, fexit, fmod_ret;
   uint8_t nr_args = 1;  // 1..kMaxArgs argument registers, u64 each
   bool ip_arg = false;  // BPF_TRAMP_F_IP_ARG (an attached program calls bpf_get_func_ip)
+  // A struct_ops trampoline: fentry holds the one struct_ops program, and
+  // the call goes to the trampoline itself; `traced` is not called.
+  bool struct_ops = false;
 };
 
 // A case: the programs, how they are attached, and the call.
@@ -89,9 +101,9 @@ uint32_t Flags(const Attachment& attachment);
 
 // arm64's trampoline frame (prepare_trampoline), offsets from the SP the
 // attached programs are called with, which is the traced program's entry
-// SP less kPushedBytes less stack_size.
+// SP (the caller's, for struct_ops) less pushed_bytes less stack_size.
 struct Frame {
-  static constexpr uint64_t kPushedBytes = 32;  // two frame records
+  uint32_t pushed_bytes = 32;  // two frame records; one for struct_ops (no parent frame)
   uint32_t run_ctx_off = 0;
   uint32_t ip_off = 0;
   uint32_t nregs_off = 0;

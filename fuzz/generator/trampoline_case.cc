@@ -124,8 +124,8 @@ std::vector<Insn> DecodeProgram(Reader& in, const ProgramShape& shape) {
           // bpf_get_func_arg_cnt and bpf_get_func_ip read, inlined), the
           // rest any slot of the context.
           const int below = -shape.ctx_low;
-          const int slot = (b & 0xc0) == 0xc0 ? -1 - (b & 1) % below
-                                              : shape.ctx_low + b % (shape.ctx_high - shape.ctx_low);
+          const int slot = below > 0 && (b & 0xc0) == 0xc0 ? -1 - (b & 1) % below
+                                                           : shape.ctx_low + b % (shape.ctx_high - shape.ctx_low);
           op.push_back(LoadDw(Writable(a), 6, static_cast<int16_t>(8 * slot)));
         }
         break;
@@ -182,17 +182,23 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
   trampoline::Attachment& a = c.attachment;
   const uint8_t flags = in.Byte();
   a.nr_args = static_cast<uint8_t>(1 + flags % trampoline::kMaxArgs);
-  a.ip_arg = (flags & 0x08) != 0;
-  c.replace = (flags & 0x10) != 0;
+  // One input in eight is a struct_ops trampoline: one program, called
+  // through a pointer, whose r0 the caller gets.
+  a.struct_ops = (flags & 0xe0) == 0xe0;
+  a.ip_arg = !a.struct_ops && (flags & 0x08) != 0;
+  c.replace = !a.struct_ops && (flags & 0x10) != 0;
   const uint8_t counts = in.Byte();
   size_t fentry = counts & 3, fexit = (counts >> 2) & 3, fmod_ret = (counts >> 4) & 3;
-  if (fentry + fexit + fmod_ret == 0) fentry = 1;
+  if (fentry + fexit + fmod_ret == 0 || a.struct_ops) fentry = 1;
+  if (a.struct_ops) fexit = fmod_ret = 0;
   for (uint64_t& arg : c.args) arg = in.U64();
 
   // The context an attached program may read: the ip (with IP_ARG) and the
-  // count below it; the arguments; the return value where there is one.
+  // count below it; the arguments; the return value where there is one. A
+  // struct_ops program reads its arguments only (btf_ctx_access).
   const bool call_orig = fexit + fmod_ret != 0;
-  const ProgramShape attached{false, a.ip_arg ? -2 : -1, a.nr_args + (call_orig ? 1 : 0)};
+  const ProgramShape attached = a.struct_ops ? ProgramShape{false, 0, a.nr_args}
+                                             : ProgramShape{false, a.ip_arg ? -2 : -1, a.nr_args + (call_orig ? 1 : 0)};
   a.traced = 0;
   c.source.programs.push_back(DecodeProgram(in, ProgramShape{true, 0, 0}));
   size_t index = 1;
@@ -201,7 +207,9 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
       trampoline::Link link;
       link.program = index++;
       const uint8_t b = in.Byte();
-      link.runs = (b & 7) != 7;  // one in eight reports a recursion miss (not the zeros past the input's end)
+      // One in eight reports a recursion miss (not the zeros past the
+      // input's end); a struct_ops program's enter never does.
+      link.runs = a.struct_ops || (b & 7) != 7;
       link.cookie = (b & 0x80) ? in.U64() : b;
       links.push_back(link);
       c.source.programs.push_back(DecodeProgram(in, attached));
@@ -224,7 +232,10 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
 
 std::string DescribeTrampolineCase(const trampoline::TrampolineCase& c) {
   const trampoline::Attachment& a = c.attachment;
-  std::string text = fmt::format("traced program {}, {} argument(s){}{}; args {:#x}\n", a.traced, a.nr_args,
+  const std::string called = a.struct_ops ? fmt::format("a struct_ops trampoline, called directly (program {} is not "
+                                                       "called through it)", a.traced)
+                                         : fmt::format("traced program {}", a.traced);
+  std::string text = fmt::format("{}, {} argument(s){}{}; args {:#x}\n", called, a.nr_args,
                                  a.ip_arg ? ", ip asked for" : "", c.replace ? ", replacing a first trampoline" : "",
                                  fmt::join(c.args, " "));
   const auto links = [&](const char* kind, const std::vector<trampoline::Link>& list) {

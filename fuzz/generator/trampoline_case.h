@@ -2,7 +2,8 @@
 // and up to three fentry, three fexit and three fmod_ret programs, each
 // from a small grammar that is valid by construction, the traced
 // function's argument count, the call's arguments, and whether the
-// trampoline replaces a first one (oracle/trampoline.h).
+// trampoline replaces a first one (oracle/trampoline.h); or, one input in
+// eight, a struct_ops trampoline of one program, called directly.
 //
 // Every byte string decodes (missing bytes read as 0), so libFuzzer's own
 // mutations are enough. The programs read their context only inside the

@@ -2,9 +2,10 @@
 """Writes the trampoline_fuzzer seed corpus (fuzz/corpus/trampoline_fuzzer/).
 
 Each seed is an input of fuzz/generator/trampoline_case.h: a flags byte
-(argument count, ip, replace), a counts byte (fentry, fexit, fmod_ret), five
-arguments, then the programs. The seeds cover every argument count, each kind
-of link alone and together, a missed enter, the ip and the replace path; the
+(argument count, ip, replace; its top three bits all set: struct_ops), a
+counts byte (fentry, fexit, fmod_ret), five arguments, then the programs. The
+seeds cover every argument count, each kind of link alone and together, a
+missed enter, the ip, the replace path and struct_ops trampolines; the
 programs' bytes come from a fixed seed, so the corpus is the same on every run.
 Usage: make_trampoline_seeds.py OUT_DIR
 """
@@ -21,8 +22,8 @@ def program(rng, ops):
     return body + bytes([rng.getrandbits(8)])
 
 
-def seed(rng, nr_args, ip, replace, fentry, fexit, fmod_ret, miss=False):
-    flags = (nr_args - 1) | (0x08 if ip else 0) | (0x10 if replace else 0)
+def seed(rng, nr_args, ip, replace, fentry, fexit, fmod_ret, miss=False, struct_ops=False):
+    flags = (nr_args - 1) | (0x08 if ip else 0) | (0x10 if replace else 0) | (0xe0 if struct_ops else 0)
     out = bytes([flags, fentry | fexit << 2 | fmod_ret << 4])
     out += b"".join(rng.getrandbits(64).to_bytes(8, "little") for _ in range(5))
     out += program(rng, rng.randrange(4, 16))
@@ -46,6 +47,9 @@ def main():
     seeds["all_kinds_replace"] = seed(rng, 5, True, True, 1, 1, 1)
     seeds["missed_enter"] = seed(rng, 2, False, False, 2, 1, 1, miss=True)
     seeds["fentry_replace_ip"] = seed(rng, 8, True, True, 3, 0, 0)
+    # Appended last, so that the seeds above keep their bytes.
+    for nr_args in (1, 3, 8):
+        seeds[f"struct_ops_args{nr_args}"] = seed(rng, nr_args, False, False, 1, 0, 0, struct_ops=True)
     for name, data in seeds.items():
         (out_dir / f"{name}.bin").write_bytes(data)
 

@@ -62,6 +62,15 @@ Status CheckAttachment(const Attachment& a, size_t programs) {
   }
   if (a.traced >= programs) return Fail("the traced program is program {}; the case has {}", a.traced, programs);
   if (a.fentry.empty() && a.fexit.empty() && a.fmod_ret.empty()) return Fail("no program is attached");
+  if (a.struct_ops) {
+    // bpf_struct_ops_prepare_trampoline(): one link, never a recursion
+    // miss, no traced function to report or to replace the trampoline on.
+    if (a.fentry.size() != 1 || !a.fexit.empty() || !a.fmod_ret.empty()) {
+      return Fail("a struct_ops trampoline holds exactly one program, as fentry");
+    }
+    if (!a.fentry[0].runs) return Fail("a struct_ops program's enter never reports a recursion miss");
+    if (a.ip_arg) return Fail("a struct_ops trampoline has no traced function's address to give");
+  }
   for (const auto* links : {&a.fentry, &a.fexit, &a.fmod_ret}) {
     for (const Link& link : *links) {
       if (link.program >= programs) return Fail("an attached program is program {}; the case has {}", link.program, programs);
@@ -87,6 +96,7 @@ kernelsrc::TrampolineRequest RequestFor(const Attachment& a, const std::vector<j
   request.fmod_ret = links_of(a.fmod_ret);
   request.nr_args = a.nr_args;
   request.flags = Flags(a);
+  request.struct_ops = a.struct_ops;
   request.traced_entry = compiled[a.traced].entry();
   request.tramp_enter = guest::kTrampImageEnterAddress;
   request.tramp_exit = guest::kTrampImageExitAddress;
@@ -123,6 +133,7 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   auto loaded = LoadCase(c.source);
   if (!loaded) return Fail("the load step refused the case: {}", loaded.message());
   if (auto checked = CheckAttachment(c.attachment, loaded->programs.size()); !checked) return checked.error();
+  if (c.attachment.struct_ops && c.replace) return Fail("a struct_ops trampoline is not attached to an entry to replace");
   if (loaded->clobbered_read) return Fail("the verifier would refuse the case: {}", *loaded->clobbered_read);
   for (size_t i = 0; i < loaded->programs.size(); ++i) {
     if (auto refused = kernelsrc::VerifierRefusal(jit.answers(), loaded->programs[i].program)) {
@@ -170,13 +181,18 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
     programs.programs.push_back(&loaded->programs[i].program);
   }
   programs.conventions = *conventions;
-  const auto jit_run = [&] {
+  // A call of the traced program, or (struct_ops) of the trampoline itself.
+  const auto jit_run = [&](uint64_t trampoline_called) {
     env.ResetForRun(0);
     ResetLog(env.memory(), 0);
     env.memory().Store<uint64_t>(guest::PerCpuArea(0) + guest::kTrampImageObjectOffset,
                                  trampoline ? trampoline->image_object : 0);
     JitCall call(env, machine, 0, programs);
-    call.Start(c.attachment.traced, c.args, options_.budget);
+    if (trampoline_called != 0) {
+      call.StartAt(trampoline_called, c.args, options_.budget);
+    } else {
+      call.Start(c.attachment.traced, c.args, options_.budget);
+    }
     Outcome outcome = *call.Step();
     outcome.memory = env.Capture(StackWindow{});
     if (outcome.end == EndKind::kTrap && outcome.message.find(StubTrapWord()) != std::string::npos) {
@@ -193,7 +209,7 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
     plain.geometry = conventions->geometry;
     Outcome expected = Interpreter(env, *loaded, plain).RunProgram(c.attachment.traced, c.args);
     expected.memory = env.Capture(StackWindow{});
-    const Outcome actual = jit_run();
+    const Outcome actual = jit_run(0);
     if (machine.failure()) return Fail("the machine failed: {}", *machine.failure());
     return CompareRuns(expected, actual, {}, ReadLog(env.memory(), 0), inlined);
   };
@@ -219,10 +235,14 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
     }
     attached_to = first->entry;
   }
-  if (auto poked = jit.PokeEntry(traced, attached_to, trampoline->entry); !poked) {
-    return fail(Fail("attaching the trampoline: {}", poked.message()));
+  // A struct_ops trampoline is not attached to an entry: the kernel calls
+  // it through the struct_ops map's function pointer.
+  if (!c.attachment.struct_ops) {
+    if (auto poked = jit.PokeEntry(traced, attached_to, trampoline->entry); !poked) {
+      return fail(Fail("attaching the trampoline: {}", poked.message()));
+    }
+    attached_to = trampoline->entry;
   }
-  attached_to = trampoline->entry;
   if (first) {
     jit.ReleaseTrampoline(*first);
     first.reset();
@@ -238,7 +258,7 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   spec.budget = options_.budget;
   spec.geometry = conventions->geometry;
   const AttachedRun expected = RunAttached(env, *loaded, c.attachment, spec);
-  const Outcome actual = jit_run();
+  const Outcome actual = jit_run(c.attachment.struct_ops ? trampoline->entry : 0);
   if (machine.failure()) return fail(Fail("the machine failed: {}", *machine.failure()));
   verdict.log = ReadLog(env.memory(), 0);
   verdict.attached = CompareRuns(expected.outcome, actual, expected.log, verdict.log, inlined);
@@ -260,10 +280,12 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   }
 
   // Detached and freed: the traced program is itself again.
-  if (auto poked = jit.PokeEntry(traced, attached_to, 0); !poked) {
-    return fail(Fail("detaching the trampoline: {}", poked.message()));
+  if (attached_to != 0) {
+    if (auto poked = jit.PokeEntry(traced, attached_to, 0); !poked) {
+      return fail(Fail("detaching the trampoline: {}", poked.message()));
+    }
+    attached_to = 0;
   }
-  attached_to = 0;
   jit.ReleaseTrampoline(*trampoline);
   trampoline.reset();
   auto after = plain_run();

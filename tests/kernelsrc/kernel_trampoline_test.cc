@@ -121,6 +121,56 @@ TEST(kernel_trampoline, FlagsAndFrameAreTheKernels) {
   EXPECT_EQ(FrameOf(fexit).stack_size, 80u);
 }
 
+// bpf_struct_ops_prepare_trampoline(): called through a pointer, one
+// frame record, and the program's r0 returned (RET_FENTRY_RET).
+TEST(kernel_trampoline, StructOpsFlagsAndFrameAreTheKernels) {
+  Attachment a;
+  a.struct_ops = true;
+  a.fentry = {{1, 0, true}};
+  a.nr_args = 2;
+  EXPECT_EQ(Flags(a), kIndirect | kRetFentryRet);
+  // run_ctx 16, count 8, two arguments, retval 8, x19/x20 16 = 64.
+  EXPECT_EQ(FrameOf(a).pushed_bytes, 16u);
+  EXPECT_EQ(FrameOf(a).args_off, 24u);
+  EXPECT_EQ(FrameOf(a).retval_off, 40u);
+  EXPECT_EQ(FrameOf(a).stack_size, 64u);
+}
+
+// The struct_ops trampoline, called directly with the arguments: its one
+// program sees them as its context, and the caller gets the program's r0.
+// Program 0 is not called through it.
+TEST(kernel_trampoline, AStructOpsTrampolineReturnsItsProgramsR0) {
+  Attachment a;
+  a.struct_ops = true;
+  a.nr_args = 3;
+  a.fentry = {{1, 0x5151, true}};
+  const TrampolineCase c = MakeCase({std::string(kTraced), Recorder(2, 32, 1000)}, a, {7, 100, 5, 0, 0});
+  for (const Executor& e : Executors()) {
+    const TrampolineVerdict v = MustRun(c, e);
+    EXPECT_TRUE(v.match()) << e.name << ": " << v.Describe();
+    EXPECT_EQ(v.outcome.end, EndKind::kExit) << v.outcome.Summary();
+    EXPECT_EQ(v.outcome.r0, 1005u) << e.name;
+    EXPECT_EQ(ValueAt(v.outcome, 32), 5u) << e.name;
+    EXPECT_EQ(ValueAt(v.outcome, 0), 0u) << e.name << ": program 0 ran";
+    EXPECT_EQ(v.log, (std::vector<uint64_t>{0x5151, ~uint64_t{0x5151}})) << e.name;
+  }
+  // What a struct_ops trampoline cannot hold is refused with the reason.
+  RunnerOptions options;
+  auto runner = KernelTrampolineRunner::Create(options);
+  ASSERT_TRUE(runner.ok()) << runner.message();
+  TrampolineCase two = c;
+  two.source.programs.push_back(two.source.programs[1]);
+  two.attachment.fentry.push_back({2, 0, true});
+  auto refused = (*runner)->Run(two);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("exactly one program"), std::string::npos) << refused.message();
+  TrampolineCase missing = c;
+  missing.attachment.fentry[0].runs = false;
+  refused = (*runner)->Run(missing);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("recursion miss"), std::string::npos) << refused.message();
+}
+
 TEST(kernel_trampoline, StubsEncode) {
   for (const Stub stub : {Stub::kProgEnter, Stub::kProgEnterMiss, Stub::kProgExit, Stub::kImageEnter,
                           Stub::kImageExit}) {
