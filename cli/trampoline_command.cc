@@ -72,9 +72,12 @@ int Run(const TrampolineArgs& args, const Settings& settings) {
       line = fmt::format("FAIL {}: refused: {}", file.string(), verdict.message());
     } else if (verdict->match()) {
       ++matched;
-      line = fmt::format("ok   {}: r0 0x{:x}, {} events logged, trampoline of {} words at 0x{:x}", file.string(),
-                         verdict->outcome.r0, verdict->log.size(), verdict->trampoline_words,
-                         verdict->trampoline_entry);
+      const std::string through =
+          c.attachment.freplace ? fmt::format("the entry jumped to extension program {}", *c.attachment.freplace)
+                                : fmt::format("trampoline of {} words at 0x{:x}", verdict->trampoline_words,
+                                              verdict->trampoline_entry);
+      line = fmt::format("ok   {}: r0 0x{:x}, {} events logged, {}", file.string(), verdict->outcome.r0,
+                         verdict->log.size(), through);
     } else if (verdict->before.kind == Verdict::Kind::kDivergence ||
                verdict->attached.kind == Verdict::Kind::kDivergence ||
                verdict->detached.kind == Verdict::Kind::kDivergence) {

@@ -383,17 +383,30 @@ void KernelJit::ReleaseTrampoline(KernelTrampoline& trampoline) {
   trampoline.words.clear();
 }
 
-Status KernelJit::PokeEntry(const jit::CompiledSubprogram& traced, uint64_t old_target, uint64_t new_target) {
-  Impl& impl = *impl_;
+namespace {
+
+// bpf_arch_text_poke() at a program's entry; `jump` for BPF_MOD_JUMP.
+Status PokeProgramEntry(KernelJit::Impl& impl, const jit::CompiledSubprogram& traced, bool jump,
+                        uint64_t old_target, uint64_t new_target) {
   const TrampolineWork work(impl);
   const bpfdiff_kjit_world bridge = impl.Bridge();
   std::array<char, 512> message{};
   // The symbol kallsyms has for a program: bpf_func and jited_len, which
   // ends with the PLT's `br` (its target follows).
   const int result = bpfdiff_kjit_text_poke(&bridge, traced.rx_image, traced.code_words * 4, traced.rx_image,
-                                            0, old_target, new_target, message.data(), message.size());
+                                            jump ? 1 : 0, old_target, new_target, message.data(), message.size());
   if (result != 0) return Fail("{}", message.data());
   return {};
+}
+
+}  // namespace
+
+Status KernelJit::PokeEntry(const jit::CompiledSubprogram& traced, uint64_t old_target, uint64_t new_target) {
+  return PokeProgramEntry(*impl_, traced, false, old_target, new_target);
+}
+
+Status KernelJit::JumpEntry(const jit::CompiledSubprogram& traced, uint64_t old_target, uint64_t new_target) {
+  return PokeProgramEntry(*impl_, traced, true, old_target, new_target);
 }
 
 std::optional<jit::Fixup> KernelJit::Fixup(const uint8_t* rx_extable, uint64_t rx_extable_address,

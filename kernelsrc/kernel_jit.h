@@ -155,6 +155,11 @@ class KernelJit {
   // with the kernel's error; a target more than 128 MiB away is refused
   // (the kernel would write the PLT's target with a host store).
   Status PokeEntry(const jit::CompiledSubprogram& traced, uint64_t old_target, uint64_t new_target);
+  // bpf_arch_text_poke(program entry, BPF_MOD_JUMP, old, new): what
+  // bpf_trampoline_link_prog() does for an extension program (freplace,
+  // BPF_TRAMP_REPLACE), a `b` to the extension's bpf_func in place of the
+  // entry's nop; the same limits.
+  Status JumpEntry(const jit::CompiledSubprogram& traced, uint64_t old_target, uint64_t new_target);
 
   // The kernel's ex_handler_bpf for a fault at `pc` in `subprogram`, reading
   // its exception table from RX memory at `rx_extable`.

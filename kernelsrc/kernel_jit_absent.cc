@@ -49,6 +49,10 @@ Status KernelJit::PokeEntry(const jit::CompiledSubprogram&, uint64_t, uint64_t) 
   return Fail("this bpfdiff was built without a Linux tree");
 }
 
+Status KernelJit::JumpEntry(const jit::CompiledSubprogram&, uint64_t, uint64_t) {
+  return Fail("this bpfdiff was built without a Linux tree");
+}
+
 std::optional<jit::Fixup> KernelJit::Fixup(const uint8_t*, uint64_t, uint32_t, uint64_t) { return std::nullopt; }
 
 std::optional<uint64_t> PrologueFrameBytes(const jit::CompiledSubprogram&) { return std::nullopt; }

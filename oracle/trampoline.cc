@@ -77,12 +77,23 @@ class Composition {
   AttachedRun Go() {
     GuestMemory& memory = env_.memory();
     ResetLog(memory, spec_.cpu);
+    if (attachment_.freplace) {
+      // No trampoline, no frame: the extension runs as the traced program.
+      RunProgram(*attachment_.freplace, spec_.args, top_, nullptr);
+      return Finish();
+    }
     if ((flags_ & kIpArg) != 0) memory.Store<uint64_t>(sp_ + frame_.ip_off, KernelAddress(spec_.traced_entry));
     memory.Store<uint64_t>(sp_ + frame_.nregs_off, attachment_.nr_args);
     for (uint8_t i = 0; i < attachment_.nr_args; ++i) memory.Store<uint64_t>(ctx_ + 8u * i, registers_[i]);
     if (Body()) {
       if (SavesReturn()) outcome_.r0 = LoadU64(memory, sp_ + frame_.retval_off);
     }
+    return Finish();
+  }
+
+ private:
+  AttachedRun Finish() {
+    GuestMemory& memory = env_.memory();
     AttachedRun run;
     run.log = ReadLog(memory, spec_.cpu);
     outcome_.memory = env_.Capture(StackWindow{});
@@ -90,7 +101,6 @@ class Composition {
     return run;
   }
 
- private:
   static uint64_t KernelAddress(uint64_t guest) { return 0xffff'0000'0000'0000 | guest; }
   bool SavesReturn() const { return (flags_ & (kCallOrig | kRetFentryRet)) != 0; }
 
@@ -168,9 +178,12 @@ class Composition {
     options.geometry = spec_.geometry;
     options.geometry.entry_below_top = top_ - entry_sp;
     // The context the trampoline wrote: the traced function's address (or
-    // the count), the arguments and the return value.
-    options.shared_stack_low = sp_ + std::min(frame_.ip_off, frame_.nregs_off);
-    options.shared_stack_high = sp_ + frame_.retval_off + (SavesReturn() ? 8 : 0);
+    // the count), the arguments and the return value. An extension has
+    // no trampoline under it.
+    if (!attachment_.freplace) {
+      options.shared_stack_low = sp_ + std::min(frame_.ip_off, frame_.nregs_off);
+      options.shared_stack_high = sp_ + frame_.retval_off + (SavesReturn() ? 8 : 0);
+    }
     Interpreter interpreter(env_, loaded_, options);
     Outcome run = interpreter.RunProgram(index, args);
     outcome_.helper_calls.insert(outcome_.helper_calls.end(), run.helper_calls.begin(), run.helper_calls.end());

@@ -22,6 +22,10 @@
 // (BPF_TRAMP_F_RET_FENTRY_RET). Its enter never misses (6.12's
 // bpf_prog_check_recur() is false for struct_ops).
 //
+// An extension program (freplace, BPF_TRAMP_REPLACE) takes no trampoline:
+// the traced program's entry jumps to it (BPF_MOD_JUMP), and it runs in
+// the traced program's place, with its arguments, from its caller's SP.
+//
 // Each attached program runs between its enter and exit call
 // (__bpf_prog_enter*, __bpf_prog_exit*). An enter that answers 0 (a
 // recursion miss) skips the program; its exit still runs. The guest's
@@ -84,6 +88,9 @@ struct Attachment {
   // A struct_ops trampoline: fentry holds the one struct_ops program, and
   // the call goes to the trampoline itself; `traced` is not called.
   bool struct_ops = false;
+  // An extension program that replaces the traced one (freplace); no
+  // fentry, fexit or fmod_ret program then.
+  std::optional<size_t> freplace;
 };
 
 // A case: the programs, how they are attached, and the call.

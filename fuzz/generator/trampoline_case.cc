@@ -185,8 +185,11 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
   // One input in eight is a struct_ops trampoline: one program, called
   // through a pointer, whose r0 the caller gets.
   a.struct_ops = (flags & 0xe0) == 0xe0;
-  a.ip_arg = !a.struct_ops && (flags & 0x08) != 0;
-  c.replace = !a.struct_ops && (flags & 0x10) != 0;
+  // And one in eight an extension program (freplace) that replaces the
+  // traced one: a program of the traced shape, its arguments as scalars.
+  const bool freplace = (flags & 0xe0) == 0xc0;
+  a.ip_arg = !a.struct_ops && !freplace && (flags & 0x08) != 0;
+  c.replace = !a.struct_ops && !freplace && (flags & 0x10) != 0;
   const uint8_t counts = in.Byte();
   size_t fentry = counts & 3, fexit = (counts >> 2) & 3, fmod_ret = (counts >> 4) & 3;
   if (fentry + fexit + fmod_ret == 0 || a.struct_ops) fentry = 1;
@@ -201,7 +204,12 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
                                              : ProgramShape{false, a.ip_arg ? -2 : -1, a.nr_args + (call_orig ? 1 : 0)};
   a.traced = 0;
   c.source.programs.push_back(DecodeProgram(in, ProgramShape{true, 0, 0}));
-  size_t index = 1;
+  if (freplace) fentry = fexit = fmod_ret = 0;
+  if (freplace) {
+    a.freplace = c.source.programs.size();
+    c.source.programs.push_back(DecodeProgram(in, ProgramShape{true, 0, 0}));
+  }
+  size_t index = c.source.programs.size();
   const auto add_links = [&](std::vector<trampoline::Link>& links, size_t n) {
     for (size_t i = 0; i < n; ++i) {
       trampoline::Link link;
@@ -232,9 +240,12 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
 
 std::string DescribeTrampolineCase(const trampoline::TrampolineCase& c) {
   const trampoline::Attachment& a = c.attachment;
-  const std::string called = a.struct_ops ? fmt::format("a struct_ops trampoline, called directly (program {} is not "
-                                                       "called through it)", a.traced)
-                                         : fmt::format("traced program {}", a.traced);
+  std::string called = fmt::format("traced program {}", a.traced);
+  if (a.struct_ops) {
+    called = fmt::format("a struct_ops trampoline, called directly (program {} is not called through it)", a.traced);
+  } else if (a.freplace) {
+    called = fmt::format("traced program {}, replaced by the extension program {} (freplace)", a.traced, *a.freplace);
+  }
   std::string text = fmt::format("{}, {} argument(s){}{}; args {:#x}\n", called, a.nr_args,
                                  a.ip_arg ? ", ip asked for" : "", c.replace ? ", replacing a first trampoline" : "",
                                  fmt::join(c.args, " "));

@@ -3,7 +3,8 @@
 // from a small grammar that is valid by construction, the traced
 // function's argument count, the call's arguments, and whether the
 // trampoline replaces a first one (oracle/trampoline.h); or, one input in
-// eight, a struct_ops trampoline of one program, called directly.
+// eight each, a struct_ops trampoline of one program, called directly, or
+// an extension program (freplace) that replaces the traced one.
 //
 // Every byte string decodes (missing bytes read as 0), so libFuzzer's own
 // mutations are enough. The programs read their context only inside the

@@ -3,7 +3,8 @@
 // trampoline_case.h). The kernel's own arch code builds the trampoline
 // (arch_prepare_bpf_trampoline) and attaches it (bpf_arch_text_poke), after
 // a first one when the input asks (the modify path); the traced program is
-// called through it (a struct_ops trampoline is called itself), then
+// called through it (a struct_ops trampoline is called itself; an
+// extension program, freplace, takes the traced one's place), then
 // detached and freed, and called again
 // (harness/trampoline/kernel_trampoline.h). Each run is compared with the
 // oracle's composition (oracle/trampoline.h): r0, the helper trace, the map
@@ -45,7 +46,8 @@ struct Target {
   std::unique_ptr<trampoline::KernelTrampolineRunner> runner;
   uint64_t inputs = 0, runner_inputs = 0;
   // For the stats file.
-  uint64_t compared = 0, not_comparable = 0, replaced = 0, struct_ops = 0, links = 0, misses = 0, runners = 0;
+  uint64_t compared = 0, not_comparable = 0, replaced = 0, struct_ops = 0, freplace = 0, links = 0, misses = 0,
+           runners = 0;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 Target* target = nullptr;
@@ -57,7 +59,7 @@ void ReportStats() {
   file.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - target->start).count();
   file.inputs = target->inputs;
   file.counters = {{"compared", target->compared}, {"not_comparable", target->not_comparable},
-                   {"replaced", target->replaced},  {"struct_ops", target->struct_ops},
+                   {"replaced", target->replaced},  {"struct_ops", target->struct_ops}, {"freplace", target->freplace},
                    {"links", target->links},       {"misses", target->misses},
                    {"runners", target->runners}};
   fuzz::WriteStats(target->settings, file);
@@ -108,6 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!verdict) Found(c, fmt::format("the case was refused: {}", verdict.message()), "trampoline refused");
   target->replaced += c.replace ? 1 : 0;
   target->struct_ops += c.attachment.struct_ops ? 1 : 0;
+  target->freplace += c.attachment.freplace ? 1 : 0;
   for (const auto* links : {&c.attachment.fentry, &c.attachment.fexit, &c.attachment.fmod_ret}) {
     target->links += links->size();
     for (const trampoline::Link& link : *links) target->misses += link.runs ? 0 : 1;

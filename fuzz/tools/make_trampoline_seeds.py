@@ -2,7 +2,8 @@
 """Writes the trampoline_fuzzer seed corpus (fuzz/corpus/trampoline_fuzzer/).
 
 Each seed is an input of fuzz/generator/trampoline_case.h: a flags byte
-(argument count, ip, replace; its top three bits all set: struct_ops), a
+(argument count, ip, replace; its top three bits 111: struct_ops, 110: an
+extension program, freplace, which follows the traced program), a
 counts byte (fentry, fexit, fmod_ret), five arguments, then the programs. The
 seeds cover every argument count, each kind of link alone and together, a
 missed enter, the ip, the replace path and struct_ops trampolines; the
@@ -22,11 +23,14 @@ def program(rng, ops):
     return body + bytes([rng.getrandbits(8)])
 
 
-def seed(rng, nr_args, ip, replace, fentry, fexit, fmod_ret, miss=False, struct_ops=False):
-    flags = (nr_args - 1) | (0x08 if ip else 0) | (0x10 if replace else 0) | (0xe0 if struct_ops else 0)
+def seed(rng, nr_args, ip, replace, fentry, fexit, fmod_ret, miss=False, struct_ops=False, freplace=False):
+    flags = (nr_args - 1) | (0x08 if ip else 0) | (0x10 if replace else 0)
+    flags |= 0xe0 if struct_ops else 0xc0 if freplace else 0
     out = bytes([flags, fentry | fexit << 2 | fmod_ret << 4])
     out += b"".join(rng.getrandbits(64).to_bytes(8, "little") for _ in range(5))
     out += program(rng, rng.randrange(4, 16))
+    if freplace:
+        out += program(rng, rng.randrange(4, 16))
     for i in range(fentry + fexit + fmod_ret):
         link = 0x80 | (7 if miss and i == 0 else 1)  # low bits 7: the enter reports a miss
         out += bytes([link]) + rng.getrandbits(64).to_bytes(8, "little")
@@ -50,6 +54,8 @@ def main():
     # Appended last, so that the seeds above keep their bytes.
     for nr_args in (1, 3, 8):
         seeds[f"struct_ops_args{nr_args}"] = seed(rng, nr_args, False, False, 1, 0, 0, struct_ops=True)
+    for nr_args in (1, 5):
+        seeds[f"freplace_args{nr_args}"] = seed(rng, nr_args, False, False, 0, 0, 0, freplace=True)
     for name, data in seeds.items():
         (out_dir / f"{name}.bin").write_bytes(data)
 

@@ -61,6 +61,16 @@ Status CheckAttachment(const Attachment& a, size_t programs) {
     return Fail("the traced function takes {} arguments; a trampoline here saves 1 to {}", a.nr_args, kMaxArgs);
   }
   if (a.traced >= programs) return Fail("the traced program is program {}; the case has {}", a.traced, programs);
+  if (a.freplace) {
+    // bpf_trampoline_link_prog(): an extension excludes every other link.
+    if (!a.fentry.empty() || !a.fexit.empty() || !a.fmod_ret.empty() || a.struct_ops) {
+      return Fail("an extension program (freplace) is the only program attached to its target");
+    }
+    if (*a.freplace >= programs) return Fail("the extension is program {}; the case has {}", *a.freplace, programs);
+    if (*a.freplace == a.traced) return Fail("program {} replaces itself", a.traced);
+    if (a.ip_arg) return Fail("an extension has no trampoline to give it the traced function's address");
+    return {};
+  }
   if (a.fentry.empty() && a.fexit.empty() && a.fmod_ret.empty()) return Fail("no program is attached");
   if (a.struct_ops) {
     // bpf_struct_ops_prepare_trampoline(): one link, never a recursion
@@ -133,7 +143,9 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   auto loaded = LoadCase(c.source);
   if (!loaded) return Fail("the load step refused the case: {}", loaded.message());
   if (auto checked = CheckAttachment(c.attachment, loaded->programs.size()); !checked) return checked.error();
-  if (c.attachment.struct_ops && c.replace) return Fail("a struct_ops trampoline is not attached to an entry to replace");
+  if ((c.attachment.struct_ops || c.attachment.freplace) && c.replace) {
+    return Fail("only a trampoline attached at an entry is replaced by a second one");
+  }
   if (loaded->clobbered_read) return Fail("the verifier would refuse the case: {}", *loaded->clobbered_read);
   for (size_t i = 0; i < loaded->programs.size(); ++i) {
     if (auto refused = kernelsrc::VerifierRefusal(jit.answers(), loaded->programs[i].program)) {
@@ -145,11 +157,16 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   // Everything compiled, built and attached is released on every path.
   std::vector<jit::CompiledProgram> compiled;
   std::optional<kernelsrc::KernelTrampoline> first, trampoline;
-  uint64_t attached_to = 0;  // the entry's target now
+  uint64_t attached_to = 0;  // the entry's target now: a `bl` to it, or (freplace) a `b`
+  // The entry's poke: BPF_MOD_JUMP to an extension, BPF_MOD_CALL to a trampoline.
+  const auto poke_entry = [&](const jit::CompiledSubprogram& entry, uint64_t old_target, uint64_t new_target) {
+    return c.attachment.freplace ? jit.JumpEntry(entry, old_target, new_target)
+                                 : jit.PokeEntry(entry, old_target, new_target);
+  };
   // The first program whose free failed (the kernel's bpf_jit_free()
   // freed other slots than its own), or "": what a finished case reports.
   const auto release = [&]() -> std::string {
-    if (attached_to != 0) (void)jit.PokeEntry(compiled[c.attachment.traced].subprograms[0], attached_to, 0);
+    if (attached_to != 0) (void)poke_entry(compiled[c.attachment.traced].subprograms[0], attached_to, 0);
     if (first) jit.ReleaseTrampoline(*first);
     if (trampoline) jit.ReleaseTrampoline(*trampoline);
     std::string failed;
@@ -220,36 +237,46 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   if (!before) return fail(before.error());
   verdict.before = *before;
 
-  const kernelsrc::TrampolineRequest request = RequestFor(c.attachment, compiled);
-  if (c.replace) {
+  if (c.attachment.freplace) {
+    // freplace: the traced program's entry jumps to the extension's.
+    const uint64_t extension = compiled[*c.attachment.freplace].entry();
+    if (auto poked = poke_entry(traced, 0, extension); !poked) {
+      return fail(Fail("attaching the extension: {}", poked.message()));
+    }
+    attached_to = extension;
+    verdict.trampoline_traced = traced.rx_image;
+  } else {
+    const kernelsrc::TrampolineRequest request = RequestFor(c.attachment, compiled);
+    if (c.replace) {
+      auto built = jit.BuildTrampoline(request);
+      if (!built) return fail(Fail("the kernel refused the first trampoline: {}", built.message()));
+      first = std::move(built).value();
+    }
     auto built = jit.BuildTrampoline(request);
-    if (!built) return fail(Fail("the kernel refused the first trampoline: {}", built.message()));
-    first = std::move(built).value();
-  }
-  auto built = jit.BuildTrampoline(request);
-  if (!built) return fail(Fail("the kernel refused the trampoline: {}", built.message()));
-  trampoline = std::move(built).value();
-  if (first) {
-    if (auto poked = jit.PokeEntry(traced, 0, first->entry); !poked) {
-      return fail(Fail("attaching the first trampoline: {}", poked.message()));
+    if (!built) return fail(Fail("the kernel refused the trampoline: {}", built.message()));
+    trampoline = std::move(built).value();
+    if (first) {
+      if (auto poked = poke_entry(traced, 0, first->entry); !poked) {
+        return fail(Fail("attaching the first trampoline: {}", poked.message()));
+      }
+      attached_to = first->entry;
     }
-    attached_to = first->entry;
-  }
-  // A struct_ops trampoline is not attached to an entry: the kernel calls
-  // it through the struct_ops map's function pointer.
-  if (!c.attachment.struct_ops) {
-    if (auto poked = jit.PokeEntry(traced, attached_to, trampoline->entry); !poked) {
-      return fail(Fail("attaching the trampoline: {}", poked.message()));
+    // A struct_ops trampoline is not attached to an entry: the kernel calls
+    // it through the struct_ops map's function pointer.
+    if (!c.attachment.struct_ops) {
+      if (auto poked = poke_entry(traced, attached_to, trampoline->entry); !poked) {
+        return fail(Fail("attaching the trampoline: {}", poked.message()));
+      }
+      attached_to = trampoline->entry;
     }
-    attached_to = trampoline->entry;
+    if (first) {
+      jit.ReleaseTrampoline(*first);
+      first.reset();
+    }
+    verdict.trampoline_entry = trampoline->entry;
+    verdict.trampoline_words = static_cast<uint32_t>(trampoline->words.size());
+    verdict.trampoline_traced = traced.rx_image;
   }
-  if (first) {
-    jit.ReleaseTrampoline(*first);
-    first.reset();
-  }
-  verdict.trampoline_entry = trampoline->entry;
-  verdict.trampoline_words = static_cast<uint32_t>(trampoline->words.size());
-  verdict.trampoline_traced = traced.rx_image;
 
   env.ResetForRun(0);
   RunSpec spec;
@@ -271,7 +298,7 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
       verdict.attached = {Verdict::Kind::kDivergence, "code", "the kernel's JIT emitted " + *bad};
     }
   }
-  for (size_t i = 0; i < trampoline->words.size() && verdict.attached.match(); ++i) {
+  for (size_t i = 0; trampoline && i < trampoline->words.size() && verdict.attached.match(); ++i) {
     if (auto rule = a64::ConstrainedUnpredictable(trampoline->words[i])) {
       verdict.attached = {Verdict::Kind::kDivergence, "code",
                           fmt::format("the trampoline's word 0x{:08x} at 0x{:x} is CONSTRAINED UNPREDICTABLE: {}",
@@ -281,13 +308,16 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
 
   // Detached and freed: the traced program is itself again.
   if (attached_to != 0) {
-    if (auto poked = jit.PokeEntry(traced, attached_to, 0); !poked) {
-      return fail(Fail("detaching the trampoline: {}", poked.message()));
+    if (auto poked = poke_entry(traced, attached_to, 0); !poked) {
+      return fail(Fail("detaching {}: {}", c.attachment.freplace ? "the extension" : "the trampoline",
+                       poked.message()));
     }
     attached_to = 0;
   }
-  jit.ReleaseTrampoline(*trampoline);
-  trampoline.reset();
+  if (trampoline) {
+    jit.ReleaseTrampoline(*trampoline);
+    trampoline.reset();
+  }
   auto after = plain_run();
   if (!after) return fail(after.error());
   verdict.detached = *after;

@@ -171,6 +171,45 @@ TEST(kernel_trampoline, AStructOpsTrampolineReturnsItsProgramsR0) {
   EXPECT_NE(refused.message().find("recursion miss"), std::string::npos) << refused.message();
 }
 
+// freplace: the traced program's entry becomes a `b` to the extension
+// (BPF_MOD_JUMP), which runs in its place with its arguments and returns
+// to its caller; detached, the traced program runs again.
+TEST(kernel_trampoline, AnExtensionReplacesTheTracedProgram) {
+  // The extension: r0 = r1 - r2, and r1..r3 recorded at value[32..56).
+  constexpr std::string_view kExtension = R"(
+  lddw %r6, map_value:1
+  stxdw [%r6+32], %r1
+  stxdw [%r6+40], %r2
+  stxdw [%r6+48], %r3
+  mov %r0, %r1
+  sub %r0, %r2
+  exit)";
+  Attachment a;
+  a.nr_args = 3;
+  a.freplace = 1;
+  const TrampolineCase c = MakeCase({std::string(kTraced), std::string(kExtension)}, a, {700, 100, 5, 0, 0});
+  for (const Executor& e : Executors()) {
+    const TrampolineVerdict v = MustRun(c, e);
+    EXPECT_TRUE(v.match()) << e.name << ": " << v.Describe();
+    EXPECT_EQ(v.outcome.end, EndKind::kExit) << v.outcome.Summary();
+    EXPECT_EQ(v.outcome.r0, 600u) << e.name;
+    EXPECT_EQ(ValueAt(v.outcome, 48), 5u) << e.name;
+    EXPECT_EQ(ValueAt(v.outcome, 0), 0u) << e.name << ": the traced program ran";
+    EXPECT_TRUE(v.log.empty()) << e.name << ": no trampoline, nothing logged";
+    EXPECT_EQ(v.trampoline_entry, 0u);
+  }
+  // An extension is the only program attached to its target.
+  RunnerOptions options;
+  auto runner = KernelTrampolineRunner::Create(options);
+  ASSERT_TRUE(runner.ok()) << runner.message();
+  TrampolineCase with_fentry = c;
+  with_fentry.source.programs.push_back(Asm(Recorder(0, 8, 0)));
+  with_fentry.attachment.fentry = {{2, 0, true}};
+  auto refused = (*runner)->Run(with_fentry);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("only program attached"), std::string::npos) << refused.message();
+}
+
 TEST(kernel_trampoline, StubsEncode) {
   for (const Stub stub : {Stub::kProgEnter, Stub::kProgEnterMiss, Stub::kProgExit, Stub::kImageEnter,
                           Stub::kImageExit}) {
