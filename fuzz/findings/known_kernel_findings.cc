@@ -84,7 +84,37 @@ bool EmptySlotCountedThenLimit(const CaseRun& run, const EngineRun& diverged) {
   return false;
 }
 
+bool IsAtomic(const isa::Insn& insn) {
+  const uint8_t mode = isa::ModeOf(insn.opcode);
+  return isa::ClassOf(insn.opcode) == isa::kClassStx && (mode == isa::kModeAtomic || mode == isa::kModeProbeAtomic);
+}
+
+// The LL/SC lowering diverged where the LSE one matched, and every atomic
+// of the case is a fetch with its address as src.
+bool LlscAloneDivergedOnKnownAtomics(const CaseRun& run, const EngineRun& diverged) {
+  if (diverged.engine != "kernel-jit-llsc" || !run.loaded) return false;
+  const std::vector<EngineRun>* runs = run.RunsHolding(diverged);
+  if (runs == nullptr) return false;
+  const auto lse = std::find_if(runs->begin(), runs->end(), [](const EngineRun& r) { return r.engine == "kernel-jit"; });
+  if (lse == runs->end() || !lse->verdict.match()) return false;
+  bool any = false;
+  for (const LoadedProgram& program : run.loaded->programs) {
+    for (const isa::Insn& insn : program.program.insns) {
+      if (!IsAtomic(insn)) continue;
+      if (!IsFetchWithSrcAsAddress(insn)) return false;
+      any = true;
+    }
+  }
+  return any;
+}
+
 }  // namespace
+
+std::optional<std::string_view> CertainKnownKernelFinding(const CaseRun& run, const EngineRun& diverged) {
+  if (EmptySlotCountedThenLimit(run, diverged)) return "tailcall-count-rules";
+  if (LlscAloneDivergedOnKnownAtomics(run, diverged)) return "atomic-fetch-src-is-dst";
+  return std::nullopt;
+}
 
 std::optional<std::string_view> KnownKernelFinding(const CaseRun& run, const EngineRun& diverged,
                                                    const Localization* localization) {

@@ -33,4 +33,17 @@ namespace bpfdiff::fuzz {
 std::optional<std::string_view> KnownKernelFinding(const CaseRun& run, const EngineRun& diverged,
                                                    const Localization* localization);
 
+// The known finding `diverged` is, where that is certain without locating
+// the culprit (which steps both engines again, a few milliseconds a case):
+//  - "tailcall-count-rules": its test reads the interpreter's tail calls
+//    only;
+//  - "atomic-fetch-src-is-dst": the LL/SC lowering diverged, the LSE
+//    lowering of the same tree matched on the same input memory, and every
+//    atomic of the case has the finding's shape. The two lowerings differ
+//    in their atomics alone (bpf_jit_comp.c asks cpus_have_cap() for LSE in
+//    build_insn's atomics and in bpf_jit_supports_insn, whose refusal is
+//    not a divergence), so one of those atomics made the difference.
+// Otherwise nullopt: localize, then ask KnownKernelFinding.
+std::optional<std::string_view> CertainKnownKernelFinding(const CaseRun& run, const EngineRun& diverged);
+
 }  // namespace bpfdiff::fuzz

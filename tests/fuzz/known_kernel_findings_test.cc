@@ -105,6 +105,36 @@ TEST(KnownKernelFindings, AnEmptySlotCountedBeforeTheLimitOnTheKernelsJit) {
   EXPECT_EQ(KnownKernelFinding(run, run.variants[0].back(), nullptr), "tailcall-count-rules");
 }
 
+// A run of the kernel's two lowerings: LSE as `lse`, LL/SC diverged.
+CaseRun LoweringsRun(const std::string& text, Verdict::Kind lse) {
+  CaseRun run = FaultedRun(text, "kernel-jit-llsc", 3);
+  EngineRun lse_run = run.runs.front();
+  lse_run.engine = "kernel-jit";
+  lse_run.verdict.kind = lse;
+  run.runs.insert(run.runs.begin() + 1, lse_run);
+  return run;
+}
+
+TEST(KnownKernelFindings, CertainWithoutACulpritWhenOnlyTheLlscLoweringDivergedOnTheShape) {
+  const auto certain = [](const CaseRun& run) { return CertainKnownKernelFinding(run, run.runs.back()); };
+  EXPECT_EQ(certain(LoweringsRun(kFetchAddSrcIsDst, Verdict::Kind::kMatch)), "atomic-fetch-src-is-dst");
+  // The LSE lowering diverged too: something else is wrong as well.
+  EXPECT_FALSE(certain(LoweringsRun(kFetchAddSrcIsDst, Verdict::Kind::kDivergence)));
+  // Another atomic beside it could be the one.
+  EXPECT_FALSE(certain(LoweringsRun("mov %r1, %r10\nadd %r1, -8\nstdw [%r10-8], 1\n"
+                                    "lock fetch add [%r1+0], %r1\nlock add [%r10-8], %r0\nmov %r0, 0\nexit",
+                                    Verdict::Kind::kMatch)));
+  // No atomic of the shape at all.
+  EXPECT_FALSE(certain(LoweringsRun("mov %r1, %r10\nadd %r1, -8\nstdw [%r10-8], 1\n"
+                                    "lock fetch add [%r1+0], %r2\nmov %r0, 0\nexit",
+                                    Verdict::Kind::kMatch)));
+  // The tail-call finding needs no culprit; the arena store always does.
+  const CaseRun tail_calls = TailCallRun("kernel-jit", 1, 32);
+  EXPECT_EQ(certain(tail_calls), "tailcall-count-rules");
+  CaseRun arena = FaultedRun("mov32 %r1, 0x400\nprobe32 stb [%r1-1], 1\nmov %r0, 0\nexit", "kernel-jit", 1);
+  EXPECT_FALSE(CertainKnownKernelFinding(arena, arena.runs.back()));
+}
+
 // Whether a kernel run whose located culprit is the store in `store` (slot
 // 1, after a mov) is taken for the arena store finding.
 std::optional<std::string_view> ArenaStoreCulprit(const std::string& store, const std::string& engine = "kernel-jit") {
