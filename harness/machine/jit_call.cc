@@ -6,6 +6,7 @@
 
 #include "harness/machine/a64_access.h"
 #include "harness/machine/sandbox.h"
+#include "jit/a64/branch_targets.h"
 #include "jit/a64/operands.h"
 #include "oracle/guest_layout.h"
 
@@ -60,6 +61,7 @@ void JitCall::StartAt(uint64_t entry, const std::array<uint64_t, 5>& args, uint6
   current_program_ = 0;
   previous_block_end_ = 0;
   resume_pc_ = 0;
+  branch_target_violation_.clear();
   Attach();
   start_error_.clear();
   entry_sp_ = sp != 0 ? sp : guest::StackTop(cpu_);
@@ -99,6 +101,7 @@ void JitCall::OnBlock(int cpu, uint64_t address, uint32_t size) {
   // exception-table fixup resumed) continues the code that ran before:
   // its block hook fired then, before the stop.
   const bool fell_through = address == previous_block_end_ || address == resume_pc_;
+  if (!fell_through && programs_.conventions.guarded_pages) CheckBranchTarget(address);
   previous_block_end_ = address + size;
   resume_pc_ = 0;
   if (!fell_through) {
@@ -113,8 +116,35 @@ void JitCall::OnBlock(int cpu, uint64_t address, uint32_t size) {
   if (forward_ != nullptr) forward_->OnBlock(cpu, address, size);
 }
 
+void JitCall::CheckBranchTarget(uint64_t target) {
+  if (!branch_target_violation_.empty() || target < guest::kPackBase || target >= guest::kPackBase + guest::kPackSize) {
+    return;
+  }
+  const auto word_at = [&](uint64_t pc) {
+    uint32_t word = 0;
+    if (const uint8_t* p = env_.memory().HostPointer(pc, 4)) std::memcpy(&word, p, 4);
+    return word;
+  };
+  // The call's first block was entered by bpf_prog_run's blr; any other
+  // block that does not follow on from the last one, by the branch that
+  // ended the last block.
+  constexpr uint32_t kBlr = 0xd63f0000;  // blr x0: what the caller's branch is, as a word
+  const bool first = previous_block_end_ == 0;
+  const uint64_t branch_pc = first ? 0 : previous_block_end_ - 4;
+  const uint32_t branch = first ? kBlr : word_at(branch_pc);
+  if (auto violation = a64::BranchTargetViolation(branch, branch_pc, word_at(target), target)) {
+    branch_target_violation_ = first ? "the call's entry: " + *violation : *violation;
+  }
+}
+
 Outcome JitCall::Finish() {
   running_ = false;
+  if (!branch_target_violation_.empty()) {
+    // The CPU would have stopped at the landing; the kernel oopses there.
+    outcome_.end = EndKind::kTrap;
+    outcome_.message = branch_target_violation_;
+    outcome_.fault.reset();
+  }
   outcome_.steps = machine_.steps();
   outcome_.memory = env_.Capture(cpu_, programs_.conventions.geometry);
   Detach();

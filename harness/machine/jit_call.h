@@ -44,6 +44,11 @@ struct CodeConventions {
   // r3 (the kernel's emit_bpf_tail_call); the interpreter keeps them
   // (LoadedCase::read_at_tail_call_entry).
   bool tail_call_restores_registers = false;
+  // The code is the kernel's, built with BTI: the pack's pages are guarded
+  // (jit/a64/branch_targets.h), so an indirect branch into them, and the
+  // call itself (bpf_prog_run's blr), must land on a landing pad that
+  // accepts it. bpfdiff's model JIT emits none and is not held to it.
+  bool guarded_pages = false;
 };
 
 // The model JIT's conventions (jit/jit.h, jit/frame.h).
@@ -110,6 +115,9 @@ class JitCall final : private ExecutionObserver {
   void Attach();
   void Detach();
   void OnBlock(int cpu, uint64_t address, uint32_t size) override;
+  // On guarded pages: records the first landing at `target` (a block that
+  // does not follow on from the last one) that BTI forbids.
+  void CheckBranchTarget(uint64_t target);
   Outcome Finish();
   Outcome Unhandled(const MachineStop& stop);
   // For code that calls kernel virtual addresses (CodeConventions): the
@@ -138,6 +146,9 @@ class JitCall final : private ExecutionObserver {
   bool imprecise_ = false;
   size_t current_program_ = 0;
   uint64_t previous_block_end_ = 0;
+  // The first indirect branch that landed where BTI forbids (guarded
+  // pages): the call ends in a trap that says so.
+  std::string branch_target_violation_;
   uint64_t resume_pc_ = 0;  // where the machine resumes, 0 once a block ran
   uint64_t entry_sp_ = 0;   // the SP the call was entered with
   std::string start_error_;  // the machine could not start the call
