@@ -119,21 +119,16 @@ TEST(kernel_trampoline, FlagsAndFrameAreTheKernels) {
   EXPECT_EQ(FrameOf(fexit).args_off, 32u);
   EXPECT_EQ(FrameOf(fexit).retval_off, 48u);
   EXPECT_EQ(FrameOf(fexit).stack_size, 80u);
-}
-
-// bpf_struct_ops_prepare_trampoline(): called through a pointer, one
-// frame record, and the program's r0 returned (RET_FENTRY_RET).
-TEST(kernel_trampoline, StructOpsFlagsAndFrameAreTheKernels) {
-  Attachment a;
-  a.struct_ops = true;
-  a.fentry = {{1, 0, true}};
-  a.nr_args = 2;
-  EXPECT_EQ(Flags(a), kIndirect | kRetFentryRet);
-  // run_ctx 16, count 8, two arguments, retval 8, x19/x20 16 = 64.
-  EXPECT_EQ(FrameOf(a).pushed_bytes, 16u);
-  EXPECT_EQ(FrameOf(a).args_off, 24u);
-  EXPECT_EQ(FrameOf(a).retval_off, 40u);
-  EXPECT_EQ(FrameOf(a).stack_size, 64u);
+  // bpf_struct_ops_prepare_trampoline(): called through a pointer, one
+  // frame record, the program's r0 returned (RET_FENTRY_RET): run_ctx 16,
+  // count 8, two arguments, retval 8, x19/x20 16 = 64.
+  Attachment struct_ops = fentry_only;
+  struct_ops.struct_ops = true;
+  EXPECT_EQ(Flags(struct_ops), kIndirect | kRetFentryRet);
+  EXPECT_EQ(FrameOf(fentry_only).pushed_bytes, 32u);
+  EXPECT_EQ(FrameOf(struct_ops).pushed_bytes, 16u);
+  EXPECT_EQ(FrameOf(struct_ops).retval_off, 40u);
+  EXPECT_EQ(FrameOf(struct_ops).stack_size, 64u);
 }
 
 // The struct_ops trampoline, called directly with the arguments: its one
