@@ -281,6 +281,9 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
         return Finish();
       case MachineStop::Kind::kFault: {
         if (auto target = GuestCodeOfKernelAddress(stop)) {
+          // The branch to the kernel address (a `blr` of emit_call, the
+          // trampoline's call of a program) lands here: BTI sees it.
+          if (programs_.conventions.guarded_pages) CheckBranchTarget(*target);
           machine_.WritePc(*target);
           resume_pc_ = *target;
           if (end != ~uint64_t{0} && machine_.steps() >= end) return std::nullopt;

@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include "harness/diff/code_generator.h"
+#include "harness/machine/jit_call.h"
 #include "harness/machine/vixl_cpu.h"
 #include "harness/trampoline/kernel_trampoline.h"
 #include "harness/trampoline/stubs.h"
@@ -203,6 +205,64 @@ TEST(kernel_trampoline, AnExtensionReplacesTheTracedProgram) {
   auto refused = (*runner)->Run(with_fentry);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.message().find("only program attached"), std::string::npos) << refused.message();
+}
+
+// BTI on guarded pages (jit/a64/branch_targets.h): a program is called by
+// bpf_prog_run's `blr`, which must land on its entry's `bti jc`; with that
+// word made a nop, the call ends in a Branch Target trap on both
+// executors. 6.12 calls a subprogram with a direct `bl` (emit_call, in
+// range), which sets no BTYPE: a nop at the callee's entry is no fault.
+TEST(kernel_trampoline, ABlrOntoAWordThatIsNoLandingPadIsABranchTargetTrap) {
+  for (const Executor& e : Executors()) {
+    for (const int broken : {-1, 0, 1}) {  // none, the entry's pad, the callee's
+      SandboxOptions options;
+      options.machine_factory = e.factory;
+      auto sandbox = jit_testing::MakeSandbox(options);
+      auto jit = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
+                                              {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
+                                               static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
+                                              jit::AtomicLowering::kLse);
+      ASSERT_TRUE(jit.ok()) << jit.message();
+      CaseSource source;
+      source.programs.push_back(Asm("mov %r1, 5\ncall local f\nadd %r0, 1\nexit\nf:\nmov %r0, %r1\nexit"));
+      auto loaded = LoadCase(source);
+      ASSERT_TRUE(loaded.ok()) << loaded.message();
+      auto compiled = (*jit)->Compile(loaded->programs[0].program);
+      ASSERT_TRUE(compiled.ok()) << compiled.message();
+      ASSERT_EQ(compiled->subprograms.size(), 2u);
+      GuestEnvironment& env = sandbox->env();
+      for (const auto& sub : compiled->subprograms) {
+        uint32_t entry_word = 0;
+        std::memcpy(&entry_word, env.memory().HostPointer(sub.rx_image, 4), 4);
+        EXPECT_EQ(entry_word, 0xd50324dfu) << "bti jc";
+      }
+      const uint64_t nop_at = broken < 0 ? 0 : compiled->subprograms[static_cast<size_t>(broken)].rx_image;
+      if (nop_at != 0) env.memory().Store<uint32_t>(nop_at, 0xd503201f);
+      auto conventions = KernelConventions(std::vector<const jit::CompiledProgram*>{&*compiled});
+      ASSERT_TRUE(conventions.ok()) << conventions.message();
+      env.Install(*loaded);
+      env.SetProgramEntry(0, compiled->entry());
+      env.ResetForRun(0);
+      CallPrograms programs;
+      programs.compiled = {&*compiled};
+      programs.programs = {&loaded->programs[0].program};
+      programs.conventions = *conventions;
+      JitCall call(env, sandbox->machine(0), 0, programs);
+      call.Start(0, {0, 0, 0, 0, 0}, 100000);
+      const Outcome outcome = *call.Step();
+      if (broken != 0) {
+        EXPECT_EQ(outcome.end, EndKind::kExit) << e.name << " " << broken << ": " << outcome.Summary();
+        EXPECT_EQ(outcome.r0, 6u) << e.name;
+      } else {
+        EXPECT_EQ(outcome.end, EndKind::kTrap) << e.name << ": " << outcome.Summary();
+        EXPECT_NE(outcome.message.find("the call's entry: Branch Target exception: the blr (BTYPE 10)"),
+                  std::string::npos) << e.name << ": " << outcome.message;
+        EXPECT_NE(outcome.message.find(fmt::format("landed on 0x{:x} (0xd503201f)", nop_at)), std::string::npos)
+            << e.name << ": " << outcome.message;
+      }
+      (void)(*jit)->Release(*compiled);
+    }
+  }
 }
 
 TEST(kernel_trampoline, StubsEncode) {
