@@ -5,7 +5,11 @@
  *     the prog pack), the code (arch_prepare_bpf_trampoline, which copies it
  *     to RX and flushes), the protection (arch_protect_bpf_trampoline);
  *   - register_fentry()/modify_fentry()/unregister_fentry() on a BPF
- *     program: bpf_arch_text_poke() at its entry.
+ *     program: bpf_arch_text_poke() at its entry (BPF_MOD_JUMP for an
+ *     extension program, freplace);
+ *   - a struct_ops trampoline: its one fentry link of type
+ *     BPF_LINK_TYPE_STRUCT_OPS, as bpf_struct_ops_prepare_trampoline()
+ *     builds it.
  * The request's flags are the caller's, as bpf_trampoline_update() would
  * set them. */
 #define _GNU_SOURCE
