@@ -94,7 +94,8 @@ Result<int> ProgPack::NewPack() {
   return Fail("all {} prog packs are full", packs_.size());
 }
 
-Result<std::unique_ptr<PackAllocation>> ProgPack::Alloc(uint64_t image_bytes, uint64_t alignment) {
+Result<std::unique_ptr<PackAllocation>> ProgPack::Alloc(uint64_t image_bytes, uint64_t alignment,
+                                                        Placement placement) {
   if (image_bytes == 0 || image_bytes % 4 != 0) {
     return Fail("image size {} is not a positive multiple of 4", image_bytes);
   }
@@ -105,8 +106,9 @@ Result<std::unique_ptr<PackAllocation>> ProgPack::Alloc(uint64_t image_bytes, ui
   const uint64_t size = RoundUp(image_bytes + kHeaderSize + 16, kChunkSize);
   auto allocation = std::make_unique<PackAllocation>();
 
-  if (size > kPackSize || !config_.pack_images) {
-    // Larger than a pack (or packing off): an allocation of its own, first fit.
+  if (size > kPackSize || !config_.pack_images || placement == Placement::kFar) {
+    // Larger than a pack (or packing off, or far from the packs): an
+    // allocation of its own, first fit.
     const uint64_t bytes = RoundUp(size, kOversizeGranule);
     std::sort(oversize_used_.begin(), oversize_used_.end(),
               [](const OversizeBlock& a, const OversizeBlock& b) { return a.offset < b.offset; });

@@ -73,6 +73,14 @@ class PackAllocation {
   bool finalized_ = false;
 };
 
+// Where an allocation lies. The kernel's packs come from execmem, which on
+// arm64 with a randomized 2 GiB module region can put two packs more than
+// 128 MiB apart, beyond a `bl`: then bpf_arch_text_poke() reaches a
+// trampoline through the image's PLT. kFar stands for a slot in such a
+// pack: an allocation of its own in the oversize region, which lies more
+// than 128 MiB from every pack (oracle/guest_layout.h).
+enum class Placement : uint8_t { kPacked, kFar };
+
 struct PackAccounting {
   int packs = 0;               // packs currently allocated
   uint64_t chunks_used = 0;
@@ -106,7 +114,8 @@ class ProgPack {
   // the RW buffer the JIT writes it into, filled with AARCH64_BREAK_FAULT.
   // The image starts `alignment` bytes aligned (4 or 8: the JIT's request;
   // 6.12's arm64 JIT asks for 8, so that its PLT target is 8-aligned).
-  Result<std::unique_ptr<PackAllocation>> Alloc(uint64_t image_bytes, uint64_t alignment = 4);
+  Result<std::unique_ptr<PackAllocation>> Alloc(uint64_t image_bytes, uint64_t alignment = 4,
+                                                Placement placement = Placement::kPacked);
 
   // Copies the RW buffer into the RX slot, flushes the caches for that range
   // and frees the RW buffer (bpf_jit_binary_pack_finalize).

@@ -188,12 +188,15 @@ int bpfdiff_kjit_trampoline(const struct bpfdiff_kjit_world *world,
 			    struct bpfdiff_kjit_tramp_image *image, char *message, size_t message_size);
 
 /* bpf_arch_text_poke(ip, BPF_MOD_CALL or BPF_MOD_JUMP, old, new) on a
- * program whose image (its kallsyms symbol: bpf_func, jited_len) is
- * [image, image + image_bytes). 0 for old or new is a nop. Returns the
- * kernel's answer (0 or -errno), with a message when it is not 0. */
+ * program whose kallsyms symbol (bpf_func, jited_len) is [image, image +
+ * symbol_bytes), in an image of image_bytes (code, the PLT's target,
+ * the exception table). 0 for old or new is a nop. A target more than
+ * 128 MiB away goes through the PLT: the kernel's store of its target
+ * reaches the image through text_copy. Returns the kernel's answer (0 or
+ * -errno), with a message when it is not 0. */
 int bpfdiff_kjit_text_poke(const struct bpfdiff_kjit_world *world, uint64_t image,
-			   uint32_t image_bytes, uint64_t ip, int jump, uint64_t old_target,
-			   uint64_t new_target, char *message, size_t message_size);
+			   uint32_t symbol_bytes, uint32_t image_bytes, uint64_t ip, int jump,
+			   uint64_t old_target, uint64_t new_target, char *message, size_t message_size);
 
 /* The tree's JIT's answers to the verifier's questions
  * (verifier_questions.c): 1 where bpf_jit_supports_*() says yes, and the

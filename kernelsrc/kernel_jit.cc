@@ -31,6 +31,8 @@ struct KernelJit::Impl {
   // Whose text operations the kernel's code makes now: a program's
   // (finalize, free) or a trampoline's (its copy, a text poke).
   bool trampoline_work = false;
+  // Where the pack places the images of the compile or build in progress.
+  jit::Placement placement = jit::Placement::kPacked;
 
   bpfdiff_kjit_world Bridge();
 };
@@ -43,7 +45,7 @@ int PackAlloc(void* owner, uint32_t image_bytes, uint32_t alignment, uint64_t* r
               uint8_t** rw_header, uint8_t** rw_image) {
   KernelJit::Impl& impl = ImplOf(owner);
   // The kernel rounds smaller alignments up to the image's natural 4.
-  auto allocation = impl.pack.Alloc(image_bytes, alignment < 4 ? 4 : alignment);
+  auto allocation = impl.pack.Alloc(image_bytes, alignment < 4 ? 4 : alignment, impl.placement);
   if (!allocation) {
     impl.pack_error = allocation.message();
     return -1;
@@ -203,6 +205,13 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program) {
   return CompileFailing(program, 0).compiled;
 }
 
+Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program, jit::Placement placement) {
+  impl_->placement = placement;
+  auto compiled = CompileFailing(program, 0).compiled;
+  impl_->placement = jit::Placement::kPacked;
+  return compiled;
+}
+
 FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t fail_call) {
   Impl& impl = *impl_;
   FailingCompile attempt;
@@ -352,7 +361,9 @@ Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest& req
   impl.pack_error.clear();
   bpfdiff_kjit_tramp_image image{};
   std::array<char, 512> message{};
+  impl.placement = request.placement;
   const int result = bpfdiff_kjit_trampoline(&bridge, &bridge_request, &image, message.data(), message.size());
+  impl.placement = jit::Placement::kPacked;
   impl.finalized_images.clear();
   if (result != 0) {
     for (auto& held : impl.slots) impl.pack.Free(std::move(held.second));
@@ -392,9 +403,12 @@ Status PokeProgramEntry(KernelJit::Impl& impl, const jit::CompiledSubprogram& tr
   const bpfdiff_kjit_world bridge = impl.Bridge();
   std::array<char, 512> message{};
   // The symbol kallsyms has for a program: bpf_func and jited_len, which
-  // ends with the PLT's `br` (its target follows).
-  const int result = bpfdiff_kjit_text_poke(&bridge, traced.rx_image, traced.code_words * 4, traced.rx_image,
-                                            jump ? 1 : 0, old_target, new_target, message.data(), message.size());
+  // ends with the PLT's `br` (its target follows, in the same image).
+  const uint32_t image_bytes =
+      traced.allocation ? static_cast<uint32_t>(traced.allocation->image_bytes()) : traced.code_words * 4;
+  const int result =
+      bpfdiff_kjit_text_poke(&bridge, traced.rx_image, traced.code_words * 4, image_bytes, traced.rx_image,
+                             jump ? 1 : 0, old_target, new_target, message.data(), message.size());
   if (result != 0) return Fail("{}", message.data());
   return {};
 }

@@ -81,6 +81,9 @@ struct TrampolineRequest {
   uint64_t traced_entry = 0;  // func_addr: the traced function (struct_ops: its stub)
   uint64_t tramp_enter = 0;   // the guest's __bpf_tramp_enter
   uint64_t tramp_exit = 0;    // and __bpf_tramp_exit
+  // Where its image lies: kFar puts it beyond a `bl` from every program
+  // (jit::Placement), so that attaching it takes the PLT.
+  jit::Placement placement = jit::Placement::kPacked;
 };
 
 // A trampoline the kernel's code built into bpfdiff's pack.
@@ -134,6 +137,9 @@ class KernelJit {
   // success every image is finalized; on failure nothing stays allocated
   // (the message says what the kernel's code left, if it left anything).
   Result<jit::CompiledProgram> Compile(const isa::Program& program);
+  // Compile, every image placed as `placement` says (jit::Placement::kFar:
+  // an extension program that a BPF_MOD_JUMP reaches through the PLT).
+  Result<jit::CompiledProgram> Compile(const isa::Program& program, jit::Placement placement);
   // Compile, with the `fail_call`-th failable service call (from 1) made
   // to fail; 0 makes none fail.
   FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call);
@@ -151,9 +157,10 @@ class KernelJit {
 
   // bpf_arch_text_poke(program entry, BPF_MOD_CALL, old, new): what
   // register_fentry()/unregister_fentry() do to a traced BPF program
-  // (`traced` its main subprogram). 0 for old or new is the nop. Fails
-  // with the kernel's error; a target more than 128 MiB away is refused
-  // (the kernel would write the PLT's target with a host store).
+  // (`traced` its main subprogram). 0 for old or new is the nop. A target
+  // more than 128 MiB away is reached through the image's PLT, whose
+  // target the kernel rewrites (WRITE_ONCE: kernelsrc/include/linux/
+  // compiler.h). Fails with the kernel's error.
   Status PokeEntry(const jit::CompiledSubprogram& traced, uint64_t old_target, uint64_t new_target);
   // bpf_arch_text_poke(program entry, BPF_MOD_JUMP, old, new): what
   // bpf_trampoline_link_prog() does for an extension program (freplace,

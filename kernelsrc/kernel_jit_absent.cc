@@ -26,6 +26,10 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program&) {
   return Fail("this bpfdiff was built without a Linux tree");
 }
 
+Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program&, jit::Placement) {
+  return Fail("this bpfdiff was built without a Linux tree");
+}
+
 FailingCompile KernelJit::CompileFailing(const isa::Program&, uint32_t) {
   FailingCompile attempt;
   attempt.compiled = Fail("this bpfdiff was built without a Linux tree");

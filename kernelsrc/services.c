@@ -408,6 +408,35 @@ void flush_icache_range(unsigned long start, unsigned long end)
 
 int set_memory_ro(unsigned long addr, int numpages) { (void)addr; (void)numpages; return 0; }
 int set_memory_rw(unsigned long addr, int numpages) { (void)addr; (void)numpages; return 0; }
+
+/* WRITE_ONCE() (kernelsrc/include/linux/compiler.h). A store into the
+ * image of the program being poked is bpf_arch_text_poke()'s store of the
+ * PLT's target, made after set_memory_rw(): it reaches the guest's RX
+ * memory as the plain store it is, with no cache maintenance (the PLT
+ * loads its target as data). The host's dummy_tramp becomes the guest's
+ * stand-in, as in an image the JIT wrote (point_plt_at_guest). */
+void bpfdiff_kjit_store(volatile void *to, const void *value, size_t bytes)
+{
+	const uint64_t at = (uint64_t)(uintptr_t)to;
+
+	if (session && session->image_bytes && at >= session->symbol_start &&
+	    at - session->symbol_start < session->image_bytes &&
+	    bytes <= session->image_bytes - (at - session->symbol_start)) {
+		const struct bpfdiff_kjit_world *w = session->world;
+		uint64_t target;
+
+		if (bytes == sizeof(target)) {
+			memcpy(&target, value, sizeof(target));
+			if (target == (uint64_t)(uintptr_t)&dummy_tramp)
+				target = w->dummy_tramp;
+			w->text_copy(w->owner, at, &target, sizeof(target));
+			return;
+		}
+		w->text_copy(w->owner, at, value, bytes);
+		return;
+	}
+	memcpy((void *)(uintptr_t)to, value, bytes);
+}
 struct mutex text_mutex;
 
 /* What the verifier and kernel/bpf/core.c give the JIT. */

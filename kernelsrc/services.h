@@ -29,6 +29,9 @@ struct bpfdiff_kjit_session {
 	 * program's image (__bpf_address_lookup). */
 	uint64_t symbol_start;
 	uint32_t symbol_bytes;
+	/* Its whole image (the PLT's target follows the symbol): where a
+	 * store of the kernel's code goes to guest memory (bpfdiff_kjit_store). */
+	uint32_t image_bytes;
 	/* Failure injection (bridge.h, fail_call): the failable service calls
 	 * made so far, and the one made to fail (NULL: none yet). */
 	uint32_t failable_calls;

@@ -200,32 +200,17 @@ int bpfdiff_kjit_trampoline(const struct bpfdiff_kjit_world *world,
 	return result;
 }
 
-/* Whether bpf_arch_text_poke would write the PLT's target: the kernel
- * does that with a plain store to the image (WRITE_ONCE(plt->target)),
- * which the host cannot make to a guest address. */
-static int is_long_jump(uint64_t ip, uint64_t target)
-{
-	const int64_t offset = (int64_t)(target - ip);
-
-	return target != 0 && (offset < -(int64_t)SZ_128M || offset >= (int64_t)SZ_128M);
-}
-
 int bpfdiff_kjit_text_poke(const struct bpfdiff_kjit_world *world, uint64_t image,
-			   uint32_t image_bytes, uint64_t ip, int jump, uint64_t old_target,
-			   uint64_t new_target, char *message, size_t message_size)
+			   uint32_t symbol_bytes, uint32_t image_bytes, uint64_t ip, int jump,
+			   uint64_t old_target, uint64_t new_target, char *message, size_t message_size)
 {
 	struct bpfdiff_kjit_session session = { .world = world };
 	volatile int result = -EFAULT;
 
 	message[0] = '\0';
-	if (is_long_jump(ip, old_target) || is_long_jump(ip, new_target)) {
-		snprintf(message, message_size,
-			 "bpfdiff cannot attach across more than 128 MiB: the kernel would write the "
-			 "PLT's target with a plain store, which the host cannot make to guest memory");
-		return -EINVAL;
-	}
 	session.symbol_start = image;
-	session.symbol_bytes = image_bytes;
+	session.symbol_bytes = symbol_bytes;
+	session.image_bytes = image_bytes;
 	bpfdiff_kjit_enter(&session);
 	if (setjmp(session.on_bug) == 0)
 		result = bpf_arch_text_poke((void *)(uintptr_t)ip, jump ? BPF_MOD_JUMP : BPF_MOD_CALL,

@@ -16,7 +16,7 @@
 //   0x0400_0000  stacks, one per CPU                                 RW
 //   0x0500_0000  per-CPU data, one page per CPU                      RW
 //   0x1000_0000  prog packs, kMaxPacks x 2 MiB                       R X
-//   0x2000_0000  oversize JIT images (larger than a pack)            R X
+//   0x2000_0000  oversize JIT images (larger than a pack), and far slots R X
 #pragma once
 
 #include <cstdint>
@@ -86,6 +86,10 @@ inline constexpr uint64_t kPackSize = 2 << 20;  // 2 MiB, as the kernel's prog p
 inline constexpr uint64_t kMaxPacks = 16;
 inline constexpr uint64_t kOversizeBase = 0x2000'0000;
 inline constexpr uint64_t kOversizeSize = 64 << 20;
+// A far slot (jit::Placement::kFar) stands for a pack beyond the reach of a
+// `bl` from every other: the kernel then pokes a call through the PLT.
+static_assert(kOversizeBase - (kPackBase + kMaxPacks * kPackSize) > (uint64_t{128} << 20),
+              "the oversize region must lie more than 128 MiB from every pack");
 
 // The arena (BPF_MAP_TYPE_ARENA) of every case, as kernel/bpf/arena.c lays
 // it out: kern_vm_start lies 32 KiB (half the guard) into a 4 GiB range

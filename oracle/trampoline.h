@@ -101,6 +101,12 @@ struct TrampolineCase {
   // Attach a first trampoline of the same links, then move the entry to
   // the case's with one poke (modify_fentry), and free the first.
   bool replace = false;
+  // Where the trampoline (or the extension program) lies: more than 128 MiB
+  // from the traced program, beyond a `bl`, so that the kernel attaches it
+  // through the traced image's PLT. `first_far` for the first trampoline
+  // of a replace. Where code lies changes no outcome.
+  bool far = false;
+  bool first_far = false;
 };
 
 // The flags bpf_trampoline_update() builds the trampoline with.

@@ -192,6 +192,10 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
   c.replace = !a.struct_ops && !freplace && (flags & 0x10) != 0;
   const uint8_t counts = in.Byte();
   size_t fentry = counts & 3, fexit = (counts >> 2) & 3, fmod_ret = (counts >> 4) & 3;
+  // Half the trampolines (and extensions) lie beyond a `bl` from the traced
+  // program, attached through its PLT; so does half the first ones.
+  c.far = (counts & 0x40) != 0;
+  c.first_far = c.replace && (counts & 0x80) != 0;
   if (fentry + fexit + fmod_ret == 0 || a.struct_ops) fentry = 1;
   if (a.struct_ops) fexit = fmod_ret = 0;
   for (uint64_t& arg : c.args) arg = in.U64();
@@ -246,9 +250,17 @@ std::string DescribeTrampolineCase(const trampoline::TrampolineCase& c) {
   } else if (a.freplace) {
     called = fmt::format("traced program {}, replaced by the extension program {} (freplace)", a.traced, *a.freplace);
   }
-  std::string text = fmt::format("{}, {} argument(s){}{}; args {:#x}\n", called, a.nr_args,
+  std::string where;
+  if (c.far || c.first_far) {
+    where = fmt::format(", {} more than 128 MiB away (through the PLT)",
+                        c.far && c.first_far ? "both trampolines"
+                        : c.first_far        ? "the first trampoline"
+                        : a.freplace         ? "the extension"
+                                             : "the trampoline");
+  }
+  std::string text = fmt::format("{}, {} argument(s){}{}{}; args {:#x}\n", called, a.nr_args,
                                  a.ip_arg ? ", ip asked for" : "", c.replace ? ", replacing a first trampoline" : "",
-                                 fmt::join(c.args, " "));
+                                 where, fmt::join(c.args, " "));
   const auto links = [&](const char* kind, const std::vector<trampoline::Link>& list) {
     for (const trampoline::Link& link : list) {
       text += fmt::format("{} program {}: cookie {:#x}{}\n", kind, link.program, link.cookie,
@@ -262,6 +274,33 @@ std::string DescribeTrampolineCase(const trampoline::TrampolineCase& c) {
     text += fmt::format("-- program {}\n{}", p, isa::Disassemble(c.source.programs[p]));
   }
   return text;
+}
+
+std::vector<std::pair<std::string, bool>> TrampolinePaths(const trampoline::TrampolineCase& c) {
+  const trampoline::Attachment& a = c.attachment;
+  const bool poked = !a.struct_ops;  // a struct_ops trampoline is called through a pointer
+  const bool miss = std::any_of(a.fentry.begin(), a.fentry.end(), [](const auto& l) { return !l.runs; }) ||
+                    std::any_of(a.fexit.begin(), a.fexit.end(), [](const auto& l) { return !l.runs; }) ||
+                    std::any_of(a.fmod_ret.begin(), a.fmod_ret.end(), [](const auto& l) { return !l.runs; });
+  const bool far_call = poked && !a.freplace && (c.far || c.first_far);
+  return {
+      {"fentry", !a.fentry.empty() && !a.struct_ops},
+      {"fexit", !a.fexit.empty()},
+      {"fmod_ret", !a.fmod_ret.empty()},
+      {"recursion_miss", miss},
+      {"ip_arg", a.ip_arg},
+      {"replace_a_trampoline", c.replace},
+      {"struct_ops_ret_fentry_ret", a.struct_ops},
+      {"freplace_mod_jump", a.freplace.has_value()},
+      // bpf_arch_text_poke() with a target beyond a `bl`: the entry's `bl`
+      // (or `b`) goes to the image's PLT, whose target is the trampoline.
+      {"call_through_plt", far_call},
+      {"jump_through_plt", a.freplace.has_value() && c.far},
+      // Both trampolines far: the entry's word stays, the PLT's target alone changes.
+      {"plt_target_alone_rewritten", c.replace && c.far && c.first_far},
+      // A far target poked away: the PLT's target goes back to dummy_tramp.
+      {"plt_target_restored", poked && (c.far || c.first_far)},
+  };
 }
 
 }  // namespace bpfdiff::fuzz

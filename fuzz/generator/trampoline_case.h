@@ -4,7 +4,9 @@
 // function's argument count, the call's arguments, and whether the
 // trampoline replaces a first one (oracle/trampoline.h); or, one input in
 // eight each, a struct_ops trampoline of one program, called directly, or
-// an extension program (freplace) that replaces the traced one.
+// an extension program (freplace) that replaces the traced one. Half the
+// trampolines and extensions lie more than 128 MiB from the traced
+// program, so that the kernel attaches them through its PLT.
 //
 // Every byte string decodes (missing bytes read as 0), so libFuzzer's own
 // mutations are enough. The programs read their context only inside the
@@ -18,6 +20,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "oracle/trampoline.h"
 
@@ -28,6 +32,12 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data);
 // The case in text: the attachment, the call's arguments, each program
 // disassembled (what a finding prints and `bpfdiff trampoline --show`).
 std::string DescribeTrampolineCase(const trampoline::TrampolineCase& c);
+
+// The paths of the kernel's prepare_trampoline() and bpf_arch_text_poke()
+// that running `c` takes, each named, in a fixed order (the same names for
+// every case): trampoline_fuzzer's states, which a report lists with those
+// never reached.
+std::vector<std::pair<std::string, bool>> TrampolinePaths(const trampoline::TrampolineCase& c);
 
 // The map the programs write into: fd 1, an array of one 64-byte value.
 inline constexpr int32_t kTrampolineMapFd = 1;

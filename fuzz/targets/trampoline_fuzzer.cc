@@ -20,6 +20,7 @@
 // kernel's JIT.
 #include "fuzz/targets/libfuzzer_entry_points.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +49,10 @@ struct Target {
   // For the stats file.
   uint64_t compared = 0, not_comparable = 0, replaced = 0, struct_ops = 0, freplace = 0, links = 0, misses = 0,
            runners = 0;
+  // The paths of prepare_trampoline() and bpf_arch_text_poke() a case
+  // took, each counted per case that ran (fuzz::TrampolinePaths): the
+  // report names those never reached.
+  std::vector<std::pair<std::string, uint64_t>> paths;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 Target* target = nullptr;
@@ -62,6 +67,7 @@ void ReportStats() {
                    {"replaced", target->replaced},  {"struct_ops", target->struct_ops}, {"freplace", target->freplace},
                    {"links", target->links},       {"misses", target->misses},
                    {"runners", target->runners}};
+  file.states_reached = target->paths;
   fuzz::WriteStats(target->settings, file);
 }
 
@@ -93,6 +99,7 @@ void NewRunner() {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   target = new Target;
   target->settings = fuzz::ReadTargetSettings("trampoline_fuzzer");
+  for (const auto& [path, taken] : fuzz::TrampolinePaths({})) target->paths.emplace_back(path, 0);
   NewRunner();
   std::atexit(ReportStats);
   return 0;
@@ -108,6 +115,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::ExitOnHarnessFailure("trampoline_fuzzer", *failure);
   }
   if (!verdict) Found(c, fmt::format("the case was refused: {}", verdict.message()), "trampoline refused");
+  for (const auto& path : fuzz::TrampolinePaths(c)) {
+    auto it = std::find_if(target->paths.begin(), target->paths.end(),
+                           [&](const auto& counted) { return counted.first == path.first; });
+    if (it != target->paths.end()) it->second += path.second ? 1 : 0;
+  }
   target->replaced += c.replace ? 1 : 0;
   target->struct_ops += c.attachment.struct_ops ? 1 : 0;
   target->freplace += c.attachment.freplace ? 1 : 0;

@@ -4,9 +4,12 @@
 Each seed is an input of fuzz/generator/trampoline_case.h: a flags byte
 (argument count, ip, replace; its top three bits 111: struct_ops, 110: an
 extension program, freplace, which follows the traced program), a
-counts byte (fentry, fexit, fmod_ret), five arguments, then the programs. The
+counts byte (fentry, fexit, fmod_ret; 0x40: the trampoline or extension
+lies beyond a `bl`, attached through the PLT; 0x80: so does the first
+trampoline of a replace), five arguments, then the programs. The
 seeds cover every argument count, each kind of link alone and together, a
-missed enter, the ip, the replace path and struct_ops trampolines; the
+missed enter, the ip, the replace path, struct_ops trampolines, extensions
+and far targets; the
 programs' bytes come from a fixed seed, so the corpus is the same on every run.
 Usage: make_trampoline_seeds.py OUT_DIR
 """
@@ -23,10 +26,12 @@ def program(rng, ops):
     return body + bytes([rng.getrandbits(8)])
 
 
-def seed(rng, nr_args, ip, replace, fentry, fexit, fmod_ret, miss=False, struct_ops=False, freplace=False):
+def seed(rng, nr_args, ip, replace, fentry, fexit, fmod_ret, miss=False, struct_ops=False, freplace=False,
+         far=False, first_far=False):
     flags = (nr_args - 1) | (0x08 if ip else 0) | (0x10 if replace else 0)
     flags |= 0xe0 if struct_ops else 0xc0 if freplace else 0
-    out = bytes([flags, fentry | fexit << 2 | fmod_ret << 4])
+    counts = fentry | fexit << 2 | fmod_ret << 4 | (0x40 if far else 0) | (0x80 if first_far else 0)
+    out = bytes([flags, counts])
     out += b"".join(rng.getrandbits(64).to_bytes(8, "little") for _ in range(5))
     out += program(rng, rng.randrange(4, 16))
     if freplace:
@@ -56,6 +61,10 @@ def main():
         seeds[f"struct_ops_args{nr_args}"] = seed(rng, nr_args, False, False, 1, 0, 0, struct_ops=True)
     for nr_args in (1, 5):
         seeds[f"freplace_args{nr_args}"] = seed(rng, nr_args, False, False, 0, 0, 0, freplace=True)
+    seeds["far_all_kinds"] = seed(rng, 3, True, False, 1, 1, 1, far=True)
+    seeds["far_freplace"] = seed(rng, 2, False, False, 0, 0, 0, freplace=True, far=True)
+    seeds["far_replace_far"] = seed(rng, 2, False, True, 1, 1, 0, far=True, first_far=True)
+    seeds["near_replace_far"] = seed(rng, 4, False, True, 0, 1, 1, first_far=True)
     for name, data in seeds.items():
         (out_dir / f"{name}.bin").write_bytes(data)
 

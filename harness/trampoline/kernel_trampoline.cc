@@ -146,6 +146,7 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   if ((c.attachment.struct_ops || c.attachment.freplace) && c.replace) {
     return Fail("only a trampoline attached at an entry is replaced by a second one");
   }
+  if (c.first_far && !c.replace) return Fail("the case places a first trampoline far, but it replaces none");
   if (loaded->clobbered_read) return Fail("the verifier would refuse the case: {}", *loaded->clobbered_read);
   for (size_t i = 0; i < loaded->programs.size(); ++i) {
     if (auto refused = kernelsrc::VerifierRefusal(jit.answers(), loaded->programs[i].program)) {
@@ -182,7 +183,9 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   };
 
   for (size_t i = 0; i < loaded->programs.size(); ++i) {
-    auto program = jit.Compile(loaded->programs[i].program);
+    const bool far_extension = c.far && c.attachment.freplace == i;
+    auto program = jit.Compile(loaded->programs[i].program,
+                               far_extension ? jit::Placement::kFar : jit::Placement::kPacked);
     if (!program) return fail(Fail("program {}: the kernel's JIT refused it: {}", i, program.message()));
     compiled.push_back(std::move(program).value());
   }
@@ -246,12 +249,14 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
     attached_to = extension;
     verdict.trampoline_traced = traced.rx_image;
   } else {
-    const kernelsrc::TrampolineRequest request = RequestFor(c.attachment, compiled);
+    kernelsrc::TrampolineRequest request = RequestFor(c.attachment, compiled);
     if (c.replace) {
+      request.placement = c.first_far ? jit::Placement::kFar : jit::Placement::kPacked;
       auto built = jit.BuildTrampoline(request);
       if (!built) return fail(Fail("the kernel refused the first trampoline: {}", built.message()));
       first = std::move(built).value();
     }
+    request.placement = c.far ? jit::Placement::kFar : jit::Placement::kPacked;
     auto built = jit.BuildTrampoline(request);
     if (!built) return fail(Fail("the kernel refused the trampoline: {}", built.message()));
     trampoline = std::move(built).value();

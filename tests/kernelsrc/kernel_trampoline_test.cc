@@ -207,6 +207,45 @@ TEST(kernel_trampoline, AnExtensionReplacesTheTracedProgram) {
   EXPECT_NE(refused.message().find("only program attached"), std::string::npos) << refused.message();
 }
 
+// A trampoline, or an extension, more than 128 MiB from the traced program
+// (a far slot, jit::Placement::kFar) is reached through the traced image's
+// PLT: `bl` (or `b`) to the PLT, whose `ldr x10; br x10` lands on the
+// target's `bti jc`. The outcome is the same as near; so after a replace
+// from a far first trampoline to a near one, and back.
+TEST(kernel_trampoline, AFarTrampolineOrExtensionIsReachedThroughThePlt) {
+  Attachment fexit;
+  fexit.nr_args = 2;
+  fexit.fentry = {{1, 0x11, true}};
+  fexit.fexit = {{2, 0x22, true}};
+  const TrampolineCase traced =
+      MakeCase({std::string(kTraced), Recorder(1, 32, 0), Recorder(2, 40, 0)}, fexit, {7, 100, 0, 0, 0});
+  Attachment replace;
+  replace.nr_args = 3;
+  replace.freplace = 1;
+  const TrampolineCase extended = MakeCase({std::string(kTraced), Returns(77, 48)}, replace, {7, 100, 5, 0, 0});
+  for (const Executor& e : Executors()) {
+    for (const auto& [far, first_far] : {std::pair{true, false}, std::pair{true, true}, std::pair{false, true}}) {
+      TrampolineCase c = traced;
+      c.far = far;
+      c.first_far = first_far;
+      const TrampolineVerdict v = MustRun(c, e, /*replace=*/first_far);
+      EXPECT_TRUE(v.match()) << e.name << " far " << far << " first far " << first_far << ": " << v.Describe();
+      EXPECT_EQ(v.outcome.r0, 121u) << e.name;
+      EXPECT_EQ(ValueAt(v.outcome, 32), 100u) << e.name << ": the fentry program did not run";
+      EXPECT_EQ(ValueAt(v.outcome, 40), 121u) << e.name << ": the fexit program did not run";
+      const uint64_t distance = v.trampoline_entry > v.trampoline_traced ? v.trampoline_entry - v.trampoline_traced
+                                                                          : v.trampoline_traced - v.trampoline_entry;
+      EXPECT_EQ(distance > (uint64_t{128} << 20), far) << e.name << ": 0x" << std::hex << distance;
+    }
+    TrampolineCase c = extended;
+    c.far = true;
+    const TrampolineVerdict v = MustRun(c, e);
+    EXPECT_TRUE(v.match()) << e.name << ": " << v.Describe();
+    EXPECT_EQ(v.outcome.r0, 77u) << e.name;
+    EXPECT_EQ(ValueAt(v.outcome, 0), 0u) << e.name << ": the traced program ran";
+  }
+}
+
 // BTI on guarded pages (jit/a64/branch_targets.h): a program is called by
 // bpf_prog_run's `blr`, which must land on its entry's `bti jc`; with that
 // word made a nop, the call ends in a Branch Target trap on both
@@ -489,6 +528,70 @@ TEST(kernel_trampoline, PokeWritesTheEntryAndChecksTheOldWord) {
   ASSERT_TRUE(jit.PokeEntry(sub, trampoline->entry, 0).ok());
   EXPECT_EQ(word_at(site), a64::Nop());
   jit.ReleaseTrampoline(*trampoline);
+  EXPECT_TRUE(jit.Release(*traced).ok());
+  EXPECT_TRUE(jit.Release(*attached).ok());
+}
+
+// bpf_arch_text_poke() with a target beyond a `bl`: the entry becomes a
+// `bl` to the image's PLT, and the kernel stores the target into the PLT
+// (WRITE_ONCE, through the world); between two far targets only that store
+// changes; poked back near or to the nop, the target is dummy_tramp again.
+TEST(kernel_trampoline, ALongJumpPokeRewritesThePltTarget) {
+  auto sandbox = jit_testing::MakeSandbox();
+  auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
+                                              {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
+                                               static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
+                                              jit::AtomicLowering::kLse);
+  ASSERT_TRUE(created.ok()) << created.message();
+  kernelsrc::KernelJit& jit = **created;
+  auto traced = jit.Compile(jit_testing::MustProgram(Asm("mov %r0, 1\nexit")));
+  auto attached = jit.Compile(jit_testing::MustProgram(Asm("mov %r0, 2\nexit")));
+  ASSERT_TRUE(traced.ok() && attached.ok());
+  kernelsrc::TrampolineRequest request;
+  request.fentry = {{attached->entry(), 0, guest::kTrampProgEnterAddress, guest::kTrampProgExitAddress}};
+  request.nr_args = 1;
+  request.flags = kRestoreRegs;
+  request.traced_entry = traced->entry();
+  request.tramp_enter = guest::kTrampImageEnterAddress;
+  request.tramp_exit = guest::kTrampImageExitAddress;
+  request.placement = jit::Placement::kFar;
+  auto far1 = jit.BuildTrampoline(request);
+  auto far2 = jit.BuildTrampoline(request);
+  request.placement = jit::Placement::kPacked;
+  auto near = jit.BuildTrampoline(request);
+  ASSERT_TRUE(far1.ok() && far2.ok() && near.ok());
+  EXPECT_GE(far1->entry, guest::kOversizeBase);
+  EXPECT_LT(near->entry, guest::kOversizeBase);
+
+  const auto& sub = traced->subprograms[0];
+  const uint64_t site = sub.rx_image + 8;  // bti jc; mov x9, x30; nop
+  const uint64_t plt = sub.rx_image + sub.code_words * 4 - 8;  // ldr x10, #8; br x10; .quad target
+  const auto word_at = [&](uint64_t address) {
+    uint32_t word = 0;
+    std::memcpy(&word, sandbox->env().memory().HostPointer(address, 4), 4);
+    return word;
+  };
+  const auto target = [&]() {
+    uint64_t value = 0;
+    std::memcpy(&value, sandbox->env().memory().HostPointer(plt + 8, 8), 8);
+    return value;
+  };
+  EXPECT_EQ(word_at(plt), 0x5800004au);  // ldr x10, #8
+  EXPECT_EQ(target(), guest::kDummyTrampAddress);
+  ASSERT_TRUE(jit.PokeEntry(sub, 0, far1->entry).ok());
+  EXPECT_EQ(word_at(site), a64::Bl(static_cast<int64_t>(plt - site)));
+  EXPECT_EQ(target(), far1->entry);
+  ASSERT_TRUE(jit.PokeEntry(sub, far1->entry, far2->entry).ok());
+  EXPECT_EQ(word_at(site), a64::Bl(static_cast<int64_t>(plt - site)));
+  EXPECT_EQ(target(), far2->entry);
+  ASSERT_TRUE(jit.PokeEntry(sub, far2->entry, near->entry).ok());
+  EXPECT_EQ(word_at(site), a64::Bl(static_cast<int64_t>(near->entry - site)));
+  EXPECT_EQ(target(), guest::kDummyTrampAddress);
+  ASSERT_TRUE(jit.PokeEntry(sub, near->entry, far1->entry).ok());
+  ASSERT_TRUE(jit.PokeEntry(sub, far1->entry, 0).ok());
+  EXPECT_EQ(word_at(site), a64::Nop());
+  EXPECT_EQ(target(), guest::kDummyTrampAddress);
+  for (auto* t : {&*far1, &*far2, &*near}) jit.ReleaseTrampoline(*t);
   EXPECT_TRUE(jit.Release(*traced).ok());
   EXPECT_TRUE(jit.Release(*attached).ok());
 }
