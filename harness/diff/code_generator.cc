@@ -87,6 +87,7 @@ Result<CodeConventions> KernelConventions(std::span<const jit::CompiledProgram* 
   conventions.kernel_virtual_calls = true;
   conventions.tail_call_restores_registers = true;
   conventions.guarded_pages = true;
+  conventions.frame_records = true;
   // The kernel pushes only the callee-saved registers a function uses, so
   // its frames differ in size: each function's prologue is read from its
   // code, and the interpreter follows the run's path with them. A case

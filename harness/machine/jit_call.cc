@@ -62,6 +62,7 @@ void JitCall::StartAt(uint64_t entry, const std::array<uint64_t, 5>& args, uint6
   previous_block_end_ = 0;
   resume_pc_ = 0;
   branch_target_violation_.clear();
+  frame_chain_violation_.clear();
   Attach();
   start_error_.clear();
   entry_sp_ = sp != 0 ? sp : guest::StackTop(cpu_);
@@ -102,6 +103,7 @@ void JitCall::OnBlock(int cpu, uint64_t address, uint32_t size) {
   // its block hook fired then, before the stop.
   const bool fell_through = address == previous_block_end_ || address == resume_pc_;
   if (!fell_through && programs_.conventions.guarded_pages) CheckBranchTarget(address);
+  if (programs_.conventions.frame_records) CheckFrameChain(address);
   previous_block_end_ = address + size;
   resume_pc_ = 0;
   if (!fell_through) {
@@ -117,9 +119,11 @@ void JitCall::OnBlock(int cpu, uint64_t address, uint32_t size) {
 }
 
 void JitCall::CheckBranchTarget(uint64_t target) {
-  if (!branch_target_violation_.empty() || target < guest::kPackBase || target >= guest::kPackBase + guest::kPackSize) {
-    return;
-  }
+  // BPF code lies on guarded pages wherever the allocator put it: every
+  // pack, and the images of their own (oversize, or far from the packs).
+  const bool packed = target >= guest::kPackBase && target - guest::kPackBase < guest::kMaxPacks * guest::kPackSize;
+  const bool own = target >= guest::kOversizeBase && target - guest::kOversizeBase < guest::kOversizeSize;
+  if (!branch_target_violation_.empty() || (!packed && !own)) return;
   const auto word_at = [&](uint64_t pc) {
     uint32_t word = 0;
     if (const uint8_t* p = env_.memory().HostPointer(pc, 4)) std::memcpy(&word, p, 4);
@@ -137,12 +141,66 @@ void JitCall::CheckBranchTarget(uint64_t target) {
   }
 }
 
+void JitCall::CheckFrameChain(uint64_t callee) {
+  // Only the entries of what BPF code calls: a helper's, a trampoline
+  // stub's (each entered by a call and nothing else).
+  const bool helper = callee >= guest::kHelperBase && callee < guest::kHelperBase + guest::kHelperRegionSize;
+  const bool stub = callee >= guest::kTrampProgEnterAddress &&
+                    callee < guest::kTrampImageExitAddress + guest::kTrampStubBytes;
+  if (!frame_chain_violation_.empty() || (!helper && !stub)) return;
+  const auto read = [&](uint64_t at) -> std::optional<uint64_t> {
+    const uint8_t* p = env_.memory().HostPointer(at, 8);
+    if (p == nullptr) return std::nullopt;
+    uint64_t value = 0;
+    std::memcpy(&value, p, 8);
+    return value;
+  };
+  const auto is_code = [&](uint64_t at) {
+    const Region* region = env_.memory().Find(at, 4);
+    return region != nullptr && (region->permissions & kPermExec) != 0;
+  };
+  // A return address signed by paciasp (the kernel's JIT signs lr before
+  // it pushes it; VIXL computes the code, Unicorn does not) carries its
+  // code above the 48 bits of the address: the unwinder strips it.
+  constexpr uint64_t kVirtualAddressBits = (uint64_t{1} << 48) - 1;
+  // The caller's own frame pointer ends the chain: PrepareCall starts x29 at 0.
+  const uint64_t stack_low = machine_.ReadSp(), stack_top = guest::StackTop(cpu_);
+  uint64_t fp = machine_.ReadX(29), last = 0;
+  for (int depth = 0; fp != 0; ++depth) {
+    std::string wrong;
+    if (depth == 64) {
+      wrong = "more than 64 frame records";
+    } else if (fp % 16 != 0 || fp < stack_low || fp + 16 > stack_top || (last != 0 && fp <= last)) {
+      wrong = fmt::format("the frame record at 0x{:x} is not a record of this stack above the last (0x{:x}; the "
+                          "stack is [0x{:x}, 0x{:x}))",
+                          fp, last, stack_low, stack_top);
+    } else if (const auto lr = read(fp + 8); !lr || !is_code(*lr & kVirtualAddressBits)) {
+      wrong = fmt::format("the frame record at 0x{:x} returns to 0x{:x}, which is not code", fp, lr.value_or(0));
+    }
+    if (!wrong.empty()) {
+      frame_chain_violation_ =
+          fmt::format("the frame chain does not unwind at the call of 0x{:x} (from 0x{:x}): {}", callee,
+                      machine_.ReadX(30), wrong);
+      return;
+    }
+    last = fp;
+    fp = read(fp).value_or(1);  // 1: not a record, reported above on the next turn
+  }
+}
+
 Outcome JitCall::Finish() {
   running_ = false;
   if (!branch_target_violation_.empty()) {
     // The CPU would have stopped at the landing; the kernel oopses there.
     outcome_.end = EndKind::kTrap;
     outcome_.message = branch_target_violation_;
+    outcome_.fault.reset();
+  } else if (!frame_chain_violation_.empty()) {
+    // Whatever the run came to after it, an unwind there would have gone
+    // astray (a garbage call chain, bpf_throw's walk into the weeds): the
+    // first thing that went wrong is what the run reports.
+    outcome_.end = EndKind::kTrap;
+    outcome_.message = frame_chain_violation_;
     outcome_.fault.reset();
   }
   outcome_.steps = machine_.steps();
@@ -284,6 +342,10 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
           // The branch to the kernel address (a `blr` of emit_call, the
           // trampoline's call of a program) lands here: BTI sees it.
           if (programs_.conventions.guarded_pages) CheckBranchTarget(*target);
+          // Calls out of the kernel's code go this way (a helper or a stub
+          // lies beyond a `bl`); the machine observes no block outside the
+          // JIT's regions.
+          if (programs_.conventions.frame_records) CheckFrameChain(*target);
           machine_.WritePc(*target);
           resume_pc_ = *target;
           if (end != ~uint64_t{0} && machine_.steps() >= end) return std::nullopt;

@@ -49,6 +49,13 @@ struct CodeConventions {
   // call itself (bpf_prog_run's blr), must land on a landing pad that
   // accepts it. bpfdiff's model JIT emits none and is not held to it.
   bool guarded_pages = false;
+  // The code is the kernel's, whose frames are linked by frame records
+  // (x29, the AAPCS64 frame chain): at every call out of BPF code (a
+  // helper, a trampoline's stub) the chain unwinds to the caller's, as
+  // perf, bpf_get_stack and bpf_throw unwind it (arch/arm64/kernel/
+  // stacktrace.c): each record 16-byte aligned, above the last, on the
+  // CPU's stack, and each return address it holds in executable memory.
+  bool frame_records = false;
 };
 
 // The model JIT's conventions (jit/jit.h, jit/frame.h).
@@ -118,6 +125,8 @@ class JitCall final : private ExecutionObserver {
   // On guarded pages: records the first landing at `target` (a block that
   // does not follow on from the last one) that BTI forbids.
   void CheckBranchTarget(uint64_t target);
+  // At a call out of BPF code, to `callee`: CodeConventions::frame_records.
+  void CheckFrameChain(uint64_t callee);
   Outcome Finish();
   Outcome Unhandled(const MachineStop& stop);
   // For code that calls kernel virtual addresses (CodeConventions): the
@@ -149,6 +158,7 @@ class JitCall final : private ExecutionObserver {
   // The first indirect branch that landed where BTI forbids (guarded
   // pages): the call ends in a trap that says so.
   std::string branch_target_violation_;
+  std::string frame_chain_violation_;  // the first, or ""
   uint64_t resume_pc_ = 0;  // where the machine resumes, 0 once a block ran
   uint64_t entry_sp_ = 0;   // the SP the call was entered with
   std::string start_error_;  // the machine could not start the call

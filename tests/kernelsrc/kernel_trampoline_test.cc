@@ -304,6 +304,67 @@ TEST(kernel_trampoline, ABlrOntoAWordThatIsNoLandingPadIsABranchTargetTrap) {
   }
 }
 
+// The frame chain (CodeConventions::frame_records): at a helper call the
+// kernel's frames unwind to the caller's. With the prologue's frame record
+// made to hold x10 (0 here) where lr belongs, the next call out reports the
+// record that returns to no code, on both executors, and the run ends in
+// that trap (not in the return to 0 that follows).
+TEST(kernel_trampoline, AFrameRecordThatReturnsToNoCodeIsReportedAtTheNextCall) {
+  constexpr uint32_t kPushFrameRecord = 0xa9bf7bfd;  // stp x29, x30, [sp, #-16]!
+  constexpr uint32_t kPushFpAndX10 = 0xa9bf2bfd;     // stp x29, x10, [sp, #-16]!
+  for (const Executor& e : Executors()) {
+    for (const bool broken : {false, true}) {
+      SandboxOptions options;
+      options.machine_factory = e.factory;
+      auto sandbox = jit_testing::MakeSandbox(options);
+      auto jit = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
+                                              {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
+                                               static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
+                                              jit::AtomicLowering::kLse);
+      ASSERT_TRUE(jit.ok()) << jit.message();
+      CaseSource source;
+      source.programs.push_back(Asm("mov %r0, 0\ncall 7\nmov %r0, 5\nexit"));
+      auto loaded = LoadCase(source);
+      ASSERT_TRUE(loaded.ok()) << loaded.message();
+      auto compiled = (*jit)->Compile(loaded->programs[0].program);
+      ASSERT_TRUE(compiled.ok()) << compiled.message();
+      GuestEnvironment& env = sandbox->env();
+      const auto& sub = compiled->subprograms[0];
+      uint64_t push_at = 0;
+      for (size_t i = 0; i < sub.words.size() && push_at == 0; ++i) {
+        if (sub.words[i] == kPushFrameRecord) push_at = sub.rx_image + 4 * i;
+      }
+      ASSERT_NE(push_at, 0u) << "the prologue pushes a frame record";
+      if (broken) env.memory().Store<uint32_t>(push_at, kPushFpAndX10);
+      auto conventions = KernelConventions(std::vector<const jit::CompiledProgram*>{&*compiled});
+      ASSERT_TRUE(conventions.ok()) << conventions.message();
+      env.Install(*loaded);
+      env.SetProgramEntry(0, compiled->entry());
+      env.ResetForRun(0);
+      CallPrograms programs;
+      programs.compiled = {&*compiled};
+      programs.programs = {&loaded->programs[0].program};
+      programs.conventions = *conventions;
+      JitCall call(env, sandbox->machine(0), 0, programs);
+      call.Start(0, {0, 0, 0, 0, 0}, 100000);
+      const Outcome outcome = *call.Step();
+      if (!broken) {
+        EXPECT_EQ(outcome.end, EndKind::kExit) << e.name << ": " << outcome.Summary();
+        EXPECT_EQ(outcome.r0, 5u) << e.name;
+      } else {
+        EXPECT_EQ(outcome.end, EndKind::kTrap) << e.name << ": " << outcome.Summary();
+        EXPECT_NE(outcome.message.find(fmt::format("the frame chain does not unwind at the call of 0x{:x}",
+                                                   guest::HelperAddress(7))),
+                  std::string::npos)
+            << e.name << ": " << outcome.message;
+        EXPECT_NE(outcome.message.find("returns to 0x0, which is not code"), std::string::npos)
+            << e.name << ": " << outcome.message;
+      }
+      (void)(*jit)->Release(*compiled);
+    }
+  }
+}
+
 TEST(kernel_trampoline, StubsEncode) {
   for (const Stub stub : {Stub::kProgEnter, Stub::kProgEnterMiss, Stub::kProgExit, Stub::kImageEnter,
                           Stub::kImageExit}) {
