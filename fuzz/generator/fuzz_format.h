@@ -126,6 +126,19 @@
 //    arena's page, past it, or with an upper half (function_builder.cc,
 //    ArenaAccessBody, says which bytes choose what); with p5 bit 2 an
 //    addr_space_cast to the user address follows.
+//
+// What version 6 changes in structured mode:
+//  - header byte 15 bit 7, for one such input in 256 (FarBranchChosen:
+//    the FNV-1a hash of the whole input), the far-branch mode: the main
+//    entry starts with a conditional jump over a filler of cmpxchgs
+//    (far_branch.h) whose code spans a conditional branch's range under
+//    the LL/SC lowering; byte 14 bits 1..3 choose the filler's length.
+//    Such a case costs some 50 ordinary ones (its 30,000 instructions
+//    compiled by every JIT). By the hash, a mutant of a far-branch input
+//    is one again only by chance, so that a corpus that keeps them (they
+//    reach new code) does not make them common: in 60 s from an empty
+//    corpus diff_fuzzer_kernel makes some tens of them. An upgraded older
+//    input has byte 15 bit 7 clear, and keeps its case.
 #pragma once
 
 #include <cstddef>
@@ -133,7 +146,7 @@
 
 namespace bpfdiff::fuzz {
 
-inline constexpr uint8_t kFormatVersion = 5;        // what the mutator writes
+inline constexpr uint8_t kFormatVersion = 6;        // what the mutator writes
 inline constexpr uint8_t kOldestFormatVersion = 1;  // the oldest the decoder reads
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kRecordSize = 8;
@@ -180,5 +193,17 @@ inline constexpr uint8_t kOptionTailCallChain = 0x46;
 inline constexpr uint8_t kOptionBounds = 0x08;
 inline constexpr uint8_t kOptionChainToNext = 0x10;
 inline constexpr uint8_t kOptionChainUpperGarbage = 0x20;
+// Version 6: the far-branch mode (byte 15), the share of its inputs the
+// hash chooses, and where in byte 14 its filler's length is chosen.
+inline constexpr uint8_t kOptionFarBranch = 0x80;
+inline constexpr uint32_t kFarBranchOneIn = 256;
+inline constexpr int kFarBranchFillerShift = 1;
+
+// FNV-1a (32 bits) of the input: what chooses the far-branch inputs.
+inline constexpr uint32_t InputHash(const uint8_t* input, size_t size) {
+  uint32_t hash = 2166136261u;
+  for (size_t i = 0; i < size; ++i) hash = (hash ^ input[i]) * 16777619u;
+  return hash;
+}
 
 }  // namespace bpfdiff::fuzz

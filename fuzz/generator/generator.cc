@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fuzz/generator/data_stream.h"
+#include "fuzz/generator/far_branch.h"
 #include "fuzz/generator/function_builder.h"
 #include "fuzz/generator/fuzz_format.h"
 #include "fuzz/generator/interesting_values.h"
@@ -137,6 +138,15 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
   source.options.inline_kptr_xchg = records.HeaderByte(14) & 1;
   DecodeMaps(records, data, source, layout);
   source.programs.push_back(BuildMainProgram(records, data, layout));
+  if (input[0] >= 6 && (records.HeaderByte(15) & kOptionFarBranch) != 0 &&
+      InputHash(input.data(), input.size()) % kFarBranchOneIn == 0) {
+    // Before the main entry's first instruction: every jump and local call
+    // is relative, so the rest of the program keeps its meaning.
+    const auto block = FarBranchBlock(static_cast<uint8_t>(records.HeaderByte(14) >> kFarBranchFillerShift),
+                                      static_cast<int32_t>(records.HeaderWord(6)));
+    auto& main = source.programs.front();
+    main.insert(main.begin(), block.begin(), block.end());
+  }
   // Tail-call targets: one function each.
   for (size_t t = 0; t < records.HeaderByte(4) % 4; ++t) {
     FunctionBuilder target(layout, FunctionBuilder::Role::kTailTarget, t, 1);
@@ -213,6 +223,11 @@ void UpgradeFuzzInput(std::vector<uint8_t>& input) {
       }
     }
     input[0] = 5;
+  }
+  if (input[0] == 5) {
+    // Version 6 reads byte 15 bit 7 as the far-branch mode: off.
+    if (input[1] != kModeRaw && input.size() > 15) input[15] &= static_cast<uint8_t>(~kOptionFarBranch);
+    input[0] = 6;
   }
 }
 

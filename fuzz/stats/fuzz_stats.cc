@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "isa/insn.h"
+
 namespace bpfdiff::fuzz {
 
 std::string ReasonCategory(const std::string& reason) {
@@ -30,6 +32,32 @@ std::string ReasonCategory(const std::string& reason) {
   constexpr size_t kMaxLength = 100;
   return out.size() > kMaxLength ? out.substr(0, kMaxLength) + "..." : out;
 }
+
+namespace {
+
+// What a refusal of a branch beyond its range reads as (harness/diff/
+// kernel_refusals.h, KernelBranchOutOfRange).
+constexpr std::string_view kBranchBeyondRange = "branch beyond its encoding's range";
+
+// A conditional jump over 29,000 instructions or more, as the far-branch
+// block's (fuzz/generator/far_branch.h, whose shortest filler is 29,100):
+// no other construct jumps that far.
+constexpr int32_t kFarJump = 29000;
+
+bool HasFarConditionalJump(const CaseSource& source) {
+  for (const auto& insns : source.programs) {
+    if (insns.size() < static_cast<size_t>(kFarJump)) continue;
+    for (const isa::Insn& insn : insns) {
+      const uint8_t cls = isa::ClassOf(insn.opcode);
+      const bool conditional = (cls == isa::kClassJmp || cls == isa::kClassJmp32) && isa::OpOf(insn.opcode) != isa::kJmpJa &&
+                               insn.opcode != isa::kOpCall && insn.opcode != isa::kOpExit;
+      if (conditional && insn.offset >= kFarJump) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 FuzzStats::FuzzStats(std::string target)
     : target_(std::move(target)),
@@ -78,6 +106,12 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
     }
   }
   for (const auto& reason : reasons) ++not_comparable_reasons_[reason];
+  if (HasFarConditionalJump(source)) {
+    const bool beyond = std::any_of(reasons.begin(), reasons.end(), [](const std::string& reason) {
+      return reason.find(kBranchBeyondRange) != std::string::npos;
+    });
+    ++(beyond ? far_branch_beyond_range_ : far_branch_within_range_);
+  }
   not_comparable_ += !reasons.empty();
   const Outcome* reference = run.runs.empty() || !run.runs.front().outcome ? nullptr : &*run.runs.front().outcome;
   if (reference != nullptr) ++ends_[std::string(EndKindName(reference->end))];
@@ -136,6 +170,8 @@ FuzzStatsFile FuzzStats::ToFile() const {
   file.rejected = MostFrequentFirst({rejected_reasons_.begin(), rejected_reasons_.end()});
   file.forms = FormCoverage{forms_total(), forms_generated(), forms_completed(), MissingForms()};
   file.states_reached = tail_call_states_.Reached();
+  file.states_reached.emplace_back("far_branch_within_range", far_branch_within_range_);
+  file.states_reached.emplace_back("far_branch_beyond_range_refused", far_branch_beyond_range_);
   file.states_largest = tail_call_states_.Largest();
   return file;
 }

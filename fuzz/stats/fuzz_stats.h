@@ -82,6 +82,10 @@ class FuzzStats {
   std::vector<bool> generated_;
   std::vector<bool> completed_;
   TailCallStates tail_call_states_;
+  // Cases with a conditional jump over a filler as long as the far-branch
+  // block's (fuzz/generator/far_branch.h): compiled by every engine, or
+  // refused by one as the kernel's JIT refuses a branch beyond its range.
+  uint64_t far_branch_within_range_ = 0, far_branch_beyond_range_ = 0;
   const RunCost* cost_ = nullptr;
   uint64_t target_nanos_ = 0, mutation_nanos_ = 0;
 };

@@ -19,6 +19,9 @@ Verdict RefusalVerdict(size_t engine_index, std::string_view engine, const std::
   if (auto refusal = KernelAlsoRefuses(loaded)) {
     return {Verdict::Kind::kNotComparable, "", fmt::format("{} refused, as the kernel's would: {}", engine, refusal->name)};
   }
+  if (auto refusal = KernelBranchOutOfRange(message)) {
+    return {Verdict::Kind::kNotComparable, "", fmt::format("{} refused, as the kernel's would: {}", engine, refusal->name)};
+  }
   if (engine_index == 0) {
     return {Verdict::Kind::kNotComparable, "", fmt::format("{} (the reference) could not prepare: {}", engine, message)};
   }

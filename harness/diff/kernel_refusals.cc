@@ -26,7 +26,13 @@ constexpr KernelRefusal kCallx{
     "call with a register operand (BPF_CALL | BPF_X): the kernel's verifier rejects it (do_check: "
     "\"BPF_CALL uses reserved fields\"), and the arm64 JIT has no case for it (\"unknown opcode 8d\")"};
 
-constexpr KernelRefusal kRefusals[] = {kLegacyPacketAccess, kOutOfRangeShift, kCallx};
+constexpr KernelRefusal kBranchOutOfRange{
+    "branch beyond its encoding's range",
+    "a conditional jump whose code spans more than 1 MiB (b.cond, cbz and cbnz hold +-2^18 words): the "
+    "kernel's verifier accepts it, and the arm64 JIT refuses it (check_imm19: \"imm=N out of range\", "
+    "-EINVAL), rather than emit an offset that wraps (1dd8be4ec722, 48d83d94930e)"};
+
+constexpr KernelRefusal kRefusals[] = {kLegacyPacketAccess, kOutOfRangeShift, kCallx, kBranchOutOfRange};
 
 template <typename Predicate>
 bool AnyInsn(const LoadedCase& loaded, Predicate predicate) {
@@ -63,6 +69,28 @@ bool HasLegacyPacketAccess(const LoadedCase& loaded) {
 }  // namespace
 
 std::span<const KernelRefusal> KernelRefusals() { return kRefusals; }
+
+std::optional<KernelRefusal> KernelBranchOutOfRange(std::string_view refusal_message) {
+  constexpr std::string_view kImm = "imm=", kOutOfRange = ") out of range";
+  const size_t at = refusal_message.find(kImm);
+  if (at == std::string_view::npos || refusal_message.find(kOutOfRange, at) == std::string_view::npos) {
+    return std::nullopt;
+  }
+  std::string_view digits = refusal_message.substr(at + kImm.size());
+  const bool negative = !digits.empty() && digits.front() == '-';
+  if (negative) digits.remove_prefix(1);
+  int64_t magnitude = 0;
+  size_t n = 0;
+  for (; n < digits.size() && n < 11 && digits[n] >= '0' && digits[n] <= '9'; ++n) {
+    magnitude = magnitude * 10 + (digits[n] - '0');
+  }
+  if (n == 0 || n >= digits.size() || digits[n] != '(') return std::nullopt;
+  // imm19 holds [-2^18, 2^18): a positive offset from 2^18, a negative one
+  // below -2^18, is out of its range.
+  constexpr int64_t kLimit = int64_t{1} << 18;
+  const bool out = negative ? magnitude > kLimit : magnitude >= kLimit;
+  return out ? std::optional<KernelRefusal>(kBranchOutOfRange) : std::nullopt;
+}
 
 std::optional<KernelRefusal> KernelAlsoRefuses(const LoadedCase& loaded) {
   if (HasLegacyPacketAccess(loaded)) return kLegacyPacketAccess;

@@ -27,4 +27,11 @@ std::span<const KernelRefusal> KernelRefusals();
 // The documented refusal that covers `loaded`, if any.
 std::optional<KernelRefusal> KernelAlsoRefuses(const LoadedCase& loaded);
 
+// A refusal that depends on the code, not the program: a branch whose
+// offset the encoding cannot hold. The kernel's JIT says so itself
+// (check_imm: "imm=N(0x..) out of range"); this takes that refusal as the
+// kernel's when N is out of a conditional branch's range (+-2^18 words),
+// and leaves any other (a range check too strict) a finding.
+std::optional<KernelRefusal> KernelBranchOutOfRange(std::string_view refusal_message);
+
 }  // namespace bpfdiff

@@ -21,7 +21,7 @@ namespace bpfdiff::fuzz {
 namespace {
 
 // The newest version these goldens know; each test says its version.
-constexpr uint8_t kNewestGoldenVersion = 5;
+constexpr uint8_t kNewestGoldenVersion = 6;
 
 const std::string kChangedFormat =
     "the generator changed what the bytes of a released format version mean; add a new version to "
@@ -586,8 +586,46 @@ TEST(FuzzGeneratorGolden, Version5PerCpuVariable) {
   std::vector<uint8_t> old = Version5PerCpu(4);
   const std::string before = Generated(DecodeFuzzInput(old));
   UpgradeFuzzInput(old);
-  EXPECT_EQ(old[0], 5);
+  EXPECT_EQ(old[0], kFormatVersion);
   EXPECT_EQ(Generated(DecodeFuzzInput(old)), before);
+}
+
+// Version 6: the far-branch block, for an input whose hash chooses it
+// (fuzz/corpus/diff_fuzzer/far-branch-imm19-below): its first eight
+// instructions, its filler (29,126 cmpxchgs, byte 14 choice 2), then the
+// main entry the records make (here, an empty function: its exit).
+TEST(FuzzGeneratorGolden, Version6FarBranch) {
+  const std::vector<uint8_t> input = {
+      // version, structured, nothing else, seed 0x5eed0000f00d00f6, byte 14 choice 2, byte 15 bit 7
+      0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf6, 0x00, 0x0d, 0xf0, 0x00, 0x00, 0xed, 0x5e, 0x04, 0x80,
+      0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of function
+  };
+  const auto source = DecodeFuzzInput(input);
+  ASSERT_TRUE(source);
+  const std::vector<isa::Insn>& program = source->programs.front();
+  std::string head;
+  for (size_t i = 0; i < 8 && i < program.size(); ++i) {
+    uint8_t bytes[isa::kInsnSize];
+    program[i].ToBytes(bytes);
+    head += FormatHexBytes(bytes) + "\n";
+  }
+  const std::string golden =
+      "bf 16 00 00 00 00 00 00\n"  // mov %r6, %r1
+      "85 00 00 00 07 00 00 00\n"  // call 7 (bpf_get_prandom_u32)
+      "bf 61 00 00 00 00 00 00\n"  // mov %r1, %r6
+      "55 00 c9 71 f6 00 0d f0\n"  // jne %r0, 0xf00d00f6, +29129
+      "7a 0a f8 ff 00 00 00 00\n"  // stdw [%r10-8], 0
+      "b7 00 00 00 00 00 00 00\n"  // mov %r0, 0
+      "b7 02 00 00 00 00 00 00\n"  // mov %r2, 0
+      "db 2a f8 ff f1 00 00 00\n";  // lock cmpxchg [%r10-8], %r2
+  EXPECT_EQ(head, golden) << kChangedFormat;
+  ASSERT_EQ(program.size(), 7u + 29126u + 1u) << kChangedFormat;
+  EXPECT_EQ(program[7 + 29125], program[7]);
+  EXPECT_EQ(program.back().opcode, isa::kOpExit);
+  // Without the hash's choice (another seed), the mode is only asked for.
+  std::vector<uint8_t> other = input;
+  other[6] ^= 1;
+  EXPECT_EQ(DecodeFuzzInput(other)->programs.front().size(), 1u);
 }
 
 }  // namespace

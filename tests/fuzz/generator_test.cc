@@ -2,11 +2,13 @@
 // structured input, whatever its bytes, decodes to a case the load step
 // accepts, that reads no register a call clobbered, and on which the
 // interpreter and both JIT lowerings agree.
+#include <algorithm>
 #include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "fuzz/generator/far_branch.h"
 #include "fuzz/generator/fuzz_format.h"
 #include "fuzz/generator/generator.h"
 #include "isa/insn.h"
@@ -160,6 +162,54 @@ TEST(FuzzGenerator, StructuredInputsOfVersion3UpgradeToTheSameCase) {
     misread_differs += DescribeSource(*DecodeFuzzInput(misread)) != DescribeSource(*old);
   }
   EXPECT_GT(misread_differs, 0u);
+}
+
+// Version 6: header byte 15 bit 7 asks for the far-branch block, which
+// the hash of the whole input grants to one input in kFarBranchOneIn; the
+// block leaves the rest of the program as it was. A version-5 input, which
+// may have that bit set, upgrades to the same case.
+TEST(FuzzGenerator, TheFarBranchModeIsForTheInputsItsHashChooses) {
+  std::mt19937_64 random(kSeed + 9);
+  size_t far = 0, asked = 0;
+  for (int i = 0; i < 4000; ++i) {
+    std::vector<uint8_t> input = RandomStructuredInput(random, 0, 8);
+    input[0] = kFormatVersion;
+    input[15] |= kOptionFarBranch;
+    ++asked;
+    const auto decoded = DecodeFuzzInput(input);
+    ASSERT_TRUE(decoded);
+    const bool chosen = InputHash(input.data(), input.size()) % kFarBranchOneIn == 0;
+    const size_t length = decoded->programs.front().size();
+    ASSERT_EQ(length > kFarBranchFillers[0], chosen) << "input " << i << ": " << Hex(input);
+    if (!chosen) continue;
+    ++far;
+    std::vector<uint8_t> plain = input;
+    plain[15] = static_cast<uint8_t>(plain[15] & ~kOptionFarBranch);
+    const auto without = DecodeFuzzInput(plain);
+    ASSERT_TRUE(without);
+    const auto block = FarBranchBlock(static_cast<uint8_t>(input[14] >> kFarBranchFillerShift),
+                                      static_cast<int32_t>(input[6] | input[7] << 8 | input[8] << 16 |
+                                                           static_cast<uint32_t>(input[9]) << 24));
+    ASSERT_EQ(length, block.size() + without->programs.front().size());
+    EXPECT_TRUE(std::equal(block.begin(), block.end(), decoded->programs.front().begin()));
+    EXPECT_TRUE(std::equal(without->programs.front().begin(), without->programs.front().end(),
+                           decoded->programs.front().begin() + static_cast<std::ptrdiff_t>(block.size())));
+    EXPECT_TRUE(LoadCase(*decoded).ok());
+  }
+  // About one in kFarBranchOneIn: 4000 inputs give 15.6 on average.
+  EXPECT_GE(far, 3u);
+  EXPECT_LE(far, 40u);
+  EXPECT_EQ(asked, 4000u);
+
+  std::vector<uint8_t> old = RandomStructuredInput(random, 0, 8);
+  old[0] = 5;
+  old[15] |= kOptionFarBranch;
+  const auto before = DecodeFuzzInput(old);
+  ASSERT_TRUE(before);
+  UpgradeFuzzInput(old);
+  EXPECT_EQ(old[0], kFormatVersion);
+  EXPECT_EQ(old[15] & kOptionFarBranch, 0);
+  EXPECT_EQ(DescribeSource(*DecodeFuzzInput(old)), DescribeSource(*before));
 }
 
 TEST(FuzzGenerator, RandomStructuredInputsLoadWithoutClobberedReads) {

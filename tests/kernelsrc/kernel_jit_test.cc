@@ -8,6 +8,8 @@
 #include <cstring>
 #include <map>
 
+#include "fuzz/generator/far_branch.h"
+#include "harness/diff/kernel_refusals.h"
 #include "jit/a64/disasm/a64_disassembler.h"
 #include "kernelsrc/kernel_jit.h"
 #include "oracle/guest_layout.h"
@@ -140,6 +142,43 @@ void Report(const char* corpus, const CorpusCount& count) {
 // A compile counts the services it could have seen fail: one program
 // makes three (jit_data, the offset table, the image's slot). Failing the
 // last of them refuses the program; failing one past them fails nothing.
+// The far-branch block (fuzz/generator/far_branch.h): under LL/SC its
+// jump spans 1 MiB of code from a filler of 29,127 cmpxchgs, and 6.12's
+// check_imm19 refuses the program (-EINVAL) rather than emit a b.cond
+// whose offset wraps, a refusal the differential runs take as the
+// kernel's (KernelBranchOutOfRange); one cmpxchg fewer compiles. Under
+// LSE every length compiles.
+TEST(kernel_jit, AConditionalJumpOverMoreThanOneMiBIsRefused) {
+  for (const auto lowering : {jit::AtomicLowering::kLse, jit::AtomicLowering::kLlSc}) {
+    KernelJitFixture f(lowering);
+    ASSERT_NE(f.jit, nullptr);
+    for (uint8_t choice = 0; choice < std::size(fuzz::kFarBranchFillers); ++choice) {
+      const uint32_t filler = fuzz::kFarBranchFillers[choice];
+      isa::Program program;
+      program.insns = fuzz::FarBranchBlock(choice, 0x1234);
+      program.insns.push_back(isa::Insn{static_cast<uint8_t>(isa::kClassAlu64 | isa::kAluMov | isa::kSrcK), 0, 0, 0, 1});
+      program.insns.push_back(isa::Insn{isa::kOpExit, 0, 0, 0, 0});
+      program.subprogram_starts = {0};
+      auto compiled = f.jit->Compile(program);
+      if (lowering == jit::AtomicLowering::kLse || filler <= 29126) {
+        ASSERT_TRUE(compiled.ok()) << filler << ": " << compiled.message();
+        EXPECT_GT(compiled->subprograms[0].code_words, 3 * filler);
+        (void)f.jit->Release(*compiled);
+      } else {
+        ASSERT_FALSE(compiled.ok()) << filler;
+        EXPECT_NE(compiled.message().find(") out of range"), std::string::npos) << compiled.message();
+        EXPECT_TRUE(KernelBranchOutOfRange(compiled.message())) << compiled.message();
+      }
+    }
+  }
+  // Only an offset out of imm19's range is the kernel's refusal.
+  EXPECT_TRUE(KernelBranchOutOfRange("bpf_jit: [ 3] imm=262144(0x40000) out of range"));
+  EXPECT_TRUE(KernelBranchOutOfRange("bpf_jit: [ 3] imm=-262145(0xfffbffff) out of range"));
+  EXPECT_FALSE(KernelBranchOutOfRange("bpf_jit: [ 3] imm=262143(0x3ffff) out of range"));
+  EXPECT_FALSE(KernelBranchOutOfRange("bpf_jit: [ 3] imm=-262144(0xfffc0000) out of range"));
+  EXPECT_FALSE(KernelBranchOutOfRange("the pack is full"));
+}
+
 TEST(kernel_jit, CountsTheFailableCallsItMakes) {
   KernelJitFixture f(jit::AtomicLowering::kLse);
   ASSERT_NE(f.jit, nullptr);
