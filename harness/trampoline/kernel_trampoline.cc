@@ -283,6 +283,16 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
     verdict.trampoline_traced = traced.rx_image;
   }
 
+  // bpf_arch_text_poke() checks the word it replaces: a poke that names
+  // another old target (the nop, which the entry no longer holds) is
+  // refused, and the run below shows it changed nothing.
+  std::string stale_poke_taken;
+  if (attached_to != 0 && poke_entry(traced, 0, attached_to).ok()) {
+    stale_poke_taken = fmt::format("bpf_arch_text_poke() took a poke from the nop at an entry that holds a {} to "
+                                   "0x{:x}: it must refuse an old target the entry does not hold (-EFAULT)",
+                                   c.attachment.freplace ? "b" : "bl", attached_to);
+  }
+
   env.ResetForRun(0);
   RunSpec spec;
   spec.traced_entry = traced.rx_image;
@@ -295,6 +305,9 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
   verdict.log = ReadLog(env.memory(), 0);
   verdict.attached = CompareRuns(expected.outcome, actual, expected.log, verdict.log, inlined);
   verdict.outcome = actual;
+  if (!stale_poke_taken.empty() && verdict.attached.match()) {
+    verdict.attached = {Verdict::Kind::kDivergence, "text poke", stale_poke_taken};
+  }
   // A word the architecture leaves CONSTRAINED UNPREDICTABLE, in the
   // programs or the trampoline, is the kernel's finding whatever the run
   // made of it.
