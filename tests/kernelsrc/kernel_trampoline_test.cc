@@ -95,6 +95,46 @@ TrampolineVerdict MustRun(const TrampolineCase& c, const Executor& executor, boo
   return verdict ? *verdict : TrampolineVerdict{};
 }
 
+// The kernel's JIT over `sandbox`'s pack, in the guest's world.
+Result<std::unique_ptr<kernelsrc::KernelJit>> KernelJitOver(Sandbox& sandbox) {
+  return kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(),
+                                      {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
+                                       static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
+                                      jit::AtomicLowering::kLse);
+}
+
+// A trampoline of one fentry link (program `attached`) on `traced`, one argument.
+kernelsrc::TrampolineRequest OneFentryRequest(uint64_t traced, uint64_t attached) {
+  kernelsrc::TrampolineRequest request;
+  request.fentry = {{attached, 0, guest::kTrampProgEnterAddress, guest::kTrampProgExitAddress}};
+  request.nr_args = 1;
+  request.flags = kRestoreRegs;
+  request.traced_entry = traced;
+  request.tramp_enter = guest::kTrampImageEnterAddress;
+  request.tramp_exit = guest::kTrampImageExitAddress;
+  return request;
+}
+
+// Program 0 of `loaded`, compiled by the kernel's JIT as `compiled`, called
+// on CPU 0 of `sandbox` with the kernel's conventions (guarded pages, frame
+// records), as bpf_prog_run calls it.
+Result<Outcome> RunOnKernelConventions(Sandbox& sandbox, const LoadedCase& loaded,
+                                       const jit::CompiledProgram& compiled) {
+  auto conventions = KernelConventions(std::vector<const jit::CompiledProgram*>{&compiled});
+  if (!conventions) return conventions.error();
+  GuestEnvironment& env = sandbox.env();
+  env.Install(loaded);
+  env.SetProgramEntry(0, compiled.entry());
+  env.ResetForRun(0);
+  CallPrograms programs;
+  programs.compiled = {&compiled};
+  programs.programs = {&loaded.programs[0].program};
+  programs.conventions = *conventions;
+  JitCall call(env, sandbox.machine(0), 0, programs);
+  call.Start(0, {0, 0, 0, 0, 0}, 100000);
+  return *call.Step();
+}
+
 // The u64 at `offset` of the map value the programs write.
 uint64_t ValueAt(const Outcome& outcome, size_t offset) {
   uint64_t value = 0;
@@ -257,10 +297,7 @@ TEST(kernel_trampoline, ABlrOntoAWordThatIsNoLandingPadIsABranchTargetTrap) {
       SandboxOptions options;
       options.machine_factory = e.factory;
       auto sandbox = jit_testing::MakeSandbox(options);
-      auto jit = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
-                                              {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                               static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
-                                              jit::AtomicLowering::kLse);
+      auto jit = KernelJitOver(*sandbox);
       ASSERT_TRUE(jit.ok()) << jit.message();
       CaseSource source;
       source.programs.push_back(Asm("mov %r1, 5\ncall local f\nadd %r0, 1\nexit\nf:\nmov %r0, %r1\nexit"));
@@ -277,18 +314,9 @@ TEST(kernel_trampoline, ABlrOntoAWordThatIsNoLandingPadIsABranchTargetTrap) {
       }
       const uint64_t nop_at = broken < 0 ? 0 : compiled->subprograms[static_cast<size_t>(broken)].rx_image;
       if (nop_at != 0) env.memory().Store<uint32_t>(nop_at, 0xd503201f);
-      auto conventions = KernelConventions(std::vector<const jit::CompiledProgram*>{&*compiled});
-      ASSERT_TRUE(conventions.ok()) << conventions.message();
-      env.Install(*loaded);
-      env.SetProgramEntry(0, compiled->entry());
-      env.ResetForRun(0);
-      CallPrograms programs;
-      programs.compiled = {&*compiled};
-      programs.programs = {&loaded->programs[0].program};
-      programs.conventions = *conventions;
-      JitCall call(env, sandbox->machine(0), 0, programs);
-      call.Start(0, {0, 0, 0, 0, 0}, 100000);
-      const Outcome outcome = *call.Step();
+      auto run = RunOnKernelConventions(*sandbox, *loaded, *compiled);
+      ASSERT_TRUE(run.ok()) << run.message();
+      const Outcome& outcome = *run;
       if (broken != 0) {
         EXPECT_EQ(outcome.end, EndKind::kExit) << e.name << " " << broken << ": " << outcome.Summary();
         EXPECT_EQ(outcome.r0, 6u) << e.name;
@@ -317,10 +345,7 @@ TEST(kernel_trampoline, AFrameRecordThatReturnsToNoCodeIsReportedAtTheNextCall) 
       SandboxOptions options;
       options.machine_factory = e.factory;
       auto sandbox = jit_testing::MakeSandbox(options);
-      auto jit = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
-                                              {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                               static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
-                                              jit::AtomicLowering::kLse);
+      auto jit = KernelJitOver(*sandbox);
       ASSERT_TRUE(jit.ok()) << jit.message();
       CaseSource source;
       source.programs.push_back(Asm("mov %r0, 0\ncall 7\nmov %r0, 5\nexit"));
@@ -336,18 +361,9 @@ TEST(kernel_trampoline, AFrameRecordThatReturnsToNoCodeIsReportedAtTheNextCall) 
       }
       ASSERT_NE(push_at, 0u) << "the prologue pushes a frame record";
       if (broken) env.memory().Store<uint32_t>(push_at, kPushFpAndX10);
-      auto conventions = KernelConventions(std::vector<const jit::CompiledProgram*>{&*compiled});
-      ASSERT_TRUE(conventions.ok()) << conventions.message();
-      env.Install(*loaded);
-      env.SetProgramEntry(0, compiled->entry());
-      env.ResetForRun(0);
-      CallPrograms programs;
-      programs.compiled = {&*compiled};
-      programs.programs = {&loaded->programs[0].program};
-      programs.conventions = *conventions;
-      JitCall call(env, sandbox->machine(0), 0, programs);
-      call.Start(0, {0, 0, 0, 0, 0}, 100000);
-      const Outcome outcome = *call.Step();
+      auto run = RunOnKernelConventions(*sandbox, *loaded, *compiled);
+      ASSERT_TRUE(run.ok()) << run.message();
+      const Outcome& outcome = *run;
       if (!broken) {
         EXPECT_EQ(outcome.end, EndKind::kExit) << e.name << ": " << outcome.Summary();
         EXPECT_EQ(outcome.r0, 5u) << e.name;
@@ -552,22 +568,13 @@ TEST(kernel_trampoline, TheOracleTellsTheKindsOfLinkApart) {
 // refused, as the kernel refuses it.
 TEST(kernel_trampoline, PokeWritesTheEntryAndChecksTheOldWord) {
   auto sandbox = jit_testing::MakeSandbox();
-  auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
-                                              {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                               static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
-                                              jit::AtomicLowering::kLse);
+  auto created = KernelJitOver(*sandbox);
   ASSERT_TRUE(created.ok()) << created.message();
   kernelsrc::KernelJit& jit = **created;
   auto traced = jit.Compile(jit_testing::MustProgram(Asm("mov %r0, 1\nexit")));
   auto attached = jit.Compile(jit_testing::MustProgram(Asm("mov %r0, 2\nexit")));
   ASSERT_TRUE(traced.ok() && attached.ok());
-  kernelsrc::TrampolineRequest request;
-  request.fentry = {{attached->entry(), 0, guest::kTrampProgEnterAddress, guest::kTrampProgExitAddress}};
-  request.nr_args = 1;
-  request.flags = kRestoreRegs;
-  request.traced_entry = traced->entry();
-  request.tramp_enter = guest::kTrampImageEnterAddress;
-  request.tramp_exit = guest::kTrampImageExitAddress;
+  kernelsrc::TrampolineRequest request = OneFentryRequest(traced->entry(), attached->entry());
   auto trampoline = jit.BuildTrampoline(request);
   ASSERT_TRUE(trampoline.ok()) << trampoline.message();
   EXPECT_GT(trampoline->code_bytes, 0u);
@@ -599,22 +606,13 @@ TEST(kernel_trampoline, PokeWritesTheEntryAndChecksTheOldWord) {
 // changes; poked back near or to the nop, the target is dummy_tramp again.
 TEST(kernel_trampoline, ALongJumpPokeRewritesThePltTarget) {
   auto sandbox = jit_testing::MakeSandbox();
-  auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
-                                              {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                               static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
-                                              jit::AtomicLowering::kLse);
+  auto created = KernelJitOver(*sandbox);
   ASSERT_TRUE(created.ok()) << created.message();
   kernelsrc::KernelJit& jit = **created;
   auto traced = jit.Compile(jit_testing::MustProgram(Asm("mov %r0, 1\nexit")));
   auto attached = jit.Compile(jit_testing::MustProgram(Asm("mov %r0, 2\nexit")));
   ASSERT_TRUE(traced.ok() && attached.ok());
-  kernelsrc::TrampolineRequest request;
-  request.fentry = {{attached->entry(), 0, guest::kTrampProgEnterAddress, guest::kTrampProgExitAddress}};
-  request.nr_args = 1;
-  request.flags = kRestoreRegs;
-  request.traced_entry = traced->entry();
-  request.tramp_enter = guest::kTrampImageEnterAddress;
-  request.tramp_exit = guest::kTrampImageExitAddress;
+  kernelsrc::TrampolineRequest request = OneFentryRequest(traced->entry(), attached->entry());
   request.placement = jit::Placement::kFar;
   auto far1 = jit.BuildTrampoline(request);
   auto far2 = jit.BuildTrampoline(request);
