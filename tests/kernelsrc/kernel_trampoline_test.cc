@@ -135,6 +135,34 @@ Result<Outcome> RunOnKernelConventions(Sandbox& sandbox, const LoadedCase& loade
   return *call.Step();
 }
 
+// One program, loaded and compiled by the kernel's JIT in a sandbox of its
+// own on `executor`.
+struct CompiledOne {
+  std::unique_ptr<Sandbox> sandbox;
+  std::unique_ptr<kernelsrc::KernelJit> jit;
+  LoadedCase loaded;
+  jit::CompiledProgram compiled;
+};
+
+Result<CompiledOne> CompileOn(const Executor& executor, std::string_view text) {
+  SandboxOptions options;
+  options.machine_factory = executor.factory;
+  CompiledOne made;
+  made.sandbox = jit_testing::MakeSandbox(options);
+  auto jit = KernelJitOver(*made.sandbox);
+  if (!jit) return jit.error();
+  made.jit = std::move(jit).value();
+  CaseSource source;
+  source.programs.push_back(Asm(text));
+  auto loaded = LoadCase(source);
+  if (!loaded) return loaded.error();
+  made.loaded = std::move(loaded).value();
+  auto compiled = made.jit->Compile(made.loaded.programs[0].program);
+  if (!compiled) return compiled.error();
+  made.compiled = std::move(compiled).value();
+  return made;
+}
+
 // The u64 at `offset` of the map value the programs write.
 uint64_t ValueAt(const Outcome& outcome, size_t offset) {
   uint64_t value = 0;
@@ -294,27 +322,19 @@ TEST(kernel_trampoline, AFarTrampolineOrExtensionIsReachedThroughThePlt) {
 TEST(kernel_trampoline, ABlrOntoAWordThatIsNoLandingPadIsABranchTargetTrap) {
   for (const Executor& e : Executors()) {
     for (const int broken : {-1, 0, 1}) {  // none, the entry's pad, the callee's
-      SandboxOptions options;
-      options.machine_factory = e.factory;
-      auto sandbox = jit_testing::MakeSandbox(options);
-      auto jit = KernelJitOver(*sandbox);
-      ASSERT_TRUE(jit.ok()) << jit.message();
-      CaseSource source;
-      source.programs.push_back(Asm("mov %r1, 5\ncall local f\nadd %r0, 1\nexit\nf:\nmov %r0, %r1\nexit"));
-      auto loaded = LoadCase(source);
-      ASSERT_TRUE(loaded.ok()) << loaded.message();
-      auto compiled = (*jit)->Compile(loaded->programs[0].program);
-      ASSERT_TRUE(compiled.ok()) << compiled.message();
-      ASSERT_EQ(compiled->subprograms.size(), 2u);
+      auto made = CompileOn(e, "mov %r1, 5\ncall local f\nadd %r0, 1\nexit\nf:\nmov %r0, %r1\nexit");
+      ASSERT_TRUE(made.ok()) << made.message();
+      auto& [sandbox, jit, loaded, compiled] = *made;
+      ASSERT_EQ(compiled.subprograms.size(), 2u);
       GuestEnvironment& env = sandbox->env();
-      for (const auto& sub : compiled->subprograms) {
+      for (const auto& sub : compiled.subprograms) {
         uint32_t entry_word = 0;
         std::memcpy(&entry_word, env.memory().HostPointer(sub.rx_image, 4), 4);
         EXPECT_EQ(entry_word, 0xd50324dfu) << "bti jc";
       }
-      const uint64_t nop_at = broken < 0 ? 0 : compiled->subprograms[static_cast<size_t>(broken)].rx_image;
+      const uint64_t nop_at = broken < 0 ? 0 : compiled.subprograms[static_cast<size_t>(broken)].rx_image;
       if (nop_at != 0) env.memory().Store<uint32_t>(nop_at, 0xd503201f);
-      auto run = RunOnKernelConventions(*sandbox, *loaded, *compiled);
+      auto run = RunOnKernelConventions(*sandbox, loaded, compiled);
       ASSERT_TRUE(run.ok()) << run.message();
       const Outcome& outcome = *run;
       if (broken != 0) {
@@ -327,7 +347,7 @@ TEST(kernel_trampoline, ABlrOntoAWordThatIsNoLandingPadIsABranchTargetTrap) {
         EXPECT_NE(outcome.message.find(fmt::format("landed on 0x{:x} (0xd503201f)", nop_at)), std::string::npos)
             << e.name << ": " << outcome.message;
       }
-      (void)(*jit)->Release(*compiled);
+      (void)jit->Release(compiled);
     }
   }
 }
@@ -342,26 +362,18 @@ TEST(kernel_trampoline, AFrameRecordThatReturnsToNoCodeIsReportedAtTheNextCall) 
   constexpr uint32_t kPushFpAndX10 = 0xa9bf2bfd;     // stp x29, x10, [sp, #-16]!
   for (const Executor& e : Executors()) {
     for (const bool broken : {false, true}) {
-      SandboxOptions options;
-      options.machine_factory = e.factory;
-      auto sandbox = jit_testing::MakeSandbox(options);
-      auto jit = KernelJitOver(*sandbox);
-      ASSERT_TRUE(jit.ok()) << jit.message();
-      CaseSource source;
-      source.programs.push_back(Asm("mov %r0, 0\ncall 7\nmov %r0, 5\nexit"));
-      auto loaded = LoadCase(source);
-      ASSERT_TRUE(loaded.ok()) << loaded.message();
-      auto compiled = (*jit)->Compile(loaded->programs[0].program);
-      ASSERT_TRUE(compiled.ok()) << compiled.message();
+      auto made = CompileOn(e, "mov %r0, 0\ncall 7\nmov %r0, 5\nexit");
+      ASSERT_TRUE(made.ok()) << made.message();
+      auto& [sandbox, jit, loaded, compiled] = *made;
       GuestEnvironment& env = sandbox->env();
-      const auto& sub = compiled->subprograms[0];
+      const auto& sub = compiled.subprograms[0];
       uint64_t push_at = 0;
       for (size_t i = 0; i < sub.words.size() && push_at == 0; ++i) {
         if (sub.words[i] == kPushFrameRecord) push_at = sub.rx_image + 4 * i;
       }
       ASSERT_NE(push_at, 0u) << "the prologue pushes a frame record";
       if (broken) env.memory().Store<uint32_t>(push_at, kPushFpAndX10);
-      auto run = RunOnKernelConventions(*sandbox, *loaded, *compiled);
+      auto run = RunOnKernelConventions(*sandbox, loaded, compiled);
       ASSERT_TRUE(run.ok()) << run.message();
       const Outcome& outcome = *run;
       if (!broken) {
@@ -376,7 +388,7 @@ TEST(kernel_trampoline, AFrameRecordThatReturnsToNoCodeIsReportedAtTheNextCall) 
         EXPECT_NE(outcome.message.find("returns to 0x0, which is not code"), std::string::npos)
             << e.name << ": " << outcome.message;
       }
-      (void)(*jit)->Release(*compiled);
+      (void)jit->Release(compiled);
     }
   }
 }
