@@ -437,6 +437,7 @@ void bpfdiff_kjit_store(volatile void *to, const void *value, size_t bytes)
 	}
 	memcpy((void *)(uintptr_t)to, value, bytes);
 }
+
 struct mutex text_mutex;
 
 /* What the verifier and kernel/bpf/core.c give the JIT. */
