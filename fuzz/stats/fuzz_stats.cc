@@ -49,8 +49,9 @@ bool HasFarConditionalJump(const CaseSource& source) {
     if (insns.size() < static_cast<size_t>(kFarJump)) continue;
     for (const isa::Insn& insn : insns) {
       const uint8_t cls = isa::ClassOf(insn.opcode);
-      const bool conditional = (cls == isa::kClassJmp || cls == isa::kClassJmp32) && isa::OpOf(insn.opcode) != isa::kJmpJa &&
-                               insn.opcode != isa::kOpCall && insn.opcode != isa::kOpExit;
+      const bool jump = cls == isa::kClassJmp || cls == isa::kClassJmp32;
+      const bool conditional = jump && isa::OpOf(insn.opcode) != isa::kJmpJa && insn.opcode != isa::kOpCall &&
+                               insn.opcode != isa::kOpExit;
       if (conditional && insn.offset >= kFarJump) return true;
     }
   }
