@@ -276,7 +276,7 @@ std::string DescribeTrampolineCase(const trampoline::TrampolineCase& c) {
   return text;
 }
 
-std::vector<std::pair<std::string, bool>> TrampolinePaths(const trampoline::TrampolineCase& c) {
+std::vector<std::pair<std::string_view, bool>> TrampolinePaths(const trampoline::TrampolineCase& c) {
   const trampoline::Attachment& a = c.attachment;
   const bool poked = !a.struct_ops;  // a struct_ops trampoline is called through a pointer
   const bool miss = std::any_of(a.fentry.begin(), a.fentry.end(), [](const auto& l) { return !l.runs; }) ||

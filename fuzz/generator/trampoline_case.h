@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,7 +38,7 @@ std::string DescribeTrampolineCase(const trampoline::TrampolineCase& c);
 // that running `c` takes, each named, in a fixed order (the same names for
 // every case): trampoline_fuzzer's states, which a report lists with those
 // never reached.
-std::vector<std::pair<std::string, bool>> TrampolinePaths(const trampoline::TrampolineCase& c);
+std::vector<std::pair<std::string_view, bool>> TrampolinePaths(const trampoline::TrampolineCase& c);
 
 // The map the programs write into: fd 1, an array of one 64-byte value.
 inline constexpr int32_t kTrampolineMapFd = 1;

@@ -20,7 +20,6 @@
 // kernel's JIT.
 #include "fuzz/targets/libfuzzer_entry_points.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -115,11 +114,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::ExitOnHarnessFailure("trampoline_fuzzer", *failure);
   }
   if (!verdict) Found(c, fmt::format("the case was refused: {}", verdict.message()), "trampoline refused");
-  for (const auto& path : fuzz::TrampolinePaths(c)) {
-    auto it = std::find_if(target->paths.begin(), target->paths.end(),
-                           [&](const auto& counted) { return counted.first == path.first; });
-    if (it != target->paths.end()) it->second += path.second ? 1 : 0;
-  }
+  // The same paths in the same order for every case (TrampolinePaths).
+  const auto paths = fuzz::TrampolinePaths(c);
+  for (size_t i = 0; i < paths.size() && i < target->paths.size(); ++i) target->paths[i].second += paths[i].second;
   target->replaced += c.replace ? 1 : 0;
   target->struct_ops += c.attachment.struct_ops ? 1 : 0;
   target->freplace += c.attachment.freplace ? 1 : 0;
