@@ -53,6 +53,19 @@ struct bpfdiff_kjit_world {
 	 * bpf_arena_get_user_vm_start) for a program that uses it. */
 	uint64_t arena_kern_vm_start;
 	uint64_t arena_user_vm_start;
+	/* Who loads the program and what its CPU needs (kernel_loader.h),
+	 * as build_bhb_mitigation() asks: ns_capable_noaudit(CAP_SYS_ADMIN),
+	 * cpu_mitigations_off(), arm64_get_spectre_v2_state() ==
+	 * SPECTRE_VULNERABLE, supports_clearbhb(), get_spectre_bhb_loop_value(),
+	 * is_spectre_bhb_fw_mitigated() and arm_smccc_1_1_get_conduit()
+	 * (0 none, 1 SMC, 2 HVC: enum arm_smccc_conduit). */
+	int capable;
+	int mitigations_off;
+	int spectre_v2_vulnerable;
+	int clearbhb;
+	uint8_t bhb_loop_k;
+	int bhb_firmware;
+	int smccc_conduit;
 	/* A planted bug (kernel_jit.h, ShimBugs): a text poke not flushed. */
 	int poke_without_flush;
 	/* Failure injection: the fail_call-th call (from 1) of a service
@@ -75,6 +88,9 @@ struct bpfdiff_kjit_program {
 	const uint32_t *starts;
 	uint32_t count;
 	uint32_t stack_depth;
+	/* Converted from classic BPF (bpf_prog_was_classic(): the program's
+	 * type is BPF_PROG_TYPE_UNSPEC). */
+	int classic;
 };
 
 /* What the JIT made of one subprogram. `offsets` (length + 1 entries,

@@ -95,6 +95,9 @@ static struct bpf_prog *make_function(const struct bpfdiff_kjit_program *program
 	memcpy(prog->insnsi, program->insns + first, length * sizeof(struct bpf_insn));
 	prog->len = length;
 	prog->jit_requested = 1;
+	/* bpf_convert_filter() leaves a classic program's type unset. An
+	 * eBPF program has one; which does not matter to the JIT. */
+	prog->type = program->classic ? BPF_PROG_TYPE_UNSPEC : BPF_PROG_TYPE_SOCKET_FILTER;
 	prog->is_func = program->count > 1;
 	prog->aux = aux;
 	aux->func_idx = index;

@@ -33,6 +33,8 @@ struct KernelJit::Impl {
   bool trampoline_work = false;
   // Where the pack places the images of the compile or build in progress.
   jit::Placement placement = jit::Placement::kPacked;
+  // Who loads the program of the compile in progress, on what CPU.
+  KernelLoader loader = kRootLoader;
 
   bpfdiff_kjit_world Bridge();
 };
@@ -144,6 +146,13 @@ bpfdiff_kjit_world KernelJit::Impl::Bridge() {
   bridge.arena_kern_vm_start = world.environment.arena_kern_vm_start;
   bridge.arena_user_vm_start = world.environment.arena_user_vm_start;
   bridge.poke_without_flush = world.bugs.poke_without_flush ? 1 : 0;
+  bridge.capable = loader.capable ? 1 : 0;
+  bridge.mitigations_off = loader.mitigations_off ? 1 : 0;
+  bridge.spectre_v2_vulnerable = loader.spectre_v2_vulnerable ? 1 : 0;
+  bridge.clearbhb = loader.clearbhb ? 1 : 0;
+  bridge.bhb_loop_k = loader.bhb_loop_k;
+  bridge.bhb_firmware = loader.bhb_firmware ? 1 : 0;
+  bridge.smccc_conduit = loader.conduit == SmcccConduit::kSmc ? 1 : loader.conduit == SmcccConduit::kHvc ? 2 : 0;
   return bridge;
 }
 
@@ -212,6 +221,13 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program, jit
   return compiled;
 }
 
+Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program, const KernelLoader& loader) {
+  impl_->loader = loader;
+  auto compiled = CompileFailing(program, 0).compiled;
+  impl_->loader = kRootLoader;
+  return compiled;
+}
+
 FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t fail_call) {
   Impl& impl = *impl_;
   FailingCompile attempt;
@@ -230,7 +246,7 @@ FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t f
   }
   const bpfdiff_kjit_program request{insns.data(), static_cast<uint32_t>(insns.size()),
                                      program.subprogram_starts.data(), static_cast<uint32_t>(count),
-                                     kStackDepth};
+                                     kStackDepth, impl.loader.classic ? 1 : 0};
   bpfdiff_kjit_world bridge = impl.Bridge();
   bridge.fail_call = fail_call;
   impl.pack_error.clear();

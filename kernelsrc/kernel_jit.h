@@ -22,6 +22,7 @@
 #include "isa/program.h"
 #include "jit/jit.h"
 #include "jit/prog_pack.h"
+#include "kernelsrc/kernel_loader.h"
 #include "kernelsrc/verifier_answers.h"
 #include "support/result.h"
 
@@ -140,6 +141,9 @@ class KernelJit {
   // Compile, every image placed as `placement` says (jit::Placement::kFar:
   // an extension program that a BPF_MOD_JUMP reaches through the PLT).
   Result<jit::CompiledProgram> Compile(const isa::Program& program, jit::Placement placement);
+  // Compile, as `loader` loads it on its CPU (kernel_loader.h: a classic
+  // program gets the Spectre-BHB mitigation that CPU needs).
+  Result<jit::CompiledProgram> Compile(const isa::Program& program, const KernelLoader& loader);
   // Compile, with the `fail_call`-th failable service call (from 1) made
   // to fail; 0 makes none fail.
   FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call);

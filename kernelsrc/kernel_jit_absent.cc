@@ -30,6 +30,10 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program&, jit::Placem
   return Fail("this bpfdiff was built without a Linux tree");
 }
 
+Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program&, const KernelLoader&) {
+  return Fail("{}", kNoTree);
+}
+
 FailingCompile KernelJit::CompileFailing(const isa::Program&, uint32_t) {
   FailingCompile attempt;
   attempt.compiled = Fail("this bpfdiff was built without a Linux tree");

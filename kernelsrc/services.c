@@ -544,15 +544,43 @@ bool cpus_have_cap(unsigned int num)
 	return num == ARM64_HAS_LSE_ATOMICS && session && session->world->lse_atomics;
 }
 
-enum mitigation_state arm64_get_spectre_v2_state(void) { return SPECTRE_UNAFFECTED; }
-u8 get_spectre_bhb_loop_value(void) { return 0; }
-bool is_spectre_bhb_fw_mitigated(void) { return false; }
-bool supports_clearbhb(int scope) { (void)scope; return false; }
+/* The Spectre-BHB answers of arch/arm64/kernel/proton-pack.c and
+ * kernel/cpu.c for the CPU and loader of the compile in progress
+ * (kernel_loader.h); outside a compile, an unaffected CPU. */
+enum mitigation_state arm64_get_spectre_v2_state(void)
+{
+	return session && session->world->spectre_v2_vulnerable ? SPECTRE_VULNERABLE : SPECTRE_UNAFFECTED;
+}
+u8 get_spectre_bhb_loop_value(void) { return session ? session->world->bhb_loop_k : 0; }
+bool is_spectre_bhb_fw_mitigated(void) { return session && session->world->bhb_firmware; }
+bool supports_clearbhb(int scope)
+{
+	(void)scope;
+	return session && session->world->clearbhb;
+}
+/* The nospectre_bhb command-line switch; cpu_mitigations_off() stands
+ * for both (mitigations=off). */
 bool __nospectre_bhb;
-bool cpu_mitigations_off(void) { return false; }
+bool cpu_mitigations_off(void) { return session && session->world->mitigations_off; }
 struct user_namespace { int unused; } init_user_ns;
-bool ns_capable_noaudit(struct user_namespace *ns, int cap) { (void)ns, (void)cap; return true; }
-enum arm_smccc_conduit arm_smccc_1_1_get_conduit(void) { return SMCCC_CONDUIT_NONE; }
+bool ns_capable_noaudit(struct user_namespace *ns, int cap)
+{
+	(void)ns, (void)cap;
+	return !session || session->world->capable;
+}
+enum arm_smccc_conduit arm_smccc_1_1_get_conduit(void)
+{
+	if (!session)
+		return SMCCC_CONDUIT_NONE;
+	switch (session->world->smccc_conduit) {
+	case 1:
+		return SMCCC_CONDUIT_SMC;
+	case 2:
+		return SMCCC_CONDUIT_HVC;
+	default:
+		return SMCCC_CONDUIT_NONE;
+	}
+}
 
 /* tools/include/linux/bitops.h declares it; tools/lib has the body. */
 unsigned long __sw_hweight64(__u64 w) { return (unsigned long)__builtin_popcountll(w); }

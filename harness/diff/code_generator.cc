@@ -38,36 +38,73 @@ class ModelGenerator final : public CodeGenerator {
 
 class KernelGenerator final : public CodeGenerator {
  public:
-  explicit KernelGenerator(std::unique_ptr<kernelsrc::KernelJit> jit) : jit_(std::move(jit)) {}
-  Result<jit::CompiledProgram> Compile(const isa::Program& program) override { return jit_->Compile(program); }
+  KernelGenerator(std::unique_ptr<kernelsrc::KernelJit> jit, KernelLoaders loaders)
+      : jit_(std::move(jit)), loaders_(loaders) {}
+  void BeginCase(const isa::Program& main_program) override {
+    if (loaders_ == KernelLoaders::kClassic) loader_ = &kernelsrc::ClassicLoaderFor(ProgramFingerprint(main_program));
+  }
+  const kernelsrc::KernelLoader* loader() const override { return loader_; }
+  Result<jit::CompiledProgram> Compile(const isa::Program& program) override {
+    return loader_ != nullptr ? jit_->Compile(program, *loader_) : jit_->Compile(program);
+  }
   kernelsrc::FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call) override {
     return jit_->CompileFailing(program, fail_call);
   }
   Status Release(jit::CompiledProgram& program) override { return jit_->Release(program); }
   Result<CodeConventions> Conventions(std::span<const jit::CompiledProgram* const> compiled) const override {
-    return KernelConventions(compiled);
+    auto conventions = KernelConventions(compiled);
+    if (conventions && loader_ != nullptr) conventions->firmware = kernelsrc::FirmwareCallOf(*loader_);
+    return conventions;
   }
   std::span<const int32_t> InlinedHelpers() const override { return jit_->answers().inlined_helpers; }
   std::optional<std::string> VerifierRefusal(const isa::Program& program) const override {
+    if (loaders_ == KernelLoaders::kClassic) {
+      for (size_t pc = 0; pc < program.insns.size(); ++pc) {
+        if (program.insns[pc].opcode != isa::kOpTailCall) continue;
+        // bpf_convert_filter() emits none, and a classic program is in no
+        // program array: its prologue has no landing pad for one
+        // (build_prologue, ebpf_from_cbpf).
+        return fmt::format("the tail call at slot {}: a program converted from classic BPF makes none and is "
+                           "no tail call's target",
+                           pc);
+      }
+    }
     return kernelsrc::VerifierRefusal(jit_->answers(), program);
   }
 
  private:
   std::unique_ptr<kernelsrc::KernelJit> jit_;
+  KernelLoaders loaders_;
+  const kernelsrc::KernelLoader* loader_ = nullptr;  // the case's, for kClassic
 };
 
 }  // namespace
+
+uint64_t ProgramFingerprint(const isa::Program& program) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  const auto mix = [&](uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i) hash = (hash ^ ((value >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
+  };
+  for (const isa::Insn& insn : program.insns) {
+    mix(insn.opcode, 1);
+    mix(static_cast<uint64_t>((insn.src << 4) | insn.dst), 1);
+    mix(static_cast<uint16_t>(insn.offset), 2);
+    mix(static_cast<uint32_t>(insn.imm), 4);
+  }
+  return hash;
+}
 
 std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::JitOptions& options) {
   return std::make_unique<ModelGenerator>(sandbox, options);
 }
 
-Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics) {
+Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics,
+                                                           KernelLoaders loaders) {
   auto jit = kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(),
                                           {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
                                            static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}}, atomics);
   if (!jit) return jit.error();
-  return std::unique_ptr<CodeGenerator>(std::make_unique<KernelGenerator>(std::move(jit).value()));
+  return std::unique_ptr<CodeGenerator>(std::make_unique<KernelGenerator>(std::move(jit).value(), loaders));
 }
 
 std::vector<const jit::CompiledProgram*> Pointers(const std::vector<jit::CompiledProgram>& compiled) {

@@ -23,6 +23,12 @@ namespace bpfdiff {
 class CodeGenerator {
  public:
   virtual ~CodeGenerator() = default;
+  // The programs of a case are compiled next; `main_program` is its first.
+  // A generator whose loader varies by case chooses it here.
+  virtual void BeginCase(const isa::Program& main_program) { (void)main_program; }
+  // The loader of the case begun, when the generator varies it; nullptr
+  // otherwise.
+  virtual const kernelsrc::KernelLoader* loader() const { return nullptr; }
   virtual Result<jit::CompiledProgram> Compile(const isa::Program& program) = 0;
   // Compile with the `fail_call`-th call (from 1) of a kernel service the
   // JIT checks for failure made to fail, and what the kernel's error path
@@ -58,9 +64,19 @@ class CodeGenerator {
 // bpfdiff's model JIT.
 std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::JitOptions& options);
 
+// Who loads the programs the kernel's JIT compiles: the root loader of
+// eBPF, or a loader of classic BPF chosen for each case from
+// kernelsrc::ClassicLoaders() by a hash of its main program.
+enum class KernelLoaders : uint8_t { kRoot, kClassic };
+
 // The kernel's JIT, from the tree this build read; an error when the build
 // has none, or its layouts disagree with the guest's.
-Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics);
+Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics,
+                                                           KernelLoaders loaders = KernelLoaders::kRoot);
+
+// A hash of `program`'s instructions (FNV-1a over their fields): what
+// chooses a classic case's loader.
+uint64_t ProgramFingerprint(const isa::Program& program);
 
 // The conventions of the kernel's code for `compiled`, read from the code
 // (exposed for tests): the frame each function's prologue builds, per

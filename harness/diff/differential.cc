@@ -229,6 +229,7 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
     const auto inlined = engines_[i]->inlined_helpers();
     run.inlined_by_code.assign(inlined.begin(), inlined.end());
     run.tail_call_restores_registers = engines_[i]->tail_call_restores_registers();
+    run.loader = engines_[i]->loader();
     const uint64_t run_start = SteadyNanos();
     const Engine::GuestWork work_before = engines_[i]->guest_work();
     env.ResetForRun(engines_[i]->cpu());
@@ -247,6 +248,9 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
     if (against == nullptr) continue;
     const uint64_t compare_start = SteadyNanos();
     run.verdict = CompareWithReference(case_run, reference, *against, run, run.inlined_by_code);
+    if (run.loader != nullptr && run.verdict.kind == Verdict::Kind::kDivergence) {
+      run.verdict.detail += fmt::format(" (loaded as: {})", run.loader->name);
+    }
     cost_.Add(RunPhase::kCompare, SteadyNanos() - compare_start);
   }
   return runs;

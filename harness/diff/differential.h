@@ -28,6 +28,7 @@ struct EngineRun {
   StackGeometry geometry = Sandbox::Geometry();
   std::vector<int32_t> inlined_by_code;
   bool tail_call_restores_registers = false;  // Engine::tail_call_restores_registers
+  const kernelsrc::KernelLoader* loader = nullptr;  // Engine::loader, a row of a static table
   // Not comparable because the verifier that drives its JIT refuses the
   // case for what the JIT lacks (Engine::verifier_refused).
   bool verifier_refused = false;

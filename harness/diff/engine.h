@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "jit/jit.h"
+#include "kernelsrc/kernel_loader.h"
 #include "oracle/boundary_trace.h"
 #include "oracle/environment.h"
 #include "oracle/load.h"
@@ -70,6 +71,9 @@ class Engine {
   // Whether the engine's tail calls restore the caller's r6..r9 and
   // truncate r3 (CodeConventions::tail_call_restores_registers).
   virtual bool tail_call_restores_registers() const { return false; }
+  // Who loaded the case's programs, on what CPU, when the engine varies it
+  // (kernel-jit-cbpf: kernelsrc/kernel_loader.h); nullptr otherwise.
+  virtual const kernelsrc::KernelLoader* loader() const { return nullptr; }
   // Helpers the engine's code performs inline whatever the case asks for:
   // their calls are not in its helper trace (CompareHelperWithInlined).
   virtual std::span<const int32_t> inlined_helpers() const { return {}; }

@@ -14,6 +14,9 @@ constexpr EngineSpec kEngines[] = {
     {"jit-llsc", EngineKind::kJit, jit::AtomicLowering::kLlSc, "the arm64 JIT, LL/SC atomics"},
     {"kernel-jit", EngineKind::kJit, jit::AtomicLowering::kLse, "the kernel's arm64 JIT, LSE atomics",
      JitSource::kKernel},
+    {"kernel-jit-cbpf", EngineKind::kJit, jit::AtomicLowering::kLse,
+     "the kernel's arm64 JIT, LSE atomics, programs taken as classic BPF, loader and CPU chosen by the case",
+     JitSource::kKernel, KernelLoaders::kClassic},
     {"kernel-jit-llsc", EngineKind::kJit, jit::AtomicLowering::kLlSc, "the kernel's arm64 JIT, LL/SC atomics",
      JitSource::kKernel},
 };
@@ -92,7 +95,7 @@ Result<std::unique_ptr<CodeGenerator>> MakeCodeGenerator(Sandbox& sandbox, const
   if (!(bugs == jit::JitBugs{})) {
     return Fail("{}: a planted bug of bpfdiff's JIT was asked for; the kernel's JIT has none planted", spec.name);
   }
-  auto generator = MakeKernelGenerator(sandbox, spec.atomics);
+  auto generator = MakeKernelGenerator(sandbox, spec.atomics, spec.loaders);
   if (!generator) return Fail("{}: {}", spec.name, generator.message());
   return generator;
 }

@@ -5,9 +5,13 @@
 //   jit              bpfdiff's arm64 JIT, atomics lowered to LSE instructions
 //   jit-llsc         bpfdiff's arm64 JIT, atomics lowered to load/store-exclusive loops
 //   kernel-jit       the kernel's own arm64 JIT (kernelsrc/), LSE atomics
+//   kernel-jit-cbpf  the kernel's own arm64 JIT, LSE atomics, each program
+//                    taken as converted from classic BPF, its loader and
+//                    CPU chosen by the case (kernelsrc/kernel_loader.h): the
+//                    epilogue's Spectre-BHB mitigation
 //   kernel-jit-llsc  the kernel's own arm64 JIT, LL/SC atomics
 //   all              interp, jit and jit-llsc (interp first: the reference)
-//   kernel           interp, kernel-jit and kernel-jit-llsc
+//   kernel           interp and the three kernel-jit engines
 // Choices join with commas ("all,kernel": all five), in the table's order.
 // The kernel's engines exist in a build that read a Linux tree; asked for in
 // one that did not, they are an error that says how to get one.
@@ -36,6 +40,7 @@ struct EngineSpec {
   jit::AtomicLowering atomics;  // for a JIT
   std::string_view what;
   JitSource source = JitSource::kModel;
+  KernelLoaders loaders = KernelLoaders::kRoot;  // for the kernel's JIT
 };
 
 // interp, jit, jit-llsc, kernel-jit, kernel-jit-llsc: the reference first.

@@ -31,6 +31,7 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
       return {};
     }
   }
+  if (!loaded.programs.empty()) generator_->BeginCase(loaded.programs.front().program);
   for (size_t i = 0; i < loaded.programs.size(); ++i) {
     auto compiled = generator_->Compile(loaded.programs[i].program);
     if (!compiled) {

@@ -41,6 +41,7 @@ class JitEngine final : public Engine {
   bool verifier_refused() const override { return verifier_refused_; }
   std::span<const int32_t> inlined_helpers() const override { return generator_->InlinedHelpers(); }
   bool tail_call_restores_registers() const override { return conventions_.tail_call_restores_registers; }
+  const kernelsrc::KernelLoader* loader() const override { return generator_->loader(); }
   void Release() override;
   GuestWork guest_work() const override { return guest_work_; }
 

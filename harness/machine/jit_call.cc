@@ -63,6 +63,7 @@ void JitCall::StartAt(uint64_t entry, const std::array<uint64_t, 5>& args, uint6
   resume_pc_ = 0;
   branch_target_violation_.clear();
   frame_chain_violation_.clear();
+  firmware_calls_ = 0;
   Attach();
   start_error_.clear();
   entry_sp_ = sp != 0 ? sp : guest::StackTop(cpu_);
@@ -249,6 +250,41 @@ bool JitCall::ApplyFixup(uint64_t pc) {
   return true;
 }
 
+namespace {
+
+// `hvc #0` and `smc #0` (exception generation: 1101 0100 000 imm16 000 LL,
+// LL = 10 HVC, 11 SMC), what the kernel's SMCCC calls are.
+constexpr uint32_t kHvc0 = 0xd4000002;
+constexpr uint32_t kSmc0 = 0xd4000003;
+// What x1..x3 hold after a firmware call: SMCCC v1.1 returns results in
+// x0..x3 and preserves x4..x17, so the code may count on nothing in x1..x3.
+constexpr uint64_t kFirmwareClobber = 0xf12e'f12e'f12e'f12eULL;
+
+}  // namespace
+
+bool JitCall::IsFirmwareCall(uint64_t pc) const {
+  const kernelsrc::SmcccConduit conduit = programs_.conventions.firmware;
+  if (conduit == kernelsrc::SmcccConduit::kNone) return false;
+  uint32_t word = 0;
+  if (const uint8_t* p = env_.memory().HostPointer(pc, 4)) std::memcpy(&word, p, 4);
+  return word == (conduit == kernelsrc::SmcccConduit::kHvc ? kHvc0 : kSmc0);
+}
+
+std::optional<std::string> JitCall::CallFirmware(uint64_t pc) {
+  const uint32_t function = static_cast<uint32_t>(machine_.ReadX(0));
+  if (function != kernelsrc::kSmcccArchWorkaround3) {
+    return fmt::format("a firmware call at 0x{:x} of SMCCC function 0x{:08x}: the kernel's code calls only "
+                       "ARCH_WORKAROUND_3 (0x{:08x})",
+                       pc, function, kernelsrc::kSmcccArchWorkaround3);
+  }
+  ++firmware_calls_;
+  machine_.WriteX(0, 0);  // SMCCC_RET_SUCCESS
+  for (int reg = 1; reg <= 3; ++reg) machine_.WriteX(reg, kFirmwareClobber);
+  machine_.WritePc(pc + 4);
+  resume_pc_ = pc + 4;
+  return std::nullopt;
+}
+
 bool JitCall::ExceptionPcIsExact(uint64_t pc) const {
   uint32_t word = 0;
   if (const uint8_t* p = env_.memory().HostPointer(pc, 4)) std::memcpy(&word, p, 4);
@@ -334,6 +370,14 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
           outcome_.message = std::move(*broken);
           return Finish();
         }
+        if (programs_.conventions.firmware != kernelsrc::SmcccConduit::kNone && firmware_calls_ == 0) {
+          outcome_.end = EndKind::kTrap;
+          outcome_.message = fmt::format(
+              "the call returned without the Spectre-BHB firmware call (`{} #0` of ARCH_WORKAROUND_3) that the "
+              "epilogue of a classic program makes under this loader",
+              programs_.conventions.firmware == kernelsrc::SmcccConduit::kHvc ? "hvc" : "smc");
+          return Finish();
+        }
         outcome_.end = EndKind::kExit;
         outcome_.r0 = machine_.ReadX(0);
         return Finish();
@@ -358,6 +402,16 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
         return Unhandled(stop);
       }
       case MachineStop::Kind::kException:
+        // QEMU and VIXL both stop at the call itself (Machine::Resume).
+        if (IsFirmwareCall(stop.pc)) {
+          if (auto refused = CallFirmware(stop.pc)) {
+            outcome_.end = EndKind::kTrap;
+            outcome_.message = std::move(*refused);
+            return Finish();
+          }
+          if (end != ~uint64_t{0} && machine_.steps() >= end) return std::nullopt;
+          continue;
+        }
         // A fast machine's pc for an exception is exact for BRK and for
         // the alignment fault of an atomic; an exception anywhere else is
         // reported at some block start (seen after an exception-table

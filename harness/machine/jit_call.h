@@ -19,6 +19,7 @@
 #include "harness/machine/machine.h"
 #include "isa/program.h"
 #include "jit/jit.h"
+#include "kernelsrc/kernel_loader.h"
 #include "oracle/environment.h"
 #include "oracle/outcome.h"
 
@@ -56,6 +57,14 @@ struct CodeConventions {
   // stacktrace.c): each record 16-byte aligned, above the last, on the
   // CPU's stack, and each return address it holds in executable memory.
   bool frame_records = false;
+  // The firmware the code calls (SMCCC, through `smc #0` or `hvc #0`): the
+  // Spectre-BHB mitigation that every epilogue of a classic program makes
+  // under an unprivileged loader on some CPUs (kernelsrc/kernel_loader.h).
+  // The call of ARCH_WORKAROUND_3 returns success in x0 and changes x1..x3,
+  // as SMCCC v1.1 lets the firmware do. Another function, another
+  // instruction, or any call where none is due is a trap; so is a return
+  // that made none, for the epilogue's mitigation was lost.
+  kernelsrc::SmcccConduit firmware = kernelsrc::SmcccConduit::kNone;
 };
 
 // The model JIT's conventions (jit/jit.h, jit/frame.h).
@@ -139,6 +148,11 @@ class JitCall final : private ExecutionObserver {
   // or the memory access of an atomic (alignment).
   bool ExceptionPcIsExact(uint64_t pc) const;
   bool IsBreakFault(uint64_t pc) const;
+  // Whether the word at `pc` is the firmware call the conventions allow.
+  bool IsFirmwareCall(uint64_t pc) const;
+  // Performs the SMCCC call at `pc` and moves past it; the trap's message
+  // when it asks for a function the kernel's code never calls.
+  std::optional<std::string> CallFirmware(uint64_t pc);
   // The kernel's fixup of a fault at `pc`: when the exception table of the
   // code there has an entry for it, clears its register and resumes where
   // it says; false when it has none.
@@ -159,6 +173,7 @@ class JitCall final : private ExecutionObserver {
   // pages): the call ends in a trap that says so.
   std::string branch_target_violation_;
   std::string frame_chain_violation_;  // the first, or ""
+  uint64_t firmware_calls_ = 0;
   uint64_t resume_pc_ = 0;  // where the machine resumes, 0 once a block ran
   uint64_t entry_sp_ = 0;   // the SP the call was entered with
   std::string start_error_;  // the machine could not start the call

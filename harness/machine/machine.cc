@@ -171,6 +171,8 @@ Status Machine::Initialize() {
   err = uc_hook_add(uc_, &hook, UC_HOOK_MEM_UNMAPPED | UC_HOOK_MEM_PROT,
                     reinterpret_cast<void*>(&Machine::OnBadAccess), this, 1, 0);
   if (auto s = Check(err, "add memory hook"); !s) return s;
+  err = uc_hook_add(uc_, &hook, UC_HOOK_INTR, reinterpret_cast<void*>(&Machine::OnInterrupt), this, 1, 0);
+  if (auto s = Check(err, "add interrupt hook"); !s) return s;
   translated_.assign((kJitEnd - kJitBegin) / kChunk / 64, 0);
   pending_bits_.assign(translated_.size(), 0);
   pending_.clear();
@@ -227,6 +229,7 @@ MachineStop Machine::Resume(uint64_t max_steps) {
     return stop;
   }
   returned_ = budget_hit_ = step_hit_ = fault_seen_ = helper_stopped_ = helper_trapped_ = false;
+  exception_number_ = -1;
   stop_requested_ = false;
   step_limit_ = max_steps == ~uint64_t{0} ? max_steps : steps_ + max_steps;
   if (stepped_) return ResumeStepped(ReadPc());
@@ -247,8 +250,16 @@ MachineStop Machine::Resume(uint64_t max_steps) {
     if (stop.kind == MachineStop::Kind::kFault && mode_ == MachineMode::kFast && fault_access_ != AccessKind::kExec) {
       LocateFault(stop);
     }
-  } else if (err == UC_ERR_EXCEPTION) {
+  } else if (exception_number_ >= 0 || err == UC_ERR_EXCEPTION) {
     stop.kind = MachineStop::Kind::kException;
+    // QEMU leaves the pc after an SVC, HVC or SMC (their preferred return
+    // address); a stepped CPU stops before it. Both report the
+    // instruction.
+    constexpr int kExcpSwi = 2, kExcpHvc = 11, kExcpSmc = 13;
+    if (exception_number_ == kExcpSwi || exception_number_ == kExcpHvc || exception_number_ == kExcpSmc) {
+      stop.pc -= 4;
+      WritePc(stop.pc);
+    }
   } else if (err != UC_ERR_OK) {
     stop.kind = MachineStop::Kind::kError;
     stop.message = Check(err, fmt::format("start emulation at 0x{:x}", start)).message();
@@ -628,6 +639,15 @@ bool Machine::OnBadAccess(uc_engine*, uc_mem_type type, uint64_t address, int, i
     }
   }
   return false;
+}
+
+// A CPU exception (BRK, UDF, SVC, HVC, SMC, an alignment fault): noted, and
+// the run stops there, as without the hook; the number tells where QEMU
+// left the pc.
+void Machine::OnInterrupt(uc_engine* uc, uint32_t number, void* self) {
+  auto* m = static_cast<Machine*>(self);
+  m->exception_number_ = static_cast<int>(number);
+  m->StopEmulation(uc);
 }
 
 // Freeing a saved context only releases host memory; a destructor or a

@@ -322,6 +322,7 @@ class Machine {
   static void OnBlock(uc_engine* uc, uint64_t address, uint32_t size, void* self);
   static bool OnBadAccess(uc_engine* uc, uc_mem_type type, uint64_t address, int size,
                           int64_t value, void* self);
+  static void OnInterrupt(uc_engine* uc, uint32_t number, void* self);
 
   GuestMemory& memory_;
   int cpu_;
@@ -345,6 +346,8 @@ class Machine {
   bool budget_hit_ = false;
   bool step_hit_ = false;
   bool fault_seen_ = false;
+  // The exception Unicorn raised (QEMU's EXCP_* number), or -1.
+  int exception_number_ = -1;
   uint64_t fault_address_ = 0;
   AccessKind fault_access_ = AccessKind::kRead;
   bool helper_stopped_ = false;

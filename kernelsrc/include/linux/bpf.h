@@ -84,6 +84,9 @@ struct bpf_prog {
 	/* Ours: the guest's __bpf_prog_enter*() and __bpf_prog_exit*() for
 	 * this program, what bpf_trampoline_enter/exit() answer for it. */
 	u64 bpfdiff_enter, bpfdiff_exit;
+	/* BPF_PROG_TYPE_UNSPEC for a program converted from classic BPF
+	 * (bpf_prog_was_classic); jit_subprogs.c sets it. */
+	enum bpf_prog_type type;
 	struct bpf_insn insnsi[];
 };
 
@@ -144,7 +147,7 @@ extern void (*bpfdiff_tramp_exit)(struct bpf_tramp_image *tr);
 u64 __bpf_prog_enter(struct bpf_prog *prog, struct bpf_tramp_run_ctx *run_ctx);
 
 static inline bool bpf_is_subprog(const struct bpf_prog *prog) { return prog->aux->func_idx != 0; }
-static inline bool bpf_prog_was_classic(const struct bpf_prog *prog) { (void)prog; return false; }
+static inline bool bpf_prog_was_classic(const struct bpf_prog *prog) { return prog->type == BPF_PROG_TYPE_UNSPEC; }
 static inline int btf_func_model_nregs_shim(void) { return 0; }
 
 u64 bpf_arena_get_kern_vm_start(struct bpf_arena *arena);

@@ -77,13 +77,15 @@ TEST(Engines, KernelMakesTheInterpreterAndTheKernelsJitOrSaysWhyNot) {
     EXPECT_NE(engines.message().find("BPFDIFF_KERNEL_SOURCE"), std::string::npos) << engines.message();
     GTEST_SKIP() << engines.message();
   }
-  EXPECT_EQ(NamesOf(*engines), (std::vector<std::string_view>{"interp", "kernel-jit", "kernel-jit-llsc"}));
+  EXPECT_EQ(NamesOf(*engines),
+            (std::vector<std::string_view>{"interp", "kernel-jit", "kernel-jit-cbpf", "kernel-jit-llsc"}));
   EXPECT_EQ(NamesOf(*engines), NamesOf(JitSource::kKernel));
   // Joined, in the table's order, each once.
   auto both = MakeEngines(**sandbox, "kernel,all,jit");
   ASSERT_TRUE(both) << both.message();
   EXPECT_EQ(NamesOf(*both),
-            (std::vector<std::string_view>{"interp", "jit", "jit-llsc", "kernel-jit", "kernel-jit-llsc"}));
+            (std::vector<std::string_view>{"interp", "jit", "jit-llsc", "kernel-jit", "kernel-jit-cbpf",
+                                           "kernel-jit-llsc"}));
 }
 
 TEST(Engines, AJoinedChoiceWithAnUnknownPartIsAnError) {

@@ -1,0 +1,61 @@
+// Who loads a program into the kernel, and on what CPU, as far as the
+// arm64 JIT asks: build_bhb_mitigation() emits a Spectre-BHB mitigation at
+// the epilogue of a program converted from classic BPF (a socket filter,
+// seccomp) when its loader is not CAP_SYS_ADMIN and the CPU needs one
+// (arch/arm64/kernel/proton-pack.c). Every other question of the JIT has
+// the same answer for every loader.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace bpfdiff::kernelsrc {
+
+// How the kernel calls its firmware (arm_smccc_1_1_get_conduit()): the
+// instruction of an SMCCC call, `smc #0` or `hvc #0`.
+enum class SmcccConduit : uint8_t { kNone, kSmc, kHvc };
+
+// SMCCC's ARCH_WORKAROUND_3: the firmware's Spectre-BHB mitigation, the one
+// function the JIT's code calls (include/linux/arm-smccc.h).
+inline constexpr uint32_t kSmcccArchWorkaround3 = 0x80003fff;
+
+struct KernelLoader {
+  std::string_view name;               // for reports: "unprivileged, loop k=24, firmware via HVC"
+  std::string_view state;              // the fuzzers' state counter it reaches: "bhb_loop", ...
+  bool classic = false;                // bpf_prog_was_classic(): converted from classic BPF
+  bool capable = true;                 // ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN)
+  bool mitigations_off = false;        // cpu_mitigations_off(): booted with mitigations=off
+  bool spectre_v2_vulnerable = false;  // arm64_get_spectre_v2_state() == SPECTRE_VULNERABLE
+  bool clearbhb = false;               // supports_clearbhb(SCOPE_SYSTEM): FEAT_CLRBHB
+  uint8_t bhb_loop_k = 0;              // get_spectre_bhb_loop_value(): branches to flush
+  bool bhb_firmware = false;           // is_spectre_bhb_fw_mitigated(): ARCH_WORKAROUND_3
+  SmcccConduit conduit = SmcccConduit::kNone;  // arm_smccc_1_1_get_conduit()
+};
+
+// A privileged loader of eBPF on an unaffected CPU: what bpfdiff's other
+// kernel engines are.
+inline constexpr KernelLoader kRootLoader{"root, eBPF", "", false, true};
+
+// Classic programs loaded on the machines the kernel meets, one row each:
+// a capable loader, mitigations off, a CPU whose Spectre-v2 state is
+// vulnerable (the JIT emits nothing for those three), FEAT_CLRBHB, each
+// loop count proton-pack.c's spectre_bhb_loop_affected() gives (8, 11, 24,
+// 32, 38, 132), and the firmware call through either conduit, alone or
+// after a loop (a system whose cores need both: max_bhb_k comes from one,
+// the firmware from another).
+std::span<const KernelLoader> ClassicLoaders();
+
+// The row of ClassicLoaders() a case runs under: chosen by `fingerprint`
+// (a hash of the case's main program), so that the fuzz input picks it
+// and a replay gets the same one.
+const KernelLoader& ClassicLoaderFor(uint64_t fingerprint);
+
+// The firmware call the epilogue makes under `loader`, or kNone.
+constexpr SmcccConduit FirmwareCallOf(const KernelLoader& loader) {
+  const bool mitigates = loader.classic && !loader.capable && !loader.mitigations_off &&
+                         !loader.spectre_v2_vulnerable && !loader.clearbhb;
+  return mitigates && loader.bhb_firmware ? loader.conduit : SmcccConduit::kNone;
+}
+
+}  // namespace bpfdiff::kernelsrc
