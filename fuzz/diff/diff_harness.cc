@@ -24,8 +24,9 @@ Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs
   auto sandbox = Sandbox::Create(options);
   if (!sandbox) return sandbox.error();
   harness->sandbox_ = std::move(sandbox).value();
-  // Both choices are the interpreter, then one JIT in the LSE and the LL/SC
-  // lowering: OptionsFor's engine limit counts on that order.
+  // Both choices are the interpreter, then one JIT in the LSE lowering,
+  // (kernel: the classic loader's,) then the LL/SC lowering: OptionsFor's
+  // engine limit counts on that order.
   auto engines = MakeEngines(*harness->sandbox_, engines_choice, bugs.jit);
   if (!engines) return engines.error();
   // Every engine, the interpreter first: the reference, whose coverage counts.
@@ -47,9 +48,26 @@ bool HasAtomics(const CaseSource& source) {
   return false;
 }
 
-RunOptions DiffHarness::OptionsFor(const CaseSource& source, size_t variants) {
+bool SampledForClassicLoader(const CaseSource& source) {
+  if (source.programs.empty()) return false;
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const isa::Insn& insn : source.programs.front()) {
+    for (const uint64_t field : {uint64_t{insn.opcode}, uint64_t{insn.dst}, uint64_t{insn.src},
+                                 uint64_t{static_cast<uint16_t>(insn.offset)}, uint64_t{static_cast<uint32_t>(insn.imm)}}) {
+      hash = (hash ^ field) * 0x100000001b3ULL;
+    }
+  }
+  return (hash >> 32) % 4 == 0;
+}
+
+RunOptions DiffHarness::OptionsFor(const CaseSource& source, size_t variants) const {
   RunOptions options;
-  options.engine_limit = HasAtomics(source) ? 3 : 2;
+  const bool atomics = HasAtomics(source);
+  if (kernel_verifier_forms_) {
+    options.engine_limit = atomics ? 4 : SampledForClassicLoader(source) ? 3 : 2;
+  } else {
+    options.engine_limit = atomics ? 3 : 2;
+  }
   // Generated programs terminate by construction, but nested loops in
   // nested calls can still run long; that many steps prove nothing more.
   options.interp_budget = 200'000;

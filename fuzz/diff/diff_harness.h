@@ -67,7 +67,7 @@ class DiffHarness {
  private:
   DiffHarness() = default;
   // The budgets and engines of a case, and `variants` more input memories.
-  static RunOptions OptionsFor(const CaseSource& source, size_t variants);
+  RunOptions OptionsFor(const CaseSource& source, size_t variants) const;
   std::unique_ptr<Sandbox> sandbox_;
   std::unique_ptr<DifferentialRunner> runner_;
   std::vector<std::vector<uint8_t>> executed_;
@@ -77,6 +77,13 @@ class DiffHarness {
 // Whether any program of the case has an atomic instruction (only then do
 // the two JIT lowerings differ).
 bool HasAtomics(const CaseSource& source);
+
+// Whether a kernel campaign runs the case on kernel-jit-cbpf too when it
+// has no atomics: one case in four, chosen by a hash of its first program
+// (other bits of it than those that choose the loader, so that every
+// loader is met). Its code differs from kernel-jit's only in the
+// epilogue and the tail-call landing pad.
+bool SampledForClassicLoader(const CaseSource& source);
 
 // A human-readable account of a divergence: the programs, every engine's
 // outcome, the first difference, the culprit when `localization` is given,

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "isa/insn.h"
+#include "kernelsrc/kernel_loader.h"
 
 namespace bpfdiff::fuzz {
 
@@ -107,6 +108,13 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
     }
   }
   for (const auto& reason : reasons) ++not_comparable_reasons_[reason];
+  for (const auto& engine_run : run.runs) {
+    if (engine_run.loader == nullptr || !engine_run.outcome) continue;
+    if (loader_states_.empty()) {
+      for (const auto& loader : kernelsrc::ClassicLoaders()) loader_states_.emplace(loader.state, 0);
+    }
+    ++loader_states_[engine_run.loader->state];
+  }
   if (HasFarConditionalJump(source)) {
     const bool beyond = std::any_of(reasons.begin(), reasons.end(), [](const std::string& reason) {
       return reason.find(kBranchBeyondRange) != std::string::npos;
@@ -173,6 +181,7 @@ FuzzStatsFile FuzzStats::ToFile() const {
   file.states_reached = tail_call_states_.Reached();
   file.states_reached.emplace_back("far_branch_within_range", far_branch_within_range_);
   file.states_reached.emplace_back("far_branch_beyond_range_refused", far_branch_beyond_range_);
+  for (const auto& [state, runs] : loader_states_) file.states_reached.emplace_back(std::string(state), runs);
   file.states_largest = tail_call_states_.Largest();
   return file;
 }

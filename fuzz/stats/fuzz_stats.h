@@ -86,6 +86,10 @@ class FuzzStats {
   // block's (fuzz/generator/far_branch.h): compiled by every engine, or
   // refused by one as the kernel's JIT refuses a branch beyond its range.
   uint64_t far_branch_within_range_ = 0, far_branch_beyond_range_ = 0;
+  // Runs of a classic case by the state of its loader and CPU
+  // (kernelsrc::KernelLoader::state): kept once an engine that varies its
+  // loader ran (kernel-jit-cbpf), each state of the table listed then.
+  std::map<std::string_view, uint64_t> loader_states_;
   const RunCost* cost_ = nullptr;
   uint64_t target_nanos_ = 0, mutation_nanos_ = 0;
 };
