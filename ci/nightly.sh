@@ -8,7 +8,7 @@
 #     outcomes compared. Without it the report says plainly that only our
 #     own vectors ran. Extra arguments go to `bpfdiff conformance`. When
 #     the build has the kernel's own JIT (kernelsrc/), the same suites on
-#     interp, kernel-jit and kernel-jit-llsc too, naming the tree; its known
+#     interp, kernel-jit, kernel-jit-cbpf and kernel-jit-llsc too, naming the tree; its known
 #     findings (kernelsrc/known_findings.txt) are reported, not run.
 #  2. Fuzzing: each of BPFDIFF_NIGHTLY_FUZZ_TARGETS for
 #     BPFDIFF_NIGHTLY_FUZZ_SECONDS (default 60; 0 skips fuzzing and
@@ -186,7 +186,7 @@ fi
   --json "$out/conformance.json" --junit "$out/conformance-junit.xml" "$@" || failed=1
 report_args+=(--conformance "$out/conformance.json")
 # The kernel's own JIT, when this build read a Linux tree: the same suites on
-# interp, kernel-jit and kernel-jit-llsc. Its known findings
+# interp, kernel-jit, kernel-jit-cbpf and kernel-jit-llsc. Its known findings
 # (kernelsrc/known_findings.txt) are reported and fail nothing; a new
 # divergence fails the night.
 if kernel_tree=$("$bpfdiff" engines --kernel); then

@@ -66,6 +66,9 @@ struct bpfdiff_kjit_world {
 	uint8_t bhb_loop_k;
 	int bhb_firmware;
 	int smccc_conduit;
+	/* cpus_have_cap(ARM64_HAS_VIRT_HOST_EXTN): the kernel runs at EL2
+	 * (VHE) and keeps the per-CPU offset in TPIDR_EL2. */
+	int vhe;
 	/* A planted bug (kernel_jit.h, ShimBugs): a text poke not flushed. */
 	int poke_without_flush;
 	/* Failure injection: the fail_call-th call (from 1) of a service

@@ -153,6 +153,7 @@ bpfdiff_kjit_world KernelJit::Impl::Bridge() {
   bridge.bhb_loop_k = loader.bhb_loop_k;
   bridge.bhb_firmware = loader.bhb_firmware ? 1 : 0;
   bridge.smccc_conduit = loader.conduit == SmcccConduit::kSmc ? 1 : loader.conduit == SmcccConduit::kHvc ? 2 : 0;
+  bridge.vhe = loader.vhe ? 1 : 0;
   return bridge;
 }
 

@@ -6,30 +6,36 @@ namespace {
 constexpr SmcccConduit kSmc = SmcccConduit::kSmc;
 constexpr SmcccConduit kHvc = SmcccConduit::kHvc;
 
-// name, state, classic, capable, mitigations off, v2 vulnerable, CLRBHB,
-// loop k, firmware, conduit. The first three get no mitigation on CPUs
-// that need one (a loop and the firmware): code that ignored what rules
-// them out would call firmware where none is due, and trap.
+// The first three get no mitigation on CPUs that need one (a loop and the
+// firmware): code that ignored what rules them out would call firmware
+// where none is due, and trap. Every other row's kernel runs at EL2 (VHE).
 constexpr KernelLoader kClassicLoaders[] = {
-    {"root, classic BPF, on a CPU that needs loop k=32 and firmware via SMC", "cbpf_capable_loader", true, true,
-     false, false, false, 32, true, kSmc},
-    {"unprivileged, mitigations=off, on a CPU that needs firmware via HVC", "cbpf_mitigations_off", true, false, true,
-     false, false, 0, true, kHvc},
-    {"unprivileged, Spectre-v2 vulnerable CPU with loop k=8 and firmware via SMC", "cbpf_spectre_v2_vulnerable", true,
-     false, false, true, false, 8, true, kSmc},
+    {.name = "root, classic BPF, on a CPU that needs loop k=32 and firmware via SMC",
+     .state = "cbpf_capable_loader", .classic = true, .capable = true, .bhb_loop_k = 32, .bhb_firmware = true,
+     .conduit = kSmc, .vhe = true},
+    {.name = "unprivileged, mitigations=off, on a CPU that needs firmware via HVC",
+     .state = "cbpf_mitigations_off", .classic = true, .capable = false, .mitigations_off = true,
+     .bhb_firmware = true, .conduit = kHvc},
+    {.name = "unprivileged, Spectre-v2 vulnerable CPU with loop k=8 and firmware via SMC",
+     .state = "cbpf_spectre_v2_vulnerable", .classic = true, .capable = false, .spectre_v2_vulnerable = true,
+     .bhb_loop_k = 8, .bhb_firmware = true, .conduit = kSmc, .vhe = true},
     // FEAT_CLRBHB: the hint alone, whatever else the CPU has.
-    {"unprivileged, CPU with FEAT_CLRBHB (and firmware via HVC)", "bhb_clearbhb", true, false, false, false, true, 0,
-     true, kHvc},
-    {"unprivileged, loop k=8", "bhb_loop", true, false, false, false, false, 8},
-    {"unprivileged, loop k=11", "bhb_loop", true, false, false, false, false, 11},
-    {"unprivileged, loop k=24, firmware via HVC", "bhb_loop_and_firmware_hvc", true, false, false, false, false, 24,
-     true, kHvc},
-    {"unprivileged, loop k=32, firmware via SMC", "bhb_loop_and_firmware_smc", true, false, false, false, false, 32,
-     true, kSmc},
-    {"unprivileged, loop k=38", "bhb_loop", true, false, false, false, false, 38},
-    {"unprivileged, loop k=132", "bhb_loop", true, false, false, false, false, 132},
-    {"unprivileged, firmware via HVC", "bhb_firmware_hvc", true, false, false, false, false, 0, true, kHvc},
-    {"unprivileged, firmware via SMC", "bhb_firmware_smc", true, false, false, false, false, 0, true, kSmc},
+    {.name = "unprivileged, CPU with FEAT_CLRBHB (and firmware via HVC)", .state = "bhb_clearbhb",
+     .classic = true, .capable = false, .clearbhb = true, .bhb_firmware = true, .conduit = kHvc},
+    {.name = "unprivileged, loop k=8", .state = "bhb_loop", .classic = true, .capable = false, .bhb_loop_k = 8,
+     .vhe = true},
+    {.name = "unprivileged, loop k=11", .state = "bhb_loop", .classic = true, .capable = false, .bhb_loop_k = 11},
+    {.name = "unprivileged, loop k=24, firmware via HVC", .state = "bhb_loop_and_firmware_hvc", .classic = true,
+     .capable = false, .bhb_loop_k = 24, .bhb_firmware = true, .conduit = kHvc, .vhe = true},
+    {.name = "unprivileged, loop k=32, firmware via SMC", .state = "bhb_loop_and_firmware_smc", .classic = true,
+     .capable = false, .bhb_loop_k = 32, .bhb_firmware = true, .conduit = kSmc},
+    {.name = "unprivileged, loop k=38", .state = "bhb_loop", .classic = true, .capable = false, .bhb_loop_k = 38,
+     .vhe = true},
+    {.name = "unprivileged, loop k=132", .state = "bhb_loop", .classic = true, .capable = false, .bhb_loop_k = 132},
+    {.name = "unprivileged, firmware via HVC", .state = "bhb_firmware_hvc", .classic = true, .capable = false,
+     .bhb_firmware = true, .conduit = kHvc, .vhe = true},
+    {.name = "unprivileged, firmware via SMC", .state = "bhb_firmware_smc", .classic = true, .capable = false,
+     .bhb_firmware = true, .conduit = kSmc},
 };
 
 }  // namespace

@@ -31,6 +31,9 @@ struct KernelLoader {
   uint8_t bhb_loop_k = 0;              // get_spectre_bhb_loop_value(): branches to flush
   bool bhb_firmware = false;           // is_spectre_bhb_fw_mitigated(): ARCH_WORKAROUND_3
   SmcccConduit conduit = SmcccConduit::kNone;  // arm_smccc_1_1_get_conduit()
+  // cpus_have_cap(ARM64_HAS_VIRT_HOST_EXTN): the kernel runs at EL2 with
+  // VHE, as on most servers, and per-CPU offsets are in TPIDR_EL2.
+  bool vhe = false;
 };
 
 // A privileged loader of eBPF on an unaffected CPU: what bpfdiff's other
@@ -43,7 +46,7 @@ inline constexpr KernelLoader kRootLoader{"root, eBPF", "", false, true};
 // loop count proton-pack.c's spectre_bhb_loop_affected() gives (8, 11, 24,
 // 32, 38, 132), and the firmware call through either conduit, alone or
 // after a loop (a system whose cores need both: max_bhb_k comes from one,
-// the firmware from another).
+// the firmware from another). Every other row runs its kernel at EL2 (VHE).
 std::span<const KernelLoader> ClassicLoaders();
 
 // The row of ClassicLoaders() a case runs under: chosen by `fingerprint`

@@ -541,7 +541,13 @@ void bpf_tramp_image_put(struct bpf_tramp_image *im) { (void)im; }
 
 bool cpus_have_cap(unsigned int num)
 {
-	return num == ARM64_HAS_LSE_ATOMICS && session && session->world->lse_atomics;
+	if (!session)
+		return false;
+	if (num == ARM64_HAS_LSE_ATOMICS)
+		return session->world->lse_atomics;
+	if (num == ARM64_HAS_VIRT_HOST_EXTN)
+		return session->world->vhe;
+	return false;
 }
 
 /* The Spectre-BHB answers of arch/arm64/kernel/proton-pack.c and

@@ -59,6 +59,17 @@ bool HasFarConditionalJump(const CaseSource& source) {
   return false;
 }
 
+// Whether a program of `source` has a per-CPU move (mov64 with offset
+// BPF_ADDR_PERCPU).
+bool HasPerCpuMove(const CaseSource& source) {
+  for (const auto& program : source.programs) {
+    for (const isa::Insn& insn : program) {
+      if (isa::IsPerCpuAddressMove(insn)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 FuzzStats::FuzzStats(std::string target)
@@ -114,6 +125,7 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
       for (const auto& loader : kernelsrc::ClassicLoaders()) loader_states_.emplace(loader.state, 0);
     }
     ++loader_states_[engine_run.loader->state];
+    if (engine_run.loader->vhe && HasPerCpuMove(source)) ++per_cpu_move_at_el2_;
   }
   if (HasFarConditionalJump(source)) {
     const bool beyond = std::any_of(reasons.begin(), reasons.end(), [](const std::string& reason) {
@@ -182,6 +194,7 @@ FuzzStatsFile FuzzStats::ToFile() const {
   file.states_reached.emplace_back("far_branch_within_range", far_branch_within_range_);
   file.states_reached.emplace_back("far_branch_beyond_range_refused", far_branch_beyond_range_);
   for (const auto& [state, runs] : loader_states_) file.states_reached.emplace_back(std::string(state), runs);
+  if (!loader_states_.empty()) file.states_reached.emplace_back("per_cpu_move_at_el2", per_cpu_move_at_el2_);
   file.states_largest = tail_call_states_.Largest();
   return file;
 }

@@ -90,6 +90,9 @@ class FuzzStats {
   // (kernelsrc::KernelLoader::state): kept once an engine that varies its
   // loader ran (kernel-jit-cbpf), each state of the table listed then.
   std::map<std::string_view, uint64_t> loader_states_;
+  // Of those, runs of a case with a per-CPU move on a kernel at EL2 (VHE:
+  // the move reads TPIDR_EL2).
+  uint64_t per_cpu_move_at_el2_ = 0;
   const RunCost* cost_ = nullptr;
   uint64_t target_nanos_ = 0, mutation_nanos_ = 0;
 };

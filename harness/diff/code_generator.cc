@@ -53,7 +53,10 @@ class KernelGenerator final : public CodeGenerator {
   Status Release(jit::CompiledProgram& program) override { return jit_->Release(program); }
   Result<CodeConventions> Conventions(std::span<const jit::CompiledProgram* const> compiled) const override {
     auto conventions = KernelConventions(compiled);
-    if (conventions && loader_ != nullptr) conventions->firmware = kernelsrc::FirmwareCallOf(*loader_);
+    if (conventions && loader_ != nullptr) {
+      conventions->firmware = kernelsrc::FirmwareCallOf(*loader_);
+      conventions->per_cpu_in_tpidr_el2 = loader_->vhe;
+    }
     return conventions;
   }
   std::span<const int32_t> InlinedHelpers() const override { return jit_->answers().inlined_helpers; }

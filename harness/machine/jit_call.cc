@@ -285,6 +285,19 @@ std::optional<std::string> JitCall::CallFirmware(uint64_t pc) {
   return std::nullopt;
 }
 
+bool JitCall::ReadTpidrEl2(uint64_t pc) {
+  if (!programs_.conventions.per_cpu_in_tpidr_el2) return false;
+  uint32_t word = 0;
+  if (const uint8_t* p = env_.memory().HostPointer(pc, 4)) std::memcpy(&word, p, 4);
+  // MRS Xt, TPIDR_EL2: op0 3, op1 4, CRn 13, CRm 0, op2 2.
+  if ((word & ~uint32_t{31}) != 0xd53cd040) return false;
+  const int rt = static_cast<int>(word & 31);
+  if (rt != 31) machine_.WriteX(rt, guest::PerCpuArea(cpu_));
+  machine_.WritePc(pc + 4);
+  resume_pc_ = pc + 4;
+  return true;
+}
+
 bool JitCall::ExceptionPcIsExact(uint64_t pc) const {
   uint32_t word = 0;
   if (const uint8_t* p = env_.memory().HostPointer(pc, 4)) std::memcpy(&word, p, 4);
@@ -334,6 +347,14 @@ Outcome JitCall::Unhandled(const MachineStop& stop) {
     }
   }
   if (stop.kind == MachineStop::Kind::kException) {
+    if (word == kHvc0 || word == kSmc0) {
+      outcome_.end = EndKind::kTrap;
+      outcome_.message = fmt::format(
+          "a firmware call ({} #0) at pc 0x{:x} in instruction {}, where none is due: the loader or the CPU rules "
+          "out the Spectre-BHB firmware mitigation, or it goes through the other conduit",
+          word == kHvc0 ? "hvc" : "smc", stop.pc, slot);
+      return Finish();
+    }
     if (!IsAtomic(insn)) {
       outcome_.end = EndKind::kTrap;
       outcome_.message = fmt::format("CPU exception at pc 0x{:x} (word 0x{:08x}) in instruction {}", stop.pc,
@@ -409,6 +430,10 @@ std::optional<Outcome> JitCall::Step(uint64_t max_steps) {
             outcome_.message = std::move(*refused);
             return Finish();
           }
+          if (end != ~uint64_t{0} && machine_.steps() >= end) return std::nullopt;
+          continue;
+        }
+        if (ReadTpidrEl2(stop.pc)) {
           if (end != ~uint64_t{0} && machine_.steps() >= end) return std::nullopt;
           continue;
         }

@@ -65,6 +65,10 @@ struct CodeConventions {
   // instruction, or any call where none is due is a trap; so is a return
   // that made none, for the epilogue's mitigation was lost.
   kernelsrc::SmcccConduit firmware = kernelsrc::SmcccConduit::kNone;
+  // The kernel runs at EL2 with VHE, its per-CPU offset in TPIDR_EL2: a
+  // read of it (undefined at the guest's EL1) gives the CPU's per-CPU
+  // area, as TPIDR_EL1 does otherwise. Without it such a read is a trap.
+  bool per_cpu_in_tpidr_el2 = false;
 };
 
 // The model JIT's conventions (jit/jit.h, jit/frame.h).
@@ -153,6 +157,9 @@ class JitCall final : private ExecutionObserver {
   // Performs the SMCCC call at `pc` and moves past it; the trap's message
   // when it asks for a function the kernel's code never calls.
   std::optional<std::string> CallFirmware(uint64_t pc);
+  // Reads TPIDR_EL2 for the `mrs` at `pc` when the conventions say the
+  // kernel runs at EL2; false when the word is no such read.
+  bool ReadTpidrEl2(uint64_t pc);
   // The kernel's fixup of a fault at `pc`: when the exception table of the
   // code there has an entry for it, clears its register and resumes where
   // it says; false when it has none.

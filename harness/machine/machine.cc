@@ -376,6 +376,7 @@ constexpr uint32_t SystemRegister(uint32_t op0, uint32_t op1, uint32_t crn, uint
   return ((op0 - 2) << 14) | (op1 << 11) | (crn << 7) | (crm << 3) | op2;
 }
 constexpr uint32_t kTpidrEl1 = SystemRegister(3, 0, 13, 0, 4);
+constexpr uint32_t kTpidrEl2 = SystemRegister(3, 4, 13, 0, 2);
 constexpr uint32_t kSpEl0 = SystemRegister(3, 0, 4, 1, 0);
 constexpr uint32_t kNzcv = SystemRegister(3, 3, 4, 2, 0);
 
@@ -408,6 +409,12 @@ Machine::SteppedCheck Machine::CheckStepped(uint64_t pc, uint32_t word, MachineS
       if (rt != 31) stepped_->SetX(rt, reg == kTpidrEl1 ? guest::PerCpuArea(cpu_) : guest::ThreadInfo(cpu_));
       stepped_->SetPc(pc + 4);
       return SteppedCheck::kPerformed;
+    }
+    // An EL2 register read at EL1 is undefined, as Unicorn raises it (the
+    // call may stand for a kernel at EL2: JitCall answers TPIDR_EL2).
+    if ((word & kMrsMask) == kMrs && reg == kTpidrEl2) {
+      stop.kind = MachineStop::Kind::kException;
+      return SteppedCheck::kStop;
     }
     stop.kind = MachineStop::Kind::kError;
     stop.message = fmt::format("{} is not given the system instruction 0x{:08x} at 0x{:x}", stepped_->name(), word, pc);

@@ -90,8 +90,9 @@ struct Classic {
   }
 
   // The program called on CPU 0 with the kernel's conventions, the
-  // firmware as `firmware` says.
-  Outcome Run(SmcccConduit firmware) {
+  // firmware as `firmware` says, the per-CPU offset in TPIDR_EL2 when
+  // `el2` says.
+  Outcome Run(SmcccConduit firmware, bool el2 = false) {
     auto conventions = KernelConventions(std::vector<const jit::CompiledProgram*>{&compiled});
     EXPECT_TRUE(conventions.ok()) << conventions.message();
     GuestEnvironment& env = sandbox->env();
@@ -103,6 +104,7 @@ struct Classic {
     programs.programs = {&loaded.programs[0].program};
     if (conventions) programs.conventions = *conventions;
     programs.conventions.firmware = firmware;
+    programs.conventions.per_cpu_in_tpidr_el2 = el2;
     JitCall call(env, sandbox->machine(0), 0, programs);
     call.Start(0, {0, 0, 0, 0, 0}, 100000);
     return *call.Step();
@@ -153,12 +155,11 @@ TEST(kernel_loader, TheMitigationRunsAndItsFirmwareCallIsAnswered) {
       EXPECT_EQ(outcome.end, EndKind::kExit) << outcome.message;
       EXPECT_EQ(outcome.r0, 49u);
       if (kernelsrc::FirmwareCallOf(loader) == SmcccConduit::kNone) continue;
-      // Without firmware the call is an exception, as on a machine that
-      // has none.
+      // Where no firmware call is due, one is a trap that says so.
       Classic again(executor, kProgram, loader);
       const Outcome refused = again.Run(SmcccConduit::kNone);
       EXPECT_EQ(refused.end, EndKind::kTrap);
-      EXPECT_NE(refused.message.find("CPU exception"), std::string::npos) << refused.message;
+      EXPECT_NE(refused.message.find("where none is due"), std::string::npos) << refused.message;
     }
   }
 }
@@ -189,6 +190,33 @@ TEST(kernel_loader, AReturnWithoutTheDueFirmwareCallOrACallOfAnotherFunctionIsAT
     const Outcome wrong = classic.Run(SmcccConduit::kHvc);
     EXPECT_EQ(wrong.end, EndKind::kTrap);
     EXPECT_NE(wrong.message.find("SMCCC function 0x00000001"), std::string::npos) << wrong.message;
+  }
+}
+
+// A per-CPU move under a kernel at EL2 (VHE) reads TPIDR_EL2, which the
+// call answers as TPIDR_EL1 otherwise: the same address either way. Where
+// the kernel runs at EL1, the read is a trap.
+TEST(kernel_loader, APerCpuMoveOnAKernelAtEl2ReadsTpidrEl2) {
+  const auto vhe = std::find_if(kernelsrc::ClassicLoaders().begin(), kernelsrc::ClassicLoaders().end(),
+                                [](const KernelLoader& l) { return l.vhe && kernelsrc::FirmwareCallOf(l) == SmcccConduit::kNone; });
+  ASSERT_NE(vhe, kernelsrc::ClassicLoaders().end());
+  constexpr std::string_view kPerCpu = "mov %r1, 0xc00\naddr_percpu %r2, %r1\nstdw [%r2+8], 0x1234\n"
+                                       "ldxdw %r0, [%r2+8]\nadd %r0, %r2\nexit";
+  for (const Executor& executor : Executors()) {
+    SCOPED_TRACE(executor.name);
+    Classic at_el1(executor, kPerCpu, kernelsrc::kRootLoader);
+    const Outcome expected = at_el1.Run(SmcccConduit::kNone);
+    ASSERT_EQ(expected.end, EndKind::kExit) << expected.message;
+    EXPECT_EQ(expected.r0, 0x1234 + guest::PerCpuArea(0) + 0xc00);
+    Classic at_el2(executor, kPerCpu, *vhe);
+    const auto& words = at_el2.compiled.subprograms[0].words;
+    EXPECT_NE(std::find(words.begin(), words.end(), 0xd53cd040u | 10), words.end());  // mrs x10, tpidr_el2
+    const Outcome outcome = at_el2.Run(SmcccConduit::kNone, /*el2=*/true);
+    EXPECT_EQ(outcome.end, EndKind::kExit) << outcome.message;
+    EXPECT_EQ(outcome.r0, expected.r0);
+    Classic refused(executor, kPerCpu, *vhe);
+    const Outcome trapped = refused.Run(SmcccConduit::kNone, /*el2=*/false);
+    EXPECT_EQ(trapped.end, EndKind::kTrap) << trapped.message;
   }
 }
 
