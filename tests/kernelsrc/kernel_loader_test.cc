@@ -16,6 +16,7 @@
 #include "kernelsrc/kernel_loader.h"
 #include "oracle/guest_layout.h"
 #include "tests/jit/jit_test_support.h"
+#include "tests/kernelsrc/kernel_run.h"
 
 namespace bpfdiff {
 namespace {
@@ -93,21 +94,12 @@ struct Classic {
   // firmware as `firmware` says, the per-CPU offset in TPIDR_EL2 when
   // `el2` says.
   Outcome Run(SmcccConduit firmware, bool el2 = false) {
-    auto conventions = KernelConventions(std::vector<const jit::CompiledProgram*>{&compiled});
-    EXPECT_TRUE(conventions.ok()) << conventions.message();
-    GuestEnvironment& env = sandbox->env();
-    env.Install(loaded);
-    env.SetProgramEntry(0, compiled.entry());
-    env.ResetForRun(0);
-    CallPrograms programs;
-    programs.compiled = {&compiled};
-    programs.programs = {&loaded.programs[0].program};
-    if (conventions) programs.conventions = *conventions;
-    programs.conventions.firmware = firmware;
-    programs.conventions.per_cpu_in_tpidr_el2 = el2;
-    JitCall call(env, sandbox->machine(0), 0, programs);
-    call.Start(0, {0, 0, 0, 0, 0}, 100000);
-    return *call.Step();
+    auto outcome = RunOnKernelConventions(*sandbox, loaded, compiled, [&](CodeConventions& conventions) {
+      conventions.firmware = firmware;
+      conventions.per_cpu_in_tpidr_el2 = el2;
+    });
+    EXPECT_TRUE(outcome.ok()) << outcome.message();
+    return outcome ? *outcome : Outcome{};
   }
 };
 

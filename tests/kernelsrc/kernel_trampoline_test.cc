@@ -16,6 +16,7 @@
 #include "oracle/guest_layout.h"
 #include "oracle/trampoline.h"
 #include "tests/jit/jit_test_support.h"
+#include "tests/kernelsrc/kernel_run.h"
 
 namespace bpfdiff::trampoline {
 namespace {
@@ -113,26 +114,6 @@ kernelsrc::TrampolineRequest OneFentryRequest(uint64_t traced, uint64_t attached
   request.tramp_enter = guest::kTrampImageEnterAddress;
   request.tramp_exit = guest::kTrampImageExitAddress;
   return request;
-}
-
-// Program 0 of `loaded`, compiled by the kernel's JIT as `compiled`, called
-// on CPU 0 of `sandbox` with the kernel's conventions (guarded pages, frame
-// records), as bpf_prog_run calls it.
-Result<Outcome> RunOnKernelConventions(Sandbox& sandbox, const LoadedCase& loaded,
-                                       const jit::CompiledProgram& compiled) {
-  auto conventions = KernelConventions(std::vector<const jit::CompiledProgram*>{&compiled});
-  if (!conventions) return conventions.error();
-  GuestEnvironment& env = sandbox.env();
-  env.Install(loaded);
-  env.SetProgramEntry(0, compiled.entry());
-  env.ResetForRun(0);
-  CallPrograms programs;
-  programs.compiled = {&compiled};
-  programs.programs = {&loaded.programs[0].program};
-  programs.conventions = *conventions;
-  JitCall call(env, sandbox.machine(0), 0, programs);
-  call.Start(0, {0, 0, 0, 0, 0}, 100000);
-  return *call.Step();
 }
 
 // One program, loaded and compiled by the kernel's JIT in a sandbox of its
