@@ -43,7 +43,8 @@ int Run(const JitArgs& args, const Settings& settings) {
                                           ? args.engine + "-llsc"
                                           : args.engine);
   if (spec == nullptr || spec->kind != EngineKind::kJit) {
-    fmt::print(stderr, "bpfdiff jit: --engine {}: jit, jit-llsc, kernel-jit or kernel-jit-llsc\n", args.engine);
+    fmt::print(stderr, "bpfdiff jit: --engine {}: jit, jit-llsc, kernel-jit, kernel-jit-cbpf or kernel-jit-llsc\n",
+               args.engine);
     return kExitBadInput;
   }
   // A planted bug shows in the code it plants.
@@ -62,6 +63,7 @@ int Run(const JitArgs& args, const Settings& settings) {
     fmt::print(stderr, "bpfdiff jit: {}: {}\n", args.file, *failure);
     return kExitBadInput;
   }
+  if (const auto* loader = engine.loader()) fmt::print("loaded as: {}\n", loader->name);
   for (size_t p = 0; p < engine.compiled().size(); ++p) {
     if (engine.compiled().size() > 1) fmt::print("program {}:\n", p);
     fmt::print("{}", JitListing(*disassembler, loaded->programs[p].program, engine.compiled()[p],
@@ -77,7 +79,9 @@ void AddJitCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("jit", "Show the arm64 code the JIT makes for a file");
   cmd->add_option("file", args->file, "A .data file or BPF assembly")->required();
   cmd->add_flag("--llsc", args->llsc, "Lower atomics with load/store-exclusive loops instead of LSE");
-  cmd->add_option("--engine", args->engine, "Whose JIT: jit, jit-llsc, kernel-jit or kernel-jit-llsc")
+  cmd->add_option("--engine", args->engine,
+                  "Whose JIT: jit, jit-llsc, kernel-jit, kernel-jit-cbpf (classic BPF, the loader chosen by the "
+                  "program) or kernel-jit-llsc")
       ->capture_default_str();
   cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings); });
 }
