@@ -4,6 +4,7 @@
 
 #include "fuzz/generator/generator.h"
 #include "harness/conformance/export.h"
+#include "harness/diff/code_generator.h"
 #include "harness/diff/engines.h"
 #include "isa/disassembler.h"
 
@@ -49,15 +50,9 @@ bool HasAtomics(const CaseSource& source) {
 }
 
 bool SampledForClassicLoader(const CaseSource& source) {
-  if (source.programs.empty()) return false;
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const isa::Insn& insn : source.programs.front()) {
-    for (const uint64_t field : {uint64_t{insn.opcode}, uint64_t{insn.dst}, uint64_t{insn.src},
-                                 uint64_t{static_cast<uint16_t>(insn.offset)}, uint64_t{static_cast<uint32_t>(insn.imm)}}) {
-      hash = (hash ^ field) * 0x100000001b3ULL;
-    }
-  }
-  return (hash >> 32) % 4 == 0;
+  // The loader is the fingerprint modulo 12: the upper half is another
+  // choice.
+  return !source.programs.empty() && (ProgramFingerprint(source.programs.front()) >> 32) % 4 == 0;
 }
 
 RunOptions DiffHarness::OptionsFor(const CaseSource& source, size_t variants) const {

@@ -80,8 +80,8 @@ bool HasAtomics(const CaseSource& source);
 
 // Whether a kernel campaign runs the case on kernel-jit-cbpf too when it
 // has no atomics: one case in four, chosen by a hash of its first program
-// (other bits of it than those that choose the loader, so that every
-// loader is met). Its code differs from kernel-jit's only in the
+// (the upper half of ProgramFingerprint, whose value modulo 12 chooses the
+// loader, so that every loader is met). Its code differs from kernel-jit's only in the
 // epilogue and the tail-call landing pad.
 bool SampledForClassicLoader(const CaseSource& source);
 

@@ -41,7 +41,7 @@ class KernelGenerator final : public CodeGenerator {
   KernelGenerator(std::unique_ptr<kernelsrc::KernelJit> jit, KernelLoaders loaders)
       : jit_(std::move(jit)), loaders_(loaders) {}
   void BeginCase(const isa::Program& main_program) override {
-    if (loaders_ == KernelLoaders::kClassic) loader_ = &kernelsrc::ClassicLoaderFor(ProgramFingerprint(main_program));
+    if (loaders_ == KernelLoaders::kClassic) loader_ = &kernelsrc::ClassicLoaderFor(ProgramFingerprint(main_program.insns));
   }
   const kernelsrc::KernelLoader* loader() const override { return loader_; }
   Result<jit::CompiledProgram> Compile(const isa::Program& program) override {
@@ -83,12 +83,12 @@ class KernelGenerator final : public CodeGenerator {
 
 }  // namespace
 
-uint64_t ProgramFingerprint(const isa::Program& program) {
+uint64_t ProgramFingerprint(std::span<const isa::Insn> insns) {
   uint64_t hash = 0xcbf29ce484222325ULL;
   const auto mix = [&](uint64_t value, int bytes) {
     for (int i = 0; i < bytes; ++i) hash = (hash ^ ((value >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
   };
-  for (const isa::Insn& insn : program.insns) {
+  for (const isa::Insn& insn : insns) {
     mix(insn.opcode, 1);
     mix(static_cast<uint64_t>((insn.src << 4) | insn.dst), 1);
     mix(static_cast<uint16_t>(insn.offset), 2);

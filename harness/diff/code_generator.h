@@ -74,9 +74,10 @@ enum class KernelLoaders : uint8_t { kRoot, kClassic };
 Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics,
                                                            KernelLoaders loaders = KernelLoaders::kRoot);
 
-// A hash of `program`'s instructions (FNV-1a over their fields): what
-// chooses a classic case's loader.
-uint64_t ProgramFingerprint(const isa::Program& program);
+// A hash of instructions (FNV-1a over their fields): what chooses a classic
+// case's loader (of its main program as loaded), and whether a kernel
+// campaign runs the case on that engine (other bits, of the source).
+uint64_t ProgramFingerprint(std::span<const isa::Insn> insns);
 
 // The conventions of the kernel's code for `compiled`, read from the code
 // (exposed for tests): the frame each function's prologue builds, per

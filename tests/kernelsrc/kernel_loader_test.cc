@@ -217,7 +217,7 @@ TEST(kernel_loader, TheClassicEngineChoosesItsLoaderByTheCaseAndRefusesTailCalls
   std::vector<bool> chosen(kernelsrc::ClassicLoaders().size(), false);
   for (int imm = 0; imm < 200; ++imm) {
     const isa::Program program = jit_testing::MustProgram(Asm(fmt::format("mov %r0, {}\nexit", imm)));
-    const KernelLoader& loader = kernelsrc::ClassicLoaderFor(ProgramFingerprint(program));
+    const KernelLoader& loader = kernelsrc::ClassicLoaderFor(ProgramFingerprint(program.insns));
     chosen[static_cast<size_t>(&loader - kernelsrc::ClassicLoaders().data())] = true;
   }
   EXPECT_TRUE(std::all_of(chosen.begin(), chosen.end(), [](bool b) { return b; }));

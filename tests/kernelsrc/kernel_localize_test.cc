@@ -189,6 +189,9 @@ TEST(KernelFrames, CasesWhoseFramesDifferPerFunctionAreCompared) {
     const CaseRun run = harness->RunCase(*source);
     ASSERT_GE(run.runs.size(), 2u) << file;
     for (size_t i = 1; i < run.runs.size(); ++i) {
+      // kernel-jit-cbpf, when the campaign samples the case, refuses a
+      // tail call as the kernel's verifier would a classic program's.
+      if (run.runs[i].verifier_refused && run.runs[i].engine == "kernel-jit-cbpf") continue;
       EXPECT_TRUE(run.runs[i].geometry.per_function()) << file << " " << run.runs[i].engine;
       EXPECT_EQ(run.runs[i].verdict.kind, Verdict::Kind::kMatch)
           << file << " " << run.runs[i].engine << ": " << run.runs[i].verdict.Describe();
