@@ -31,7 +31,7 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program&, jit::Placem
 }
 
 Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program&, const KernelLoader&) {
-  return Fail("{}", kNoTree);
+  return Fail("this bpfdiff was built without a Linux tree");
 }
 
 FailingCompile KernelJit::CompileFailing(const isa::Program&, uint32_t) {
