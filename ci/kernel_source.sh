@@ -27,7 +27,11 @@ if [[ ! -f $tarball ]]; then
   exit 1
 fi
 
-stamp="$(stat -L -c '%s %Y' "$tarball") $tarball"
+# The stamp names the list of files and the tarball (last: the check that
+# the compiled files are the tarball's reads it there), so that a list that
+# grows (a new file of the tree compiled) extracts again.
+list="$(dirname "$0")/../kernelsrc/tree_files.txt"
+stamp="$(stat -L -c '%s %Y' "$tarball") $(sha256sum < "$list" | cut -c1-16) $tarball"
 if [[ -f $cache/.bpfdiff-extracted && $(cat "$cache/.bpfdiff-extracted") == "$stamp" ]]; then
   exit 0
 fi
@@ -35,7 +39,7 @@ fi
 # What the build reads (kernelsrc/tree_files.txt, which
 # cmake/kernel_source.cmake checks a tree for), and the user-space headers of
 # tools/ that the shims build on.
-mapfile -t members < <(grep -v '^#' "$(dirname "$0")/../kernelsrc/tree_files.txt")
+mapfile -t members < <(grep -v '^#' "$list")
 members+=(tools/include tools/arch/x86/include)
 
 mkdir -p "${cache%/*}"

@@ -69,6 +69,10 @@ struct bpfdiff_kjit_world {
 	/* cpus_have_cap(ARM64_HAS_VIRT_HOST_EXTN): the kernel runs at EL2
 	 * (VHE) and keeps the per-CPU offset in TPIDR_EL2. */
 	int vhe;
+	/* core.c's bpf_jit_harden (kernel_loader.h), and the seed of
+	 * get_random_u32() for the compile: the constants blinding draws. */
+	int jit_harden;
+	uint64_t random_seed;
 	/* A planted bug (kernel_jit.h, ShimBugs): a text poke not flushed. */
 	int poke_without_flush;
 	/* Failure injection: the fail_call-th call (from 1) of a service

@@ -83,23 +83,37 @@ static struct bpf_prog *make_function(const struct bpfdiff_kjit_program *program
 {
 	const uint32_t first = program->starts[index];
 	const uint32_t length = end_of(program, index) - first;
-	struct bpf_prog *prog = calloc(1, sizeof(*prog) + length * sizeof(struct bpf_insn));
+	struct bpf_prog *prog = bpfdiff_kjit_alloc_prog(length);
 	struct bpf_prog_aux *aux = calloc(1, sizeof(*aux));
+	struct bpf_line_info *linfo = calloc(length ? length : 1, sizeof(*linfo));
 	uint32_t i;
 
-	if (!prog || !aux) {
-		free(prog);
+	if (!prog || !aux || !linfo) {
+		bpfdiff_kjit_free_prog(prog);
 		free(aux);
+		free(linfo);
 		return NULL;
 	}
 	memcpy(prog->insnsi, program->insns + first, length * sizeof(struct bpf_insn));
 	prog->len = length;
-	prog->jit_requested = 1;
+	prog->aux = aux;
+	aux->prog = prog;
+	/* One line of line info per instruction: core.c's blinding moves
+	 * them with the instructions it rewrites (bpf_adj_linfo), which maps
+	 * the JIT's offsets back to the program as loaded
+	 * (bpf_prog_fill_jited_linfo, services.c). */
+	for (i = 0; i < length; i++)
+		linfo[i].insn_off = i;
+	aux->linfo = linfo;
+	aux->nr_linfo = length;
+	/* As bpf_prog_alloc_no_stats() (the verifier's copies of the
+	 * functions inherit both, jit_subprogs()). */
+	prog->jit_requested = ebpf_jit_enabled();
+	prog->blinding_requested = bpf_jit_blinding_enabled(prog);
 	/* bpf_convert_filter() leaves a classic program's type unset. An
 	 * eBPF program has one; which does not matter to the JIT. */
 	prog->type = program->classic ? BPF_PROG_TYPE_UNSPEC : BPF_PROG_TYPE_SOCKET_FILTER;
 	prog->is_func = program->count > 1;
-	prog->aux = aux;
 	aux->func_idx = index;
 	aux->stack_depth = program->stack_depth;
 	aux->bpfdiff_offsets = offsets;
@@ -129,9 +143,11 @@ static void free_functions(struct bpf_prog **functions, uint32_t count)
 	uint32_t i;
 
 	for (i = 0; i < count; i++) {
-		if (functions[i])
+		if (functions[i] && functions[i]->aux) {
+			free(functions[i]->aux->linfo);
 			free(functions[i]->aux);
-		free(functions[i]);
+		}
+		bpfdiff_kjit_free_prog(functions[i]);
 	}
 	free(functions);
 }
@@ -167,9 +183,12 @@ static int compile_functions(struct bpfdiff_kjit_session *session,
 	uint32_t i;
 
 	for (i = 0; i < count; i++) {
-		struct bpf_prog *prog = bpf_int_jit_compile(functions[i]);
-
-		if (prog != functions[i] || !prog->jited) {
+		/* As jit_subprogs() (and bpf_prog_select_runtime() for one
+		 * function): the program the JIT returns replaces the one it
+		 * was given, a clone when it blinded the constants, the
+		 * original (the clone freed) when it gave up. */
+		functions[i] = bpf_int_jit_compile(functions[i]);
+		if (!functions[i]->jited) {
 			fail(session, message, message_size, "the kernel's JIT refused the program", i,
 			     count);
 			return -1;
@@ -246,12 +265,14 @@ static void check_accepted(const struct bpfdiff_kjit_session *session, uint32_t 
  * function): no heap block held, no slot left but the `images` of a
  * program that loaded, nothing freed twice. `pending` functions still had
  * their jit_data (first pass done, extra pass not) when freed. */
-static void check_released(const struct bpfdiff_kjit_session *session, uint32_t pending,
-			   uint32_t images, struct bpfdiff_kjit_error_path *path)
+static void check_released(const struct bpfdiff_kjit_session *session, struct bpf_prog *const *functions,
+			   uint32_t count, uint32_t pending, uint32_t images, struct bpfdiff_kjit_error_path *path)
 {
 	uint32_t blocks;
 	size_t bytes;
-	const char *service = bpfdiff_kjit_held(session, &blocks, &bytes);
+	/* The functions themselves are the verifier's, freed after. */
+	const char *service =
+		bpfdiff_kjit_held_except(session, (const void *const *)functions, count, &blocks, &bytes);
 
 	if (session->double_free[0])
 		breach(path, "double-free", "%s", session->double_free);
@@ -305,17 +326,20 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 		snprintf(message, message_size, "out of host memory");
 		return -1;
 	}
+	bpfdiff_kjit_enter(&session);
+	bpf_jit_harden = world->jit_harden;
 	for (i = 0; i < program->count; i++) {
 		functions[i] = make_function(program, i, functions, images[i].offsets);
 		if (!functions[i]) {
 			free_functions(functions, program->count);
+			bpfdiff_kjit_free_leftovers(&session);
+			bpfdiff_kjit_leave();
 			free(session.slots);
 			snprintf(message, message_size, "out of host memory");
 			return -1;
 		}
 	}
 
-	bpfdiff_kjit_enter(&session);
 	if (setjmp(session.on_bug) == 0) {
 		accepted = compile_functions(&session, program, functions, message, message_size) == 0;
 	} else {
@@ -331,7 +355,7 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 	result = accepted && !session.warned && !path.breach[0] ? 0 : -1;
 	if (result == 0) {
 		/* Everything but the images is freed by now. */
-		check_released(&session, 0, program->count, &path);
+		check_released(&session, functions, program->count, 0, program->count, &path);
 		if (path.breach[0])
 			result = -1;
 	}
@@ -355,7 +379,7 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 			for (i = 0; i < program->count; i++)
 				bpf_jit_free(functions[i]);
 		}
-		check_released(&session, pending, 0, &path);
+		check_released(&session, functions, program->count, pending, 0, &path);
 		if (path.breach[0]) {
 			const size_t used = strlen(message);
 
@@ -367,9 +391,9 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 			world->pack_free(world->owner, session.slots[i].rx_header);
 		session.slot_count = 0;
 	}
+	free_functions(functions, program->count);
 	bpfdiff_kjit_free_leftovers(&session);
 	bpfdiff_kjit_leave();
-	free_functions(functions, program->count);
 	free(session.slots);
 	if (path_out)
 		*path_out = path;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -154,6 +155,7 @@ bpfdiff_kjit_world KernelJit::Impl::Bridge() {
   bridge.bhb_firmware = loader.bhb_firmware ? 1 : 0;
   bridge.smccc_conduit = loader.conduit == SmcccConduit::kSmc ? 1 : loader.conduit == SmcccConduit::kHvc ? 2 : 0;
   bridge.vhe = loader.vhe ? 1 : 0;
+  bridge.jit_harden = loader.jit_harden;
   return bridge;
 }
 
@@ -250,6 +252,14 @@ FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t f
                                      kStackDepth, impl.loader.classic ? 1 : 0};
   bpfdiff_kjit_world bridge = impl.Bridge();
   bridge.fail_call = fail_call;
+  // What blinding draws depends on the program alone (FNV-1a of its
+  // instructions), so that a replay blinds with the same constants.
+  bridge.random_seed = 0xcbf29ce484222325ULL;
+  for (const bpfdiff_kjit_insn& insn : insns) {
+    for (const uint8_t byte : std::bit_cast<std::array<uint8_t, 8>>(insn)) {
+      bridge.random_seed = (bridge.random_seed ^ byte) * 0x100000001b3ULL;
+    }
+  }
   impl.pack_error.clear();
   std::array<char, 1024> message{};
   bpfdiff_kjit_error_path path{};

@@ -38,9 +38,23 @@ constexpr KernelLoader kClassicLoaders[] = {
      .bhb_firmware = true, .conduit = kSmc},
 };
 
+constexpr KernelLoader kHardenedLoaders[] = {
+    {.name = "root, bpf_jit_harden=2", .state = "blinded_harden_2", .capable = true, .jit_harden = 2},
+    {.name = "unprivileged, bpf_jit_harden=1", .state = "blinded_harden_1_unprivileged", .capable = false,
+     .jit_harden = 1},
+    {.name = "root, bpf_jit_harden=1 (not blinded)", .state = "not_blinded_harden_1_root", .capable = true,
+     .jit_harden = 1},
+};
+
 }  // namespace
 
 std::span<const KernelLoader> ClassicLoaders() { return kClassicLoaders; }
+
+std::span<const KernelLoader> HardenedLoaders() { return kHardenedLoaders; }
+
+const KernelLoader& HardenedLoaderFor(uint64_t fingerprint) {
+  return kHardenedLoaders[fingerprint % std::size(kHardenedLoaders)];
+}
 
 const KernelLoader& ClassicLoaderFor(uint64_t fingerprint) {
   return kClassicLoaders[fingerprint % std::size(kClassicLoaders)];

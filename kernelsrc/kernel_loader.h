@@ -34,6 +34,11 @@ struct KernelLoader {
   // cpus_have_cap(ARM64_HAS_VIRT_HOST_EXTN): the kernel runs at EL2 with
   // VHE, as on most servers, and per-CPU offsets are in TPIDR_EL2.
   bool vhe = false;
+  // The sysctl net.core.bpf_jit_harden: 0 off, 1 constants blinded for
+  // loaders without CAP_BPF, 2 for every loader. kernel/bpf/core.c's
+  // bpf_jit_blind_constants() then rewrites the program before the JIT
+  // sees it (bpf_jit_blinding_enabled()).
+  uint8_t jit_harden = 0;
 };
 
 // A privileged loader of eBPF on an unaffected CPU: what bpfdiff's other
@@ -53,6 +58,22 @@ std::span<const KernelLoader> ClassicLoaders();
 // (a hash of the case's main program), so that the fuzz input picks it
 // and a replay gets the same one.
 const KernelLoader& ClassicLoaderFor(uint64_t fingerprint);
+
+// Loaders of eBPF with the JIT hardened, one row each: bpf_jit_harden 2
+// (every program blinded), 1 with a loader without CAP_BPF (blinded), and 1
+// with a capable loader (not blinded: the rule that rules it out is tested
+// too).
+std::span<const KernelLoader> HardenedLoaders();
+
+// The row of HardenedLoaders() a case runs under, chosen as
+// ClassicLoaderFor() chooses.
+const KernelLoader& HardenedLoaderFor(uint64_t fingerprint);
+
+// Whether core.c blinds the constants of a program under `loader`
+// (bpf_jit_blinding_enabled(), for a program whose JIT is requested).
+constexpr bool BlindsConstants(const KernelLoader& loader) {
+  return loader.jit_harden >= 2 || (loader.jit_harden == 1 && !loader.capable);
+}
 
 // The firmware call the epilogue makes under `loader`, or kNone.
 constexpr SmcccConduit FirmwareCallOf(const KernelLoader& loader) {

@@ -11,6 +11,15 @@
 #define CONFIG_ARM64_PTR_AUTH_KERNEL 1
 #define CONFIG_MITIGATE_SPECTRE_BRANCH_HISTORY 1
 #define CONFIG_ARM64_SW_TTBR0_PAN 1
+/* kernel/bpf/core.c: the JIT and the bpf() syscall built in, the JIT on by
+ * default (Debian's choices). CONFIG_BPF_JIT_ALWAYS_ON is left out, as
+ * upstream's lib/test_bpf.c and selftests configurations leave it: then
+ * core.c builds its interpreter too, the other side of the comparison. */
+#define CONFIG_BPF 1
+#define CONFIG_BPF_JIT 1
+#define CONFIG_HAVE_EBPF_JIT 1
+#define CONFIG_BPF_SYSCALL 1
+#define CONFIG_BPF_JIT_DEFAULT_ON 1
 #include <linux/kconfig.h>
 /* bpf_jit_comp.c holds one file-scope asm() of arm64 code (dummy_tramp, the
  * PLT's default target); it cannot assemble on the host. glibc and the

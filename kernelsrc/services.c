@@ -21,7 +21,13 @@
 
 static _Thread_local struct bpfdiff_kjit_session *session;
 
-void bpfdiff_kjit_enter(struct bpfdiff_kjit_session *s) { session = s; }
+static _Thread_local uint64_t random_state;
+void bpfdiff_kjit_enter(struct bpfdiff_kjit_session *s)
+{
+	session = s;
+	/* xorshift needs a state other than 0. */
+	random_state = s->world->random_seed ? s->world->random_seed : 0x9e3779b97f4a7c15ULL;
+}
 void bpfdiff_kjit_leave(void) { session = NULL; }
 struct bpfdiff_kjit_session *bpfdiff_kjit_current(void) { return session; }
 
@@ -83,12 +89,10 @@ struct kernel_block {
 	const char *service; /* also keeps the payload 16-byte aligned, as kmalloc's */
 };
 
-static void *kernel_alloc(size_t size, int zero, const char *service)
+static void *kernel_block_alloc(size_t size, int zero, const char *service)
 {
 	struct kernel_block *b;
 
-	if (bpfdiff_kjit_inject_failure(service))
-		return NULL;
 	b = zero ? calloc(1, sizeof(*b) + size) : malloc(sizeof(*b) + size);
 	if (!b)
 		return NULL;
@@ -100,6 +104,13 @@ static void *kernel_alloc(size_t size, int zero, const char *service)
 		session->blocks->prev = b;
 	session->blocks = b;
 	return b + 1;
+}
+
+static void *kernel_alloc(size_t size, int zero, const char *service)
+{
+	if (bpfdiff_kjit_inject_failure(service))
+		return NULL;
+	return kernel_block_alloc(size, zero, service);
 }
 
 static void kernel_free(const void *p)
@@ -126,6 +137,42 @@ const char *bpfdiff_kjit_held(const struct bpfdiff_kjit_session *s, uint32_t *bl
 	*blocks = 0;
 	*bytes = 0;
 	for (b = s->blocks; b; b = b->next) {
+		++*blocks;
+		*bytes += b->size;
+		first = b->service;
+	}
+	return first;
+}
+
+struct bpf_prog *bpfdiff_kjit_alloc_prog(uint32_t length)
+{
+	/* As bpf_prog_alloc_no_stats(): whole pages, zeroed, their count in
+	 * fp->pages, which blinding's clone and bpf_prog_realloc() copy. */
+	const size_t size = round_up(bpf_prog_size(length), PAGE_SIZE);
+	struct bpf_prog *fp = kernel_block_alloc(size, 1, "bpf_prog_alloc");
+
+	if (fp)
+		fp->pages = size / PAGE_SIZE;
+	return fp;
+}
+
+void bpfdiff_kjit_free_prog(struct bpf_prog *fp) { kernel_free(fp); }
+
+const char *bpfdiff_kjit_held_except(const struct bpfdiff_kjit_session *s, const void *const *keep, uint32_t kept,
+				     uint32_t *blocks, size_t *bytes)
+{
+	const struct kernel_block *b;
+	const char *first = NULL;
+
+	*blocks = 0;
+	*bytes = 0;
+	for (b = s->blocks; b; b = b->next) {
+		uint32_t i = 0;
+
+		while (i < kept && keep[i] != (const void *)(b + 1))
+			i++;
+		if (i < kept)
+			continue;
 		++*blocks;
 		*bytes += b->size;
 		first = b->service;
@@ -167,6 +214,16 @@ void *kvcalloc(size_t n, size_t size, int flags)
 void *kvmalloc(size_t size, int flags) { (void)flags; return kernel_alloc(size, 0, "kvmalloc"); }
 void kfree(const void *p) { kernel_free(p); }
 void kvfree(const void *p) { kernel_free(p); }
+/* kernel/bpf/core.c's allocations: programs (and blinding's clones of
+ * them) from vmalloc, their per-CPU counters; tracked as kzalloc's. */
+void *__vmalloc(unsigned long size, gfp_t gfp_mask)
+{
+	return kernel_alloc(size, ((unsigned)gfp_mask & __GFP_ZERO) != 0, "vmalloc");
+}
+void *vmalloc(unsigned long size) { return kernel_alloc(size, 0, "vmalloc"); }
+void vfree(const void *addr) { kernel_free(addr); }
+void *bpfdiff_alloc_percpu(size_t size) { return kernel_alloc(size, 1, "alloc_percpu"); }
+void free_percpu(void *p) { kernel_free(p); }
 
 /* The prog pack: bpfdiff's, in guest memory. Pointers to RX memory are
  * guest addresses; the JIT only computes with them and hands them back. */
@@ -442,13 +499,7 @@ struct mutex text_mutex;
 
 /* What the verifier and kernel/bpf/core.c give the JIT. */
 
-int bpf_jit_enable = 1;
-
-u64 __bpf_call_base(u64 r1, u64 r2, u64 r3, u64 r4, u64 r5)
-{
-	(void)r1, (void)r2, (void)r3, (void)r4, (void)r5;
-	return 0;
-}
+/* bpf_jit_enable and __bpf_call_base are kernel/bpf/core.c's. */
 
 int bpf_jit_get_func_addr(const struct bpf_prog *prog, const struct bpf_insn *insn,
 			  bool extra_pass, u64 *func_addr, bool *func_addr_fixed)
@@ -478,19 +529,31 @@ int bpf_jit_get_func_addr(const struct bpf_prog *prog, const struct bpf_insn *in
 	return 0;
 }
 
-struct bpf_prog *bpf_jit_blind_constants(struct bpf_prog *fp) { return fp; }
-void bpf_jit_prog_release_other(struct bpf_prog *fp, struct bpf_prog *fp_other)
-{
-	(void)fp;
-	(void)fp_other;
-}
+/* bpf_jit_blind_constants() and bpf_jit_prog_release_other() are
+ * kernel/bpf/core.c's. */
 
 void bpf_prog_fill_jited_linfo(struct bpf_prog *prog, const u32 *insn_to_jit_off)
 {
 	/* The JIT passes ctx->offset + 1; the entry before is the first
-	 * instruction's start, which bpfdiff's localization needs too. */
-	if (prog->aux->bpfdiff_offsets)
-		memcpy(prog->aux->bpfdiff_offsets, insn_to_jit_off - 1, (prog->len + 1) * sizeof(u32));
+	 * instruction's start, which bpfdiff's localization needs too. The
+	 * offsets are kept by the instruction as loaded: a program whose
+	 * constants were blinded has more instructions than that, and the line
+	 * info (one entry per instruction loaded, which core.c's patching moves
+	 * with the instructions, bpf_adj_linfo) says where each one's rewrite
+	 * starts. */
+	const u32 *starts = insn_to_jit_off - 1;
+	const struct bpf_prog_aux *aux = prog->aux;
+	u32 i;
+
+	if (!aux->bpfdiff_offsets)
+		return;
+	if (!aux->linfo) {
+		memcpy(aux->bpfdiff_offsets, starts, (prog->len + 1) * sizeof(u32));
+		return;
+	}
+	for (i = 0; i < aux->nr_linfo; i++)
+		aux->bpfdiff_offsets[i] = starts[aux->linfo[i].insn_off];
+	aux->bpfdiff_offsets[aux->nr_linfo] = starts[prog->len];
 }
 
 void bpf_jit_dump(unsigned int flen, unsigned int proglen, u32 pass, void *image)
@@ -569,6 +632,28 @@ bool supports_clearbhb(int scope)
 bool __nospectre_bhb;
 bool cpu_mitigations_off(void) { return session && session->world->mitigations_off; }
 struct user_namespace { int unused; } init_user_ns;
+/* The loader's capability, as the verifier and core.c's blinding
+ * (bpf_jit_blinding_enabled with bpf_jit_harden 1) ask it. */
+bool bpf_capable(void) { return !session || session->world->capable; }
+bool bpf_token_capable(const struct bpf_token *token, int cap)
+{
+	(void)token, (void)cap;
+	return bpf_capable();
+}
+
+/* Randomness of core.c (the constants of blinding, a pack slot's start):
+ * a generator restarted by every compile, so that a replay draws the same
+ * values. */
+u32 get_random_u32(void)
+{
+	/* xorshift64*, seeded per compile (bpfdiff_kjit_enter). */
+	random_state ^= random_state >> 12;
+	random_state ^= random_state << 25;
+	random_state ^= random_state >> 27;
+	return (u32)((random_state * 0x2545F4914F6CDD1DULL) >> 32);
+}
+u32 get_random_u32_below(u32 ceil) { return ceil ? get_random_u32() % ceil : 0; }
+
 bool ns_capable_noaudit(struct user_namespace *ns, int cap)
 {
 	(void)ns, (void)cap;

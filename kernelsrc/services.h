@@ -8,6 +8,8 @@
 
 #include "kernelsrc/bridge.h"
 
+struct bpf_prog;
+
 struct bpfdiff_kjit_slot {
 	uint64_t rx_header;
 	uint8_t *rw_image; /* until finalize */
@@ -54,6 +56,16 @@ void bpfdiff_kjit_free_leftovers(struct bpfdiff_kjit_session *session);
 /* What the kernel's code holds of the host heap now: blocks and bytes,
  * and the service that allocated the oldest (NULL when it holds none). */
 const char *bpfdiff_kjit_held(const struct bpfdiff_kjit_session *session, uint32_t *blocks, size_t *bytes);
+/* bpfdiff_kjit_held(), but for the blocks at `keep` (the programs the
+ * verifier still holds). */
+const char *bpfdiff_kjit_held_except(const struct bpfdiff_kjit_session *session, const void *const *keep,
+				     uint32_t kept, uint32_t *blocks, size_t *bytes);
+/* A struct bpf_prog of `length` instructions as the verifier allocates it
+ * (bpf_prog_alloc: whole pages, zeroed, fp->pages set), from the heap the
+ * kernel's code frees it to (vfree: blinding frees the program it
+ * replaces). Not a failable call: the verifier made it before the JIT. */
+struct bpf_prog *bpfdiff_kjit_alloc_prog(uint32_t length);
+void bpfdiff_kjit_free_prog(struct bpf_prog *fp);
 /* The blocks held now that `service` allocated. */
 uint32_t bpfdiff_kjit_held_from(const struct bpfdiff_kjit_session *session, const char *service);
 /* Whether the call of `service` about to be made is the one the world

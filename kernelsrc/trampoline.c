@@ -30,7 +30,7 @@
  * addresses change from run to run, so the objects live at one fixed host
  * address instead: the same case gives the same code every time. */
 #define HOST_OBJECTS_ADDRESS 0x3b7000000000ul
-#define HOST_OBJECTS_BYTES (64 * 1024ul)
+#define HOST_OBJECTS_BYTES (256 * 1024ul)
 #define PROG_STRIDE 128
 #define MAX_LINKS 64
 

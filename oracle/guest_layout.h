@@ -118,13 +118,15 @@ inline constexpr uint64_t ProgObjectAddress(uint64_t index) {
 // struct GuestMap, at MapObjectAddress(i): what lddw map_fd loads.
 //   u32 type; u32 key_size; u32 value_size; u32 max_entries;  // offsets 0..15
 //   u64 values;                                               // offset 16
-//   u64 ptrs[max_entries];                                    // offset 32, prog_array only
+//   (offsets 32..63: the host-side fields of the kernel's struct bpf_map
+//   that kernel/bpf/core.c uses, zero in the guest)
+//   u64 ptrs[max_entries];                                    // offset 64, prog_array only
 inline constexpr uint64_t kMapTypeOffset = 0;
 inline constexpr uint64_t kMapKeySizeOffset = 4;
 inline constexpr uint64_t kMapValueSizeOffset = 8;
 inline constexpr uint64_t kMapMaxEntriesOffset = 12;
 inline constexpr uint64_t kMapValuesOffset = 16;
-inline constexpr uint64_t kMapPtrsOffset = 32;
+inline constexpr uint64_t kMapPtrsOffset = 64;
 inline constexpr uint64_t kMaxProgArrayEntries = (kMapObjectStride - kMapPtrsOffset) / 8;
 
 // Map values, from struct GuestMap's `values`. An array map holds

@@ -181,9 +181,9 @@ TEST(oracle_environment, InstallWritesMapAndProgramObjects) {
   EXPECT_EQ(u64(0x3000010), 0x2000000u);
   EXPECT_EQ(u32(0x3000400), 2u);  // prog_array
   EXPECT_EQ(u32(0x300040c), 3u);
-  EXPECT_EQ(u64(0x3000420), 0x3100040u);  // slot 0 -> program 1's GuestProg
-  EXPECT_EQ(u64(0x3000428), 0u);          // empty
-  EXPECT_EQ(u64(0x3000430), 0x3100000u);  // slot 2 -> program 0
+  EXPECT_EQ(u64(0x3000440), 0x3100040u);  // slot 0 -> program 1's GuestProg
+  EXPECT_EQ(u64(0x3000448), 0u);          // empty
+  EXPECT_EQ(u64(0x3000450), 0x3100000u);  // slot 2 -> program 0
   EXPECT_EQ(u32(0x3100008), 0u);          // GuestProg.index
   EXPECT_EQ(u32(0x3100048), 1u);
   env->SetProgramEntry(1, 0x10000040);

@@ -228,9 +228,9 @@ TEST(oracle_load, RejectsTailCallsFromSubprograms) {
 
 TEST(oracle_load, RejectsMapProblems) {
   CaseSource source = Source({"mov %r0, 0\nexit"});
-  source.maps = {ProgArray(5, 125, {})};
-  EXPECT_EQ(LoadError(source), "prog_array map 5 has 125 entries, more than the limit of 124");
-  source.maps = {ProgArray(5, 124, {})};
+  source.maps = {ProgArray(5, 121, {})};
+  EXPECT_EQ(LoadError(source), "prog_array map 5 has 121 entries, more than the limit of 120");
+  source.maps = {ProgArray(5, 120, {})};
   EXPECT_EQ(LoadError(source), "");
   source.maps = {ProgArray(5, 2, {0, 1})};
   EXPECT_EQ(LoadError(source), "prog_array map 5 names program 1, but the case has 1 programs");

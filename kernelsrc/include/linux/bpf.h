@@ -16,6 +16,18 @@
 #include <asm/ptrace.h>
 #include <asm/thread_info.h>
 
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/list.h>
+#include <linux/rbtree_latch.h>
+#include <linux/workqueue.h>
+#include <linux/percpu.h>
+#include <linux/atomic.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/bitmap.h>
+#include <asm/set_memory.h>
+
 #define SZ_128M 0x08000000
 /* For bpf_jit_alloc_exec_limit(), whose only caller (kernel/bpf/core.c) is
  * not built: bpfdiff's packs are its own guest regions. */
@@ -36,14 +48,66 @@ struct bpf_map {
 	u32 max_entries;  /* 12: read by the tail call */
 	u64 values;       /* 16 */
 	u64 reserved;     /* 24 */
+	/* kernel/bpf/core.c's, host-side only (the guest's map objects hold
+	 * zeros here): the program array's owner and the map's operations. */
+	const struct bpf_map_ops *ops;           /* 32 */
+	struct bpf_map_owner *owner;             /* 40 */
+	atomic64_t sleepable_refcnt;             /* 48 */
+	spinlock_t owner_lock;                   /* 56 */
 };
 
 struct bpf_array {
 	struct bpf_map map;
-	void *ptrs[];  /* 32: read by the tail call */
+	void *ptrs[];  /* 64: read by the tail call */
 };
 
 struct bpf_arena;
+struct btf;
+struct btf_type;
+struct bpf_token;
+struct bpf_trampoline;
+struct bpf_kfunc_desc_tab;
+struct bpf_line_info;
+struct bpf_cgroup_storage { u64 cookie; };
+struct bpf_prog_offload { struct bpf_prog *prog; };
+struct sock_fprog_kern;
+struct bpf_prog_stats;
+
+struct bpf_prog_aux;
+/* The operations of a map that core.c calls: a program array's tracking
+ * of the programs that poke it. */
+struct bpf_map_ops {
+	int (*map_poke_track)(struct bpf_map *map, struct bpf_prog_aux *aux);
+	void (*map_poke_untrack)(struct bpf_map *map, struct bpf_prog_aux *aux);
+};
+struct btf_mod_pair {
+	struct btf *btf;
+	struct module *module;
+};
+struct bpf_ksym {
+	unsigned long start;
+	unsigned long end;
+	char name[KSYM_NAME_LEN];
+	struct list_head lnode;
+	struct latch_tree_node tnode;
+	bool prog;
+};
+struct bpf_jit_poke_descriptor {
+	void *tailcall_target;
+	void *tailcall_bypass;
+	void *bypass_addr;
+	void *aux;
+	union {
+		struct {
+			struct bpf_map *map;
+			u32 key;
+		} tail_call;
+	};
+	bool tailcall_target_stable;
+	u8 adj_off;
+	u16 reason;
+	u32 insn_idx;
+};
 struct btf_func_model {
 	u8 ret_size;
 	u8 ret_flags;
@@ -71,6 +135,40 @@ struct bpf_prog_aux {
 	/* Ours: where bpf_prog_fill_jited_linfo() keeps ctx->offset (in bytes,
 	 * length + 1 entries) before the JIT frees it. */
 	u32 *bpfdiff_offsets;
+	/* What kernel/bpf/core.c reads and writes of the rest (the kernel's
+	 * names and types; bpfdiff sets what the verifier would). */
+	u32 id;
+	u32 func_info_cnt;
+	bool verifier_zext;
+	char name[BPF_OBJ_NAME_LEN];
+	struct btf *btf;
+	struct bpf_func_info *func_info;
+	struct bpf_kfunc_btf_tab *kfunc_btf_tab;
+	struct bpf_prog_offload *offload;
+	u32 real_func_cnt;
+	u32 used_map_cnt;
+	u32 used_btf_cnt;
+	u32 linfo_idx;
+	u32 nr_linfo;
+	u32 size_poke_tab;
+	bool xdp_has_frags;
+	struct bpf_prog *prog;
+	struct bpf_map **used_maps;
+	struct btf_mod_pair *used_btfs;
+	struct bpf_line_info *linfo;
+	void **jited_linfo;
+	struct bpf_jit_poke_descriptor *poke_tab;
+	struct bpf_kfunc_desc_tab *kfunc_tab;
+	struct bpf_token *token;
+	const struct btf_type *attach_func_proto;
+	struct bpf_prog *dst_prog;
+	struct bpf_trampoline *dst_trampoline;
+	struct bpf_ksym ksym;
+	struct bpf_cgroup_storage *cgroup_storage[2]; /* MAX_BPF_CGROUP_STORAGE_TYPE */
+	struct mutex used_maps_mutex;
+	struct mutex ext_mutex;
+	struct mutex dst_mutex;
+	struct work_struct work;
 };
 
 struct bpf_prog {
@@ -78,7 +176,19 @@ struct bpf_prog {
 	 * objects keep it at offset 0, and the tail call reads it there. */
 	void *bpf_func;
 	u32 len;
-	u16 jited:1, jit_requested:1, is_func:1, blinded:1;
+	u16 jited:1, jit_requested:1, is_func:1, blinded:1, blinding_requested:1, gpl_compatible:1,
+	    cb_access:1, dst_needed:1, kprobe_override:1, has_callchain_buf:1,
+	    enforce_expected_attach_type:1, call_get_stack:1, call_get_func_ip:1,
+	    tstamp_type_access:1, sleepable:1;
+	/* kernel/bpf/core.c's: pages of the allocation (bpf_prog_alloc,
+	 * bpf_prog_realloc and the clone of blinding copy them whole), the
+	 * per-CPU statistics and recursion counter, and the tag. */
+	u16 pages;
+	u8 tag[BPF_TAG_SIZE];
+	struct bpf_prog_stats __percpu *stats;
+	int __percpu *active;
+	enum bpf_attach_type expected_attach_type;
+	struct sock_fprog_kern *orig_prog;
 	u32 jited_len;
 	struct bpf_prog_aux *aux;
 	/* Ours: the guest's __bpf_prog_enter*() and __bpf_prog_exit*() for
@@ -181,3 +291,111 @@ void bpf_tramp_image_put(struct bpf_tramp_image *im);
 bool is_struct_ops_tramp_shim(void);
 int __bpf_address_lookup(unsigned long addr, unsigned long *size, unsigned long *off, char *sym);
 bool bpf_prog_kallsyms_verify_off(const struct bpf_prog *fp);
+
+/* ---- What kernel/bpf/core.c uses besides (the kernel's declarations). ---- */
+
+enum bpf_cgroup_storage_type {
+	BPF_CGROUP_STORAGE_SHARED,
+	BPF_CGROUP_STORAGE_PERCPU,
+	__BPF_CGROUP_STORAGE_MAX
+};
+#define MAX_BPF_CGROUP_STORAGE_TYPE __BPF_CGROUP_STORAGE_MAX
+/* CONFIG_CGROUP_BPF is not built (prelude.h). */
+#define for_each_cgroup_storage_type(stype) for (; false; )
+
+struct bpf_map_owner {
+	enum bpf_prog_type type;
+	bool jited;
+	bool xdp_has_frags;
+	u64 storage_cookie[MAX_BPF_CGROUP_STORAGE_TYPE];
+	const struct btf_type *attach_func_proto;
+	enum bpf_attach_type expected_attach_type;
+};
+static inline struct bpf_map_owner *bpf_map_owner_alloc(struct bpf_map *map)
+{
+	(void)map;
+	return kzalloc(sizeof(struct bpf_map_owner), GFP_ATOMIC);
+}
+static inline bool map_type_contains_progs(struct bpf_map *map)
+{
+	return map->map_type == BPF_MAP_TYPE_PROG_ARRAY || map->map_type == BPF_MAP_TYPE_DEVMAP ||
+	       map->map_type == BPF_MAP_TYPE_CPUMAP;
+}
+static inline enum bpf_prog_type resolve_prog_type(const struct bpf_prog *prog)
+{
+	return (prog->type == BPF_PROG_TYPE_EXT && prog->aux->dst_prog) ? prog->aux->dst_prog->type : prog->type;
+}
+static inline bool bpf_prog_is_dev_bound(const struct bpf_prog_aux *aux) { (void)aux; return false; }
+static inline bool bpf_prog_is_offloaded(const struct bpf_prog_aux *aux) { (void)aux; return false; }
+static inline int bpf_prog_offload_compile(struct bpf_prog *prog) { (void)prog; return -EOPNOTSUPP; }
+static inline void bpf_prog_dev_bound_destroy(struct bpf_prog *prog) { (void)prog; }
+static inline gfp_t bpf_memcg_flags(gfp_t flags) { return flags; }
+bool bpf_prog_has_kfunc_call(const struct bpf_prog *prog);
+
+enum bpf_return_type { RET_INTEGER, RET_VOID };
+enum bpf_arg_type { ARG_DONTCARE, ARG_CONST_MAP_PTR, ARG_PTR_TO_CTX, ARG_ANYTHING };
+struct bpf_func_proto {
+	u64 (*func)(u64 r1, u64 r2, u64 r3, u64 r4, u64 r5);
+	bool gpl_only;
+	bool pkt_access;
+	bool might_sleep;
+	bool allow_fastcall;
+	enum bpf_return_type ret_type;
+	union {
+		struct {
+			enum bpf_arg_type arg1_type;
+			enum bpf_arg_type arg2_type;
+			enum bpf_arg_type arg3_type;
+			enum bpf_arg_type arg4_type;
+			enum bpf_arg_type arg5_type;
+		};
+		enum bpf_arg_type arg_type[5];
+	};
+};
+typedef unsigned long (*bpf_ctx_copy_t)(void *dst, const void *src, unsigned long off, unsigned long len);
+
+struct bpf_prog_array_item {
+	struct bpf_prog *prog;
+	union {
+		struct bpf_cgroup_storage *cgroup_storage[MAX_BPF_CGROUP_STORAGE_TYPE];
+		u64 bpf_cookie;
+	};
+};
+struct rcu_head { void *next; void (*func)(struct rcu_head *head); };
+struct bpf_prog_array {
+	struct rcu_head rcu;
+	struct bpf_prog_array_item items[];
+};
+struct bpf_empty_prog_array {
+	struct bpf_prog_array hdr;
+	struct bpf_prog *null_prog;
+};
+#define BPF_PTR_POISON ((void *)(0xeB9FUL + 0))
+
+void bpf_map_put(struct bpf_map *map);
+void bpf_prog_put(struct bpf_prog *prog);
+void bpf_token_put(struct bpf_token *token);
+void bpf_trampoline_put(struct bpf_trampoline *tr);
+void bpf_prog_array_delete_safe(struct bpf_prog_array *progs, struct bpf_prog *old_prog);
+int bpf_prog_array_update_at(struct bpf_prog_array *array, int index, struct bpf_prog *prog);
+void bpf_prog_kallsyms_del(struct bpf_prog *fp);
+void bpf_prog_kallsyms_add(struct bpf_prog *fp);
+void bpf_user_rnd_init_once(void);
+u64 bpf_user_rnd_u32(u64 r1, u64 r2, u64 r3, u64 r4, u64 r5);
+u64 bpf_get_raw_cpu_id(u64 r1, u64 r2, u64 r3, u64 r4, u64 r5);
+void __bpf_free_used_maps(struct bpf_prog_aux *aux, struct bpf_map **used_maps, u32 len);
+void __bpf_free_used_btfs(struct btf_mod_pair *used_btfs, u32 len);
+void bpf_prog_free(struct bpf_prog *fp);
+struct bpf_prog *bpf_prog_alloc(unsigned int size, gfp_t gfp_extra_flags);
+struct bpf_prog *bpf_prog_alloc_no_stats(unsigned int size, gfp_t gfp_extra_flags);
+struct bpf_prog *bpf_prog_realloc(struct bpf_prog *fp_old, unsigned int size, gfp_t gfp_extra_flags);
+void __bpf_prog_free(struct bpf_prog *fp);
+int bpf_probe_read_kernel_common(void *dst, u32 size, const void *unsafe_ptr);
+enum bpf_jit_poke_reason { BPF_POKE_REASON_TAIL_CALL };
+bool bpf_capable(void);
+int bpf_get_kfunc_addr(const struct bpf_prog *prog, u32 func_id, u16 btf_fd_idx, u8 **func_addr);
+void bpf_free_kfunc_btf_tab(struct bpf_kfunc_btf_tab *tab);
+void module_put(struct module *module);
+bool bpf_jit_supports_far_kfunc_call(void);
+void *bpf_jit_alloc_exec(unsigned long size);
+void bpf_jit_free_exec(void *addr);

@@ -3,6 +3,10 @@
 #pragma once
 
 #include <linux/bpf.h>
+/* The tools filter.h: the instruction-building macros (BPF_ALU64_IMM, ...)
+ * that kernel/bpf/core.c's blinding writes its rewrites with. */
+#include_next <linux/filter.h>
+#include <linux/u64_stats_sync.h>
 
 #define BPF_REG_0 0
 #define BPF_REG_1 1
@@ -82,3 +86,94 @@ static inline bool bpf_pseudo_func(const struct bpf_insn *insn)
 {
 	return insn->code == (BPF_LD | BPF_IMM | BPF_DW) && insn->src_reg == BPF_PSEUDO_FUNC;
 }
+
+/* ---- What kernel/bpf/core.c uses besides (the kernel's declarations). ---- */
+
+#define BPF_CALL_ARGS 0xe0
+#define __bpf_call_base_args \
+	((u64 (*)(u64, u64, u64, u64, u64, const struct bpf_insn *))(void *)__bpf_call_base)
+
+struct sock_filter;
+struct sock_fprog_kern {
+	u16 len;
+	struct sock_filter *filter;
+};
+struct bpf_prog_stats {
+	u64_stats_t cnt;
+	u64_stats_t nsecs;
+	u64_stats_t misses;
+	struct u64_stats_sync syncp;
+} __attribute__((aligned(2 * sizeof(u64))));
+
+extern int bpf_jit_harden;
+extern int bpf_jit_kallsyms;
+extern long bpf_jit_limit;
+extern long bpf_jit_limit_max;
+
+/* The loader's capability, as bpf_token_capable(token, CAP_BPF) answers
+ * it: the compile's loader (kernelsrc/kernel_loader.h). */
+bool bpf_token_capable(const struct bpf_token *token, int cap);
+#define CAP_BPF 39
+
+static inline bool bpf_jit_is_ebpf(void) { return true; } /* CONFIG_HAVE_EBPF_JIT */
+static inline bool ebpf_jit_enabled(void) { return bpf_jit_enable && bpf_jit_is_ebpf(); }
+static inline bool bpf_jit_blinding_enabled(struct bpf_prog *prog)
+{
+	if (!bpf_jit_is_ebpf())
+		return false;
+	if (!prog->jit_requested)
+		return false;
+	if (!bpf_jit_harden)
+		return false;
+	if (bpf_jit_harden == 1 && bpf_token_capable(prog->aux->token, CAP_BPF))
+		return false;
+	return true;
+}
+static inline bool bpf_jit_kallsyms_enabled(void)
+{
+	if (bpf_jit_harden)
+		return false;
+	if (!bpf_jit_kallsyms)
+		return false;
+	if (bpf_jit_kallsyms == 1)
+		return true;
+	return false;
+}
+static inline u32 bpf_prog_insn_size(const struct bpf_prog *prog) { return prog->len * sizeof(struct bpf_insn); }
+#define SHA1_BLOCK_SIZE 64
+#define SHA1_DIGEST_WORDS 5
+#define SHA1_WORKSPACE_WORDS 16
+static inline u32 bpf_prog_tag_scratch_size(const struct bpf_prog *prog)
+{
+	return round_up(bpf_prog_insn_size(prog) + sizeof(__be64) + 1, SHA1_BLOCK_SIZE);
+}
+static inline unsigned int bpf_prog_size(unsigned int proglen)
+{
+	return max(sizeof(struct bpf_prog), offsetof(struct bpf_prog, insnsi[proglen]));
+}
+void sha1_init(__u32 *buf);
+void sha1_transform(__u32 *digest, const char *data, __u32 *W);
+static inline int bpf_prog_lock_ro(struct bpf_prog *fp) { (void)fp; return 0; }
+bool bpf_jit_needs_zext(void);
+void bpf_jit_compile(struct bpf_prog *prog);
+/* A helper of kernel/bpf/core.c with no argument (the kernel's BPF_CALL_0,
+ * written for the one arity core.c defines). */
+#define BPF_CALL_0(name)                                           \
+	static inline u64 ____##name(void);                        \
+	u64 name(u64 r1, u64 r2, u64 r3, u64 r4, u64 r5)           \
+	{                                                          \
+		(void)r1, (void)r2, (void)r3, (void)r4, (void)r5;  \
+		return ____##name();                               \
+	}                                                          \
+	static inline u64 ____##name(void)
+/* The three instruction builders of the kernel's filter.h that the tools
+ * one lacks: an ALU operation with an offset (signed division and modulo,
+ * BPF_MOVSX), and the verifier's zero-extension (a mov32 with imm 1). */
+#define BPF_ALU64_REG_OFF(OP, DST, SRC, OFF) \
+	((struct bpf_insn){ .code = BPF_ALU64 | BPF_OP(OP) | BPF_X, .dst_reg = DST, .src_reg = SRC, .off = OFF, .imm = 0 })
+#define BPF_ALU32_REG_OFF(OP, DST, SRC, OFF) \
+	((struct bpf_insn){ .code = BPF_ALU | BPF_OP(OP) | BPF_X, .dst_reg = DST, .src_reg = SRC, .off = OFF, .imm = 0 })
+#define BPF_ZEXT_REG(DST) \
+	((struct bpf_insn){ .code = BPF_ALU | BPF_MOV | BPF_X, .dst_reg = DST, .src_reg = DST, .off = 0, .imm = 1 })
+static inline bool bpf_prog_ebpf_jited(const struct bpf_prog *fp) { return fp->jited && bpf_jit_is_ebpf(); }
+#define BPF_SYM_ELF_TYPE 't'

@@ -1,4 +1,36 @@
 #pragma once
-/* The tools kernel.h, plus linux/align.h, which the kernel's includes. */
+/* The tools kernel.h, plus what the kernel's linux/kernel.h brings to
+ * every file that the tools one does not: linux/align.h, the limits of
+ * linux/limits.h, the 64-bit division helpers, the byte swaps, printk and
+ * KMSAN's annotations (none: bpfdiff does not build with KMSAN). */
 #include_next <linux/kernel.h>
 #include <linux/align.h>
+#include <linux/math64.h>
+#include <linux/swab.h>
+#include <linux/printk.h>
+#include <linux/export.h>
+#ifndef S16_MAX
+#define S16_MAX ((s16)(U16_MAX >> 1))
+#define S16_MIN ((s16)(-S16_MAX - 1))
+#endif
+#ifndef S32_MAX
+#define S32_MAX ((s32)(0xffffffffU >> 1))
+#define S32_MIN ((s32)(-S32_MAX - 1))
+#endif
+#ifndef U16_MAX
+#define U16_MAX ((u16)~0U)
+#endif
+#define kmsan_unpoison_memory(address, size) ((void)(address), (void)(size))
+#ifndef __cacheline_aligned
+#define __cacheline_aligned __attribute__((aligned(64)))
+#endif
+/* Boot-time initcalls: bpfdiff never boots; the function stays referenced. */
+#include <linux/init.h>
+#define pure_initcall(fn) static int (*const bpfdiff_initcall_##fn)(void) __attribute__((unused)) = fn
+#define late_initcall(fn) pure_initcall(fn)
+#define WARN_ONCE(condition, ...) WARN_ON(condition)
+char *bin2hex(char *dst, const void *src, size_t count);
+ssize_t strscpy(char *dest, const char *src, size_t count);
+#define num_possible_nodes() 1
+#define SZ_2M 0x00200000
+#define PMD_SIZE SZ_2M

@@ -11,3 +11,4 @@ __attribute__((format(printf, 1, 2))) void bpfdiff_kernel_log(const char *fmt, .
 #define pr_debug(fmt, ...) bpfdiff_kernel_log(pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_err_once(fmt, ...) pr_err(fmt, ##__VA_ARGS__)
 #define pr_info_once(fmt, ...) pr_info(fmt, ##__VA_ARGS__)
+#define pr_warn_once(fmt, ...) pr_warn(fmt, ##__VA_ARGS__)

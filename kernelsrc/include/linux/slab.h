@@ -9,3 +9,11 @@ void *kvcalloc(size_t n, size_t size, int flags);
 void *kvmalloc(size_t size, int flags);
 void kfree(const void *p);
 void kvfree(const void *p);
+/* The flags kernel/bpf/core.c passes; __GFP_ZERO is the one that changes
+ * what the shims do. */
+#define __GFP_ZERO 0x100u
+#define __GFP_NOWARN 0x200u
+#define __GFP_ACCOUNT 0x400u
+#define GFP_USER 0
+#define kfree_rcu(ptr, field) kfree(ptr)
+void *krealloc_array(void *p, size_t new_n, size_t new_size, int flags);

@@ -456,7 +456,7 @@ loop:
   add %r0, 3
   sub %r2, 1
   jne %r2, 0, loop
-  mov %r1, 0x3000028
+  mov %r1, 0x3000048
   probe ldxdw %r0, [%r1+0]
   exit
 )";

@@ -1,0 +1,198 @@
+/* The services kernel/bpf/core.c links against beyond those of the JIT
+ * (services.c): the library routines it calls (lib/bitmap.c's area search,
+ * bin2hex, strscpy), and, for what bpfdiff's world does not model, a trap.
+ *
+ * A trap is not a stub that pretends: core.c is compiled whole, but
+ * bpfdiff drives only part of it (its blinding, the JIT's entry points),
+ * and the rest calls services of a running kernel (BTF, kfunc tables,
+ * kallsyms trees, module references, user copies). Should a change to the
+ * tree or to bpfdiff reach one, the call fails the compile that made it
+ * (as BUG() does, services.c) and names the service, rather than returning
+ * a value that only looks right. SHIMS.md ("core.c") lists them. */
+#include <linux/filter.h>
+#include <linux/bitmap.h>
+#include <linux/bpf_mem_alloc.h>
+#include <linux/btf.h>
+#include <linux/execmem.h>
+#include <linux/extable.h>
+#include <linux/random.h>
+#include <linux/uaccess.h>
+#include <asm/set_memory.h>
+
+#include "kernelsrc/services.h"
+
+void bpfdiff_core_unmodelled(const char *what)
+{
+	bpfdiff_kernel_log("kernel/bpf/core.c called %s, which bpfdiff's world does not model", what);
+	bpfdiff_kernel_bug(__FILE__, __LINE__);
+}
+
+/* lib/bitmap.c's operations, as the kernel defines them: set or clear
+ * `len` bits from `start`, and find `nr` clear bits in a row from `start`,
+ * the first of them on a multiple of align_mask + 1. */
+
+void bitmap_set(unsigned long *map, unsigned int start, unsigned int len)
+{
+	for (unsigned int i = start; i < start + len; i++)
+		map[i / BITS_PER_LONG] |= 1UL << (i % BITS_PER_LONG);
+}
+
+void __bitmap_clear(unsigned long *map, unsigned int start, int len)
+{
+	for (unsigned int i = start; i < start + (unsigned int)len; i++)
+		map[i / BITS_PER_LONG] &= ~(1UL << (i % BITS_PER_LONG));
+}
+
+static bool bit_is_set(const unsigned long *map, unsigned long bit)
+{
+	return map[bit / BITS_PER_LONG] >> (bit % BITS_PER_LONG) & 1;
+}
+
+unsigned long bitmap_find_next_zero_area(unsigned long *map, unsigned long size, unsigned long start,
+					 unsigned int nr, unsigned long align_mask)
+{
+	unsigned long index = (start + align_mask) & ~align_mask;
+
+	/* As the kernel's: a value past size - nr (or past size) when no
+	 * such area exists; callers compare it with their limit. */
+	while (index + nr <= size) {
+		unsigned long i = index;
+
+		while (i < index + nr && !bit_is_set(map, i))
+			i++;
+		if (i == index + nr)
+			return index;
+		index = (i + 1 + align_mask) & ~align_mask;
+	}
+	return index + nr;
+}
+
+char *bin2hex(char *dst, const void *src, size_t count)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *s = src;
+
+	while (count--) {
+		*dst++ = digits[*s >> 4];
+		*dst++ = digits[*s++ & 0xf];
+	}
+	return dst;
+}
+
+ssize_t strscpy(char *dest, const char *src, size_t count)
+{
+	size_t n = 0;
+
+	if (count == 0)
+		return -E2BIG;
+	while (n + 1 < count && src[n]) {
+		dest[n] = src[n];
+		n++;
+	}
+	dest[n] = '\0';
+	return src[n] ? -E2BIG : (ssize_t)n;
+}
+
+/* What a running kernel would answer, and bpfdiff does not model. */
+
+void bpf_free_kfunc_btf_tab(struct bpf_kfunc_btf_tab *tab)
+{
+	if (tab)
+		bpfdiff_core_unmodelled("bpf_free_kfunc_btf_tab");
+}
+int bpf_get_kfunc_addr(const struct bpf_prog *prog, u32 func_id, u16 btf_fd_idx, u8 **func_addr)
+{
+	(void)prog, (void)func_id, (void)btf_fd_idx, (void)func_addr;
+	bpfdiff_core_unmodelled("bpf_get_kfunc_addr");
+	return -EINVAL;
+}
+bool bpf_prog_has_kfunc_call(const struct bpf_prog *prog)
+{
+	(void)prog;
+	bpfdiff_core_unmodelled("bpf_prog_has_kfunc_call");
+	return false;
+}
+void bpf_map_put(struct bpf_map *map) { (void)map; bpfdiff_core_unmodelled("bpf_map_put"); }
+void bpf_prog_put(struct bpf_prog *prog) { (void)prog; bpfdiff_core_unmodelled("bpf_prog_put"); }
+void bpf_token_put(struct bpf_token *token)
+{
+	if (token)
+		bpfdiff_core_unmodelled("bpf_token_put");
+}
+void bpf_trampoline_put(struct bpf_trampoline *tr)
+{
+	if (tr)
+		bpfdiff_core_unmodelled("bpf_trampoline_put");
+}
+int bpf_mem_alloc_init(struct bpf_mem_alloc *ma, int size, bool percpu)
+{
+	(void)ma, (void)size, (void)percpu;
+	bpfdiff_core_unmodelled("bpf_mem_alloc_init");
+	return -ENOMEM;
+}
+int bpf_probe_read_kernel_common(void *dst, u32 size, const void *unsafe_ptr)
+{
+	(void)dst, (void)size, (void)unsafe_ptr;
+	bpfdiff_core_unmodelled("bpf_probe_read_kernel_common");
+	return -EFAULT;
+}
+const struct btf_type *btf_type_by_id(const struct btf *btf, u32 type_id)
+{
+	(void)btf, (void)type_id;
+	bpfdiff_core_unmodelled("btf_type_by_id");
+	return NULL;
+}
+const char *btf_name_by_offset(const struct btf *btf, u32 offset)
+{
+	(void)btf, (void)offset;
+	bpfdiff_core_unmodelled("btf_name_by_offset");
+	return NULL;
+}
+void btf_put(struct btf *btf) { (void)btf; bpfdiff_core_unmodelled("btf_put"); }
+void module_put(struct module *module) { (void)module; bpfdiff_core_unmodelled("module_put"); }
+unsigned long copy_to_user(void *to, const void *from, unsigned long n)
+{
+	(void)to, (void)from;
+	bpfdiff_core_unmodelled("copy_to_user");
+	return n;
+}
+void *execmem_alloc(enum execmem_type type, size_t size)
+{
+	(void)type, (void)size;
+	bpfdiff_core_unmodelled("execmem_alloc (core.c's prog pack is not yet the one the JIT uses)");
+	return NULL;
+}
+void execmem_free(void *ptr) { (void)ptr; bpfdiff_core_unmodelled("execmem_free"); }
+int set_memory_rox(unsigned long addr, int numpages)
+{
+	(void)addr, (void)numpages;
+	bpfdiff_core_unmodelled("set_memory_rox");
+	return -EINVAL;
+}
+void set_vm_flush_reset_perms(void *addr) { (void)addr; bpfdiff_core_unmodelled("set_vm_flush_reset_perms"); }
+void *krealloc_array(void *p, size_t new_n, size_t new_size, int flags)
+{
+	(void)p, (void)new_n, (void)new_size, (void)flags;
+	bpfdiff_core_unmodelled("krealloc_array (bpf_jit_add_poke_descriptor)");
+	return NULL;
+}
+const struct exception_table_entry *search_extable(const struct exception_table_entry *base, const size_t num,
+						   unsigned long value)
+{
+	(void)base, (void)num, (void)value;
+	bpfdiff_core_unmodelled("search_extable");
+	return NULL;
+}
+void prandom_init_once(struct rnd_state *state) { (void)state; bpfdiff_core_unmodelled("prandom_init_once"); }
+u32 prandom_u32_state(struct rnd_state *state)
+{
+	(void)state;
+	bpfdiff_core_unmodelled("prandom_u32_state");
+	return 0;
+}
+void sha1_init(__u32 *buf) { (void)buf; bpfdiff_core_unmodelled("sha1_init (bpf_prog_calc_tag)"); }
+void sha1_transform(__u32 *digest, const char *data, __u32 *W)
+{
+	(void)digest, (void)data, (void)W;
+	bpfdiff_core_unmodelled("sha1_transform (bpf_prog_calc_tag)");
+}

@@ -1,0 +1,4 @@
+#pragma once
+/* kernel/bpf/core.c includes the kernel's linux/nodemask.h, but nothing it
+ * uses comes from there in this configuration (prelude.h): what it does
+ * use is declared by the other shim headers. */

@@ -1,0 +1,3 @@
+#pragma once
+/* objtool's annotations: nothing for a user-space build. */
+#define __annotate_jump_table

@@ -1,0 +1,9 @@
+/* vmalloc and vfree for kernel/bpf/core.c (its programs and their
+ * clones): the host heap, tracked by compile as kzalloc is
+ * (kernelsrc/services.c). */
+#pragma once
+#include <linux/types.h>
+#include <linux/slab.h>
+void *__vmalloc(unsigned long size, gfp_t gfp_mask);
+void *vmalloc(unsigned long size);
+void vfree(const void *addr);
