@@ -81,7 +81,8 @@ void AddJitCommand(CLI::App& app, const Settings& settings, int& exit_code) {
   cmd->add_flag("--llsc", args->llsc, "Lower atomics with load/store-exclusive loops instead of LSE");
   cmd->add_option("--engine", args->engine,
                   "Whose JIT: jit, jit-llsc, kernel-jit, kernel-jit-cbpf (classic BPF, the loader chosen by the "
-                  "program) or kernel-jit-llsc")
+                  "program), kernel-jit-blind (bpf_jit_harden on: constants blinded by kernel/bpf/core.c, the "
+                  "loader chosen by the program), kernel-jit-llsc or kernel-jit-llsc-blind")
       ->capture_default_str();
   cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings); });
 }

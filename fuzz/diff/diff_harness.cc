@@ -55,11 +55,21 @@ bool SampledForClassicLoader(const CaseSource& source) {
   return !source.programs.empty() && (ProgramFingerprint(source.programs.front()) >> 32) % 4 == 0;
 }
 
+bool SampledForBlinding(const CaseSource& source) {
+  // The loader is the fingerprint modulo 3; bit 40 is another choice.
+  return !source.programs.empty() && ((ProgramFingerprint(source.programs.front()) >> 40) & 1) == 0;
+}
+
 RunOptions DiffHarness::OptionsFor(const CaseSource& source, size_t variants) const {
   RunOptions options;
   const bool atomics = HasAtomics(source);
   if (kernel_verifier_forms_) {
-    options.engine_limit = atomics ? 4 : SampledForClassicLoader(source) ? 3 : 2;
+    // The kernel engines in order: interp, kernel-jit, kernel-jit-blind,
+    // kernel-jit-cbpf, kernel-jit-llsc, kernel-jit-llsc-blind.
+    options.engine_limit = atomics                            ? 6
+                           : SampledForClassicLoader(source) ? 4
+                           : SampledForBlinding(source)      ? 3
+                                                             : 2;
   } else {
     options.engine_limit = atomics ? 3 : 2;
   }

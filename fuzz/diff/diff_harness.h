@@ -85,6 +85,12 @@ bool HasAtomics(const CaseSource& source);
 // epilogue and the tail-call landing pad.
 bool SampledForClassicLoader(const CaseSource& source);
 
+// Whether a kernel campaign runs the case on kernel-jit-blind too (without
+// atomics; with them every kernel engine runs): one case in two, by another
+// bit of the same hash, and every case sampled for kernel-jit-cbpf, which
+// comes after it in the order of the engines.
+bool SampledForBlinding(const CaseSource& source);
+
 // A human-readable account of a divergence: the programs, every engine's
 // outcome, the first difference, the culprit when `localization` is given,
 // and the case as a `.data` file.

@@ -1,6 +1,7 @@
 #include "fuzz/findings/known_kernel_findings.h"
 
 #include <algorithm>
+#include <string>
 
 #include "isa/insn.h"
 
@@ -8,6 +9,18 @@ namespace bpfdiff::fuzz {
 namespace {
 
 bool IsKernelEngine(std::string_view engine) { return engine.starts_with("kernel-jit"); }
+
+// The kernel's LL/SC lowering, blinded or not (kernel-jit-llsc,
+// kernel-jit-llsc-blind): the atomics' known finding is the lowering's.
+bool IsKernelLlsc(std::string_view engine) { return engine.starts_with("kernel-jit-llsc"); }
+
+// The LSE engine that compiles as `llsc` does but for the lowering:
+// kernel-jit for kernel-jit-llsc, kernel-jit-blind for kernel-jit-llsc-blind.
+std::string LseCounterpart(std::string_view llsc) {
+  std::string name(llsc);
+  name.erase(std::string_view("kernel-jit").size(), std::string_view("-llsc").size());
+  return name;
+}
 
 // lock fetch OP [rX+0], rX (OP not cmpxchg, which leaves src alone).
 bool IsFetchWithSrcAsAddress(const isa::Insn& insn) {
@@ -28,7 +41,7 @@ const isa::Insn* InsnAt(const LoadedCase& loaded, uint32_t program, uint32_t slo
 }
 
 bool FetchSrcIsDst(const CaseRun& run, const EngineRun& diverged, const Localization* localization) {
-  if (diverged.engine != "kernel-jit-llsc" || !run.loaded) return false;
+  if (!IsKernelLlsc(diverged.engine) || !run.loaded) return false;
   // A located culprit decides: another instruction before the atomic is
   // another bug, even when the run then faults at the atomic.
   if (localization != nullptr && localization->culprit) {
@@ -92,10 +105,11 @@ bool IsAtomic(const isa::Insn& insn) {
 // The LL/SC lowering diverged where the LSE one matched, and every atomic
 // of the case is a fetch with its address as src.
 bool LlscAloneDivergedOnKnownAtomics(const CaseRun& run, const EngineRun& diverged) {
-  if (diverged.engine != "kernel-jit-llsc" || !run.loaded) return false;
+  if (!IsKernelLlsc(diverged.engine) || !run.loaded) return false;
   const std::vector<EngineRun>* runs = run.RunsHolding(diverged);
   if (runs == nullptr) return false;
-  const auto lse = std::find_if(runs->begin(), runs->end(), [](const EngineRun& r) { return r.engine == "kernel-jit"; });
+  const std::string lse_name = LseCounterpart(diverged.engine);
+  const auto lse = std::find_if(runs->begin(), runs->end(), [&](const EngineRun& r) { return r.engine == lse_name; });
   if (lse == runs->end() || !lse->verdict.match()) return false;
   bool any = false;
   for (const LoadedProgram& program : run.loaded->programs) {

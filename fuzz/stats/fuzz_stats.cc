@@ -123,6 +123,7 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
     if (engine_run.loader == nullptr || !engine_run.outcome) continue;
     if (loader_states_.empty()) {
       for (const auto& loader : kernelsrc::ClassicLoaders()) loader_states_.emplace(loader.state, 0);
+      for (const auto& loader : kernelsrc::HardenedLoaders()) loader_states_.emplace(loader.state, 0);
     }
     ++loader_states_[engine_run.loader->state];
     if (engine_run.loader->vhe && HasPerCpuMove(source)) ++per_cpu_move_at_el2_;

@@ -41,7 +41,9 @@ class KernelGenerator final : public CodeGenerator {
   KernelGenerator(std::unique_ptr<kernelsrc::KernelJit> jit, KernelLoaders loaders)
       : jit_(std::move(jit)), loaders_(loaders) {}
   void BeginCase(const isa::Program& main_program) override {
-    if (loaders_ == KernelLoaders::kClassic) loader_ = &kernelsrc::ClassicLoaderFor(ProgramFingerprint(main_program.insns));
+    const uint64_t fingerprint = ProgramFingerprint(main_program.insns);
+    if (loaders_ == KernelLoaders::kClassic) loader_ = &kernelsrc::ClassicLoaderFor(fingerprint);
+    if (loaders_ == KernelLoaders::kHardened) loader_ = &kernelsrc::HardenedLoaderFor(fingerprint);
   }
   const kernelsrc::KernelLoader* loader() const override { return loader_; }
   Result<jit::CompiledProgram> Compile(const isa::Program& program) override {
@@ -78,7 +80,7 @@ class KernelGenerator final : public CodeGenerator {
  private:
   std::unique_ptr<kernelsrc::KernelJit> jit_;
   KernelLoaders loaders_;
-  const kernelsrc::KernelLoader* loader_ = nullptr;  // the case's, for kClassic
+  const kernelsrc::KernelLoader* loader_ = nullptr;  // the case's, for kClassic and kHardened
 };
 
 }  // namespace

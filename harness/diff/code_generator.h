@@ -65,9 +65,10 @@ class CodeGenerator {
 std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::JitOptions& options);
 
 // Who loads the programs the kernel's JIT compiles: the root loader of
-// eBPF, or a loader of classic BPF chosen for each case from
-// kernelsrc::ClassicLoaders() by a hash of its main program.
-enum class KernelLoaders : uint8_t { kRoot, kClassic };
+// eBPF, or, chosen for each case by a hash of its main program, a loader
+// of classic BPF (kernelsrc::ClassicLoaders()) or of eBPF with the JIT
+// hardened (kernelsrc::HardenedLoaders()).
+enum class KernelLoaders : uint8_t { kRoot, kClassic, kHardened };
 
 // The kernel's JIT, from the tree this build read; an error when the build
 // has none, or its layouts disagree with the guest's.

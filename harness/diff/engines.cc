@@ -14,11 +14,19 @@ constexpr EngineSpec kEngines[] = {
     {"jit-llsc", EngineKind::kJit, jit::AtomicLowering::kLlSc, "the arm64 JIT, LL/SC atomics"},
     {"kernel-jit", EngineKind::kJit, jit::AtomicLowering::kLse, "the kernel's arm64 JIT, LSE atomics",
      JitSource::kKernel},
+    {"kernel-jit-blind", EngineKind::kJit, jit::AtomicLowering::kLse,
+     "the kernel's arm64 JIT, LSE atomics, bpf_jit_harden on: constants blinded by kernel/bpf/core.c, "
+     "the loader chosen by the case",
+     JitSource::kKernel, KernelLoaders::kHardened},
     {"kernel-jit-cbpf", EngineKind::kJit, jit::AtomicLowering::kLse,
      "the kernel's arm64 JIT, LSE atomics, programs taken as classic BPF, loader and CPU chosen by the case",
      JitSource::kKernel, KernelLoaders::kClassic},
     {"kernel-jit-llsc", EngineKind::kJit, jit::AtomicLowering::kLlSc, "the kernel's arm64 JIT, LL/SC atomics",
      JitSource::kKernel},
+    {"kernel-jit-llsc-blind", EngineKind::kJit, jit::AtomicLowering::kLlSc,
+     "the kernel's arm64 JIT, LL/SC atomics, bpf_jit_harden on: constants blinded by kernel/bpf/core.c, "
+     "the loader chosen by the case",
+     JitSource::kKernel, KernelLoaders::kHardened},
 };
 
 // Whether the group name `which` selects `spec`.

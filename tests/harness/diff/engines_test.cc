@@ -78,14 +78,15 @@ TEST(Engines, KernelMakesTheInterpreterAndTheKernelsJitOrSaysWhyNot) {
     GTEST_SKIP() << engines.message();
   }
   EXPECT_EQ(NamesOf(*engines),
-            (std::vector<std::string_view>{"interp", "kernel-jit", "kernel-jit-cbpf", "kernel-jit-llsc"}));
+            (std::vector<std::string_view>{"interp", "kernel-jit", "kernel-jit-blind", "kernel-jit-cbpf",
+                                           "kernel-jit-llsc", "kernel-jit-llsc-blind"}));
   EXPECT_EQ(NamesOf(*engines), NamesOf(JitSource::kKernel));
   // Joined, in the table's order, each once.
   auto both = MakeEngines(**sandbox, "kernel,all,jit");
   ASSERT_TRUE(both) << both.message();
   EXPECT_EQ(NamesOf(*both),
-            (std::vector<std::string_view>{"interp", "jit", "jit-llsc", "kernel-jit", "kernel-jit-cbpf",
-                                           "kernel-jit-llsc"}));
+            (std::vector<std::string_view>{"interp", "jit", "jit-llsc", "kernel-jit", "kernel-jit-blind",
+                                           "kernel-jit-cbpf", "kernel-jit-llsc", "kernel-jit-llsc-blind"}));
 }
 
 TEST(Engines, AJoinedChoiceWithAnUnknownPartIsAnError) {
