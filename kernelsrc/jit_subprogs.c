@@ -117,6 +117,7 @@ static struct bpf_prog *make_function(const struct bpfdiff_kjit_program *program
 	aux->func_idx = index;
 	aux->stack_depth = program->stack_depth;
 	aux->bpfdiff_offsets = offsets;
+	aux->bpfdiff_insns = (const struct bpf_insn *)(program->insns + first);
 	/* The verifier gives every function the program's arena
 	 * (jit_subprogs: func[i]->aux->arena = prog->aux->arena). */
 	if (uses_arena(program))

@@ -554,6 +554,16 @@ void bpf_prog_fill_jited_linfo(struct bpf_prog *prog, const u32 *insn_to_jit_off
 	for (i = 0; i < aux->nr_linfo; i++)
 		aux->bpfdiff_offsets[i] = starts[aux->linfo[i].insn_off];
 	aux->bpfdiff_offsets[aux->nr_linfo] = starts[prog->len];
+	/* The second slot of a 64-bit load has no code of its own, as the
+	 * JIT records it unblinded (ctx->offset of the next slot): blinding
+	 * rewrites each half apart, and the state between them (the upper
+	 * half loaded, the lower not yet) is no instruction boundary. */
+	for (i = 0; aux->bpfdiff_insns && i + 1 < aux->nr_linfo; i++) {
+		if (aux->bpfdiff_insns[i].code == (BPF_LD | BPF_IMM | BPF_DW)) {
+			aux->bpfdiff_offsets[i + 1] = aux->bpfdiff_offsets[i + 2];
+			i++;
+		}
+	}
 }
 
 void bpf_jit_dump(unsigned int flen, unsigned int proglen, u32 pass, void *image)

@@ -62,32 +62,10 @@ std::vector<Executor> Executors() { return {{"unicorn", nullptr}, {"vixl", Creat
 
 // One program compiled by the kernel's JIT as `loader` loads it, in a
 // sandbox of its own on `executor`.
-struct Classic {
-  std::unique_ptr<Sandbox> sandbox;
-  std::unique_ptr<kernelsrc::KernelJit> jit;
-  LoadedCase loaded;
-  jit::CompiledProgram compiled;
-
-  Classic(const Executor& executor, std::string_view text, const KernelLoader& loader) {
-    SandboxOptions options;
-    options.machine_factory = executor.factory;
-    sandbox = jit_testing::MakeSandbox(options);
-    auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
-                                                {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                                 static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
-                                                jit::AtomicLowering::kLse);
-    EXPECT_TRUE(created.ok()) << created.message();
-    if (!created) return;
-    jit = std::move(created).value();
-    CaseSource source;
-    source.programs.push_back(Asm(text));
-    auto load = LoadCase(source);
-    EXPECT_TRUE(load.ok()) << load.message();
-    if (!load) return;
-    loaded = std::move(load).value();
-    auto made = jit->Compile(loaded.programs[0].program, loader);
-    EXPECT_TRUE(made.ok()) << made.message();
-    if (made) compiled = std::move(made).value();
+struct Classic : CompiledUnderLoader {
+  Classic(const Executor& executor, std::string_view text, const KernelLoader& loader)
+      : CompiledUnderLoader(text, loader, executor.factory) {
+    EXPECT_TRUE(error.empty()) << error;
   }
 
   // The program called on CPU 0 with the kernel's conventions, the

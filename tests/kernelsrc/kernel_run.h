@@ -2,15 +2,22 @@
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/diff/code_generator.h"
 #include "harness/machine/jit_call.h"
 #include "harness/machine/sandbox.h"
 #include "jit/jit.h"
+#include "kernelsrc/kernel_jit.h"
+#include "kernelsrc/kernel_loader.h"
+#include "oracle/guest_layout.h"
 #include "oracle/load.h"
 #include "oracle/outcome.h"
 #include "support/result.h"
+#include "tests/jit/jit_test_support.h"
 
 namespace bpfdiff {
 
@@ -35,5 +42,52 @@ inline Result<Outcome> RunOnKernelConventions(Sandbox& sandbox, const LoadedCase
   call.Start(0, {0, 0, 0, 0, 0}, 100000);
   return *call.Step();
 }
+
+// One program (BPF assembly) compiled by the kernel's JIT, LSE lowering, as
+// `loader` loads it, in a sandbox of its own on the executor `factory`
+// makes (Unicorn when null). `error` says why nothing was compiled.
+struct CompiledUnderLoader {
+  std::unique_ptr<Sandbox> sandbox;
+  std::unique_ptr<kernelsrc::KernelJit> jit;
+  LoadedCase loaded;
+  jit::CompiledProgram compiled;
+  std::string error;
+
+  CompiledUnderLoader(std::string_view text, const kernelsrc::KernelLoader& loader, MachineFactory factory = nullptr) {
+    SandboxOptions options;
+    options.machine_factory = factory;
+    sandbox = jit_testing::MakeSandbox(options);
+    auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
+                                                {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
+                                                 static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
+                                                jit::AtomicLowering::kLse);
+    if (!created) {
+      error = created.message();
+      return;
+    }
+    jit = std::move(created).value();
+    CaseSource source;
+    source.programs.push_back(jit_testing::Asm(text));
+    auto load = LoadCase(source);
+    if (!load) {
+      error = load.message();
+      return;
+    }
+    loaded = std::move(load).value();
+    auto made = jit->Compile(loaded.programs[0].program, loader);
+    if (!made) {
+      error = made.message();
+      return;
+    }
+    compiled = std::move(made).value();
+  }
+
+  // The words of the main program's code (prologue, body, epilogue).
+  std::vector<uint32_t> Code() const {
+    if (compiled.subprograms.empty()) return {};
+    const auto& sub = compiled.subprograms[0];
+    return {sub.words.begin(), sub.words.begin() + sub.code_words};
+  }
+};
 
 }  // namespace bpfdiff

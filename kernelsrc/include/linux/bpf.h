@@ -135,6 +135,9 @@ struct bpf_prog_aux {
 	/* Ours: where bpf_prog_fill_jited_linfo() keeps ctx->offset (in bytes,
 	 * length + 1 entries) before the JIT frees it. */
 	u32 *bpfdiff_offsets;
+	/* Ours: the function's instructions as loaded, before any rewrite
+	 * (the offsets are kept by them). */
+	const struct bpf_insn *bpfdiff_insns;
 	/* What kernel/bpf/core.c reads and writes of the rest (the kernel's
 	 * names and types; bpfdiff sets what the verifier would). */
 	u32 id;
