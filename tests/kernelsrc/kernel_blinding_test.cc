@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "harness/diff/blinding_check.h"
 #include "harness/diff/code_generator.h"
 #include "kernelsrc/kernel_jit.h"
 #include "kernelsrc/kernel_loader.h"
@@ -17,35 +18,13 @@
 namespace bpfdiff {
 namespace {
 
-using jit_testing::Asm;
 using kernelsrc::KernelLoader;
 
 // One program compiled by the kernel's JIT as `loader` loads it, in a
 // sandbox of its own.
-struct Hardened {
-  std::unique_ptr<Sandbox> sandbox;
-  std::unique_ptr<kernelsrc::KernelJit> jit;
-  LoadedCase loaded;
-  jit::CompiledProgram compiled;
-
-  Hardened(std::string_view text, const KernelLoader& loader) {
-    sandbox = jit_testing::MakeSandbox();
-    auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
-                                                {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                                 static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
-                                                jit::AtomicLowering::kLse);
-    EXPECT_TRUE(created.ok()) << created.message();
-    if (!created) return;
-    jit = std::move(created).value();
-    CaseSource source;
-    source.programs.push_back(Asm(text));
-    auto load = LoadCase(source);
-    EXPECT_TRUE(load.ok()) << load.message();
-    if (!load) return;
-    loaded = std::move(load).value();
-    auto made = jit->Compile(loaded.programs[0].program, loader);
-    EXPECT_TRUE(made.ok()) << made.message();
-    if (made) compiled = std::move(made).value();
+struct Hardened : CompiledUnderLoader {
+  Hardened(std::string_view text, const KernelLoader& loader) : CompiledUnderLoader(text, loader) {
+    EXPECT_TRUE(error.empty()) << error;
   }
   ~Hardened() {
     if (jit && !compiled.subprograms.empty()) {
@@ -53,11 +32,6 @@ struct Hardened {
     }
   }
 
-  std::vector<uint32_t> Code() const {
-    if (compiled.subprograms.empty()) return {};
-    const auto& sub = compiled.subprograms[0];
-    return {sub.words.begin(), sub.words.begin() + sub.code_words};
-  }
   uint64_t R0() {
     auto outcome = RunOnKernelConventions(*sandbox, loaded, compiled);
     EXPECT_TRUE(outcome.ok()) << outcome.message();
@@ -141,6 +115,28 @@ TEST(kernel_blinding, OffsetsAreThoseOfTheProgramAsLoaded) {
   EXPECT_GT(words(blinded, 0), words(plain, 0));  // mov imm
   EXPECT_GT(words(blinded, 1), words(plain, 1));  // add32 imm
   EXPECT_EQ(words(blinded, 5), words(plain, 5));  // ldxdw
+  // A 64-bit load is one instruction: its second slot has no code of its
+  // own, blinded (each half rewritten apart) as not.
+  EXPECT_EQ(words(plain, 8), 0u);
+  EXPECT_EQ(words(blinded, 8), 0u);
+  EXPECT_GT(words(blinded, 7), words(plain, 7));
+}
+
+// The check the engines make on blinded code (harness/diff/blinding_check.h)
+// sees the constants of unblinded code, and none in blinded code.
+TEST(kernel_blinding, NoConstantOfTheProgramSurvivesInBlindedCode) {
+  Hardened root(kProgram, kernelsrc::kRootLoader);
+  ASSERT_FALSE(root.compiled.subprograms.empty());
+  const isa::Program& program = root.loaded.programs[0].program;
+  const auto unblinded = ConstantLeftByBlinding(program, root.compiled);
+  ASSERT_TRUE(unblinded.has_value());
+  EXPECT_NE(unblinded->find("0x5a5a1234 of slot 0"), std::string::npos) << *unblinded;
+  for (const KernelLoader& loader : kernelsrc::HardenedLoaders()) {
+    SCOPED_TRACE(std::string(loader.name));
+    Hardened hardened(kProgram, loader);
+    ASSERT_FALSE(hardened.compiled.subprograms.empty());
+    EXPECT_EQ(ConstantLeftByBlinding(program, hardened.compiled).has_value(), !kernelsrc::BlindsConstants(loader));
+  }
 }
 
 TEST(kernel_blinding, TheConstantsDrawnAreAFunctionOfTheProgram) {
