@@ -1,5 +1,5 @@
 /* The services kernel/bpf/core.c links against beyond those of the JIT
- * (services.c): the library routines it calls (lib/bitmap.c's area search,
+ * (services.c): the library routines it calls (lib/bitmap.c's __bitmap_clear,
  * bin2hex, strscpy), and, for what bpfdiff's world does not model, a trap.
  *
  * A trap is not a stub that pretends: core.c is compiled whole, but
@@ -27,44 +27,12 @@ void bpfdiff_core_unmodelled(const char *what)
 	bpfdiff_kernel_bug(__FILE__, __LINE__);
 }
 
-/* lib/bitmap.c's operations, as the kernel defines them: set or clear
- * `len` bits from `start`, and find `nr` clear bits in a row from `start`,
- * the first of them on a multiple of align_mask + 1. */
-
-void bitmap_set(unsigned long *map, unsigned int start, unsigned int len)
-{
-	for (unsigned int i = start; i < start + len; i++)
-		map[i / BITS_PER_LONG] |= 1UL << (i % BITS_PER_LONG);
-}
-
+/* lib/bitmap.c's __bitmap_clear(), which the tools bitmap.h declares for
+ * its bitmap_clear() (bitmap_set and the area search: linux/bitmap.h). */
 void __bitmap_clear(unsigned long *map, unsigned int start, int len)
 {
 	for (unsigned int i = start; i < start + (unsigned int)len; i++)
 		map[i / BITS_PER_LONG] &= ~(1UL << (i % BITS_PER_LONG));
-}
-
-static bool bit_is_set(const unsigned long *map, unsigned long bit)
-{
-	return map[bit / BITS_PER_LONG] >> (bit % BITS_PER_LONG) & 1;
-}
-
-unsigned long bitmap_find_next_zero_area(unsigned long *map, unsigned long size, unsigned long start,
-					 unsigned int nr, unsigned long align_mask)
-{
-	unsigned long index = (start + align_mask) & ~align_mask;
-
-	/* As the kernel's: a value past size - nr (or past size) when no
-	 * such area exists; callers compare it with their limit. */
-	while (index + nr <= size) {
-		unsigned long i = index;
-
-		while (i < index + nr && !bit_is_set(map, i))
-			i++;
-		if (i == index + nr)
-			return index;
-		index = (i + 1 + align_mask) & ~align_mask;
-	}
-	return index + nr;
 }
 
 char *bin2hex(char *dst, const void *src, size_t count)
