@@ -141,6 +141,18 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 			 struct bpfdiff_kjit_image *images, char *message, size_t message_size,
 			 struct bpfdiff_kjit_error_path *path);
 
+/* What the tree's constant blinding does to the line info of `program`
+ * laid out as the verifier's jit_subprogs() lays it out: one array for the
+ * whole program, shared by every function (line_info.c). The program has
+ * one line per instruction, line i at instruction i; each function goes
+ * through bpf_jit_blind_constants() under world->jit_harden, in order.
+ * Fills line_insn_off (program->length entries: where each line says it
+ * starts afterwards) and blinded_lengths (program->count entries: each
+ * function's length once blinded). Returns 0, or -1 with a message. */
+int bpfdiff_kjit_blind_line_info(const struct bpfdiff_kjit_world *world,
+				 const struct bpfdiff_kjit_program *program, uint32_t *line_insn_off,
+				 uint32_t *blinded_lengths, char *message, size_t message_size);
+
 /* The free of a program the JIT compiled, as bpf_prog_free_deferred()
  * makes it: the kernel's bpf_jit_free() of each function, whose image
  * images[i] lies in the finalized slot at headers[i] (image_bytes[i]

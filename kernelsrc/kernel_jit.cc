@@ -231,6 +231,28 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program, con
   return compiled;
 }
 
+Result<std::vector<uint32_t>> KernelJit::BlindedLineInfo(const isa::Program& program, const KernelLoader& loader) {
+  std::vector<bpfdiff_kjit_insn> insns(program.insns.size());
+  for (size_t i = 0; i < insns.size(); ++i) {
+    const isa::Insn& insn = program.insns[i];
+    insns[i] = {insn.opcode, static_cast<uint8_t>(((insn.src & 0xf) << 4) | (insn.dst & 0xf)), insn.offset, insn.imm};
+  }
+  const size_t count = program.subprogram_starts.size();
+  const bpfdiff_kjit_program request{insns.data(), static_cast<uint32_t>(insns.size()),
+                                     program.subprogram_starts.data(), static_cast<uint32_t>(count), kStackDepth,
+                                     loader.classic ? 1 : 0};
+  impl_->loader = loader;
+  bpfdiff_kjit_world bridge = impl_->Bridge();
+  impl_->loader = kRootLoader;
+  std::vector<uint32_t> lines(insns.size(), 0);
+  std::vector<uint32_t> lengths(count, 0);
+  std::array<char, 512> message{};
+  if (bpfdiff_kjit_blind_line_info(&bridge, &request, lines.data(), lengths.data(), message.data(), message.size()) != 0) {
+    return Fail("the line info under blinding: {}", message.data());
+  }
+  return lines;
+}
+
 FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t fail_call) {
   Impl& impl = *impl_;
   FailingCompile attempt;

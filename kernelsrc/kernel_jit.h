@@ -148,6 +148,13 @@ class KernelJit {
   // to fail; 0 makes none fail.
   FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call);
 
+  // What the tree's constant blinding under `loader` leaves of the line
+  // info of `program`, one line per instruction (line i at instruction i),
+  // laid out as the verifier lays it out for the JIT: one array for the
+  // whole program, shared by its functions (line_info.c). Entry i is where
+  // line i says it starts afterwards.
+  Result<std::vector<uint32_t>> BlindedLineInfo(const isa::Program& program, const KernelLoader& loader);
+
   // Frees every image of `program` through the kernel's bpf_jit_free(), as
   // the kernel frees a program. Fails, naming it, when the kernel's code
   // frees other slots than the program's (what it left is freed anyway).

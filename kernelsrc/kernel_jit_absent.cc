@@ -34,6 +34,10 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program&, const Kerne
   return Fail("this bpfdiff was built without a Linux tree");
 }
 
+Result<std::vector<uint32_t>> KernelJit::BlindedLineInfo(const isa::Program&, const KernelLoader&) {
+  return Fail("this bpfdiff was built without a Linux tree");
+}
+
 FailingCompile KernelJit::CompileFailing(const isa::Program&, uint32_t) {
   FailingCompile attempt;
   attempt.compiled = Fail("this bpfdiff was built without a Linux tree");
