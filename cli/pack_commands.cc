@@ -113,8 +113,11 @@ void AddPackCommands(CLI::App& app, const Settings& settings, int& exit_code) {
   CLI::App* replay = pack->add_subcommand("replay", "Run pack_fuzzer inputs with every lifecycle invariant checked");
   replay->add_option("scripts", *scripts, "pack_fuzzer inputs (corpus files, crash files)")->required();
   replay->add_flag("--trace", *trace, "Print every operation");
-  replay->add_option("--jit", *jit_engine, "Whose JIT compiles the programs")
-      ->check(CLI::IsMember({"jit", "jit-llsc", "kernel-jit", "kernel-jit-llsc"}))
+  replay->add_option("--jit", *jit_engine,
+                     "Whose JIT compiles the programs (the -blind engines: bpf_jit_harden, the loader chosen by "
+                     "each program; pack_fuzzer_kernel runs kernel-jit-blind)")
+      ->check(CLI::IsMember({"jit", "jit-llsc", "kernel-jit", "kernel-jit-blind", "kernel-jit-llsc",
+                             "kernel-jit-llsc-blind"}))
       ->capture_default_str();
   replay->callback([scripts, trace, jit_engine, &settings, &exit_code] {
     exit_code = Replay(*scripts, *trace, *jit_engine, settings);

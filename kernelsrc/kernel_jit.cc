@@ -225,10 +225,7 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program, jit
 }
 
 Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program, const KernelLoader& loader) {
-  impl_->loader = loader;
-  auto compiled = CompileFailing(program, 0).compiled;
-  impl_->loader = kRootLoader;
-  return compiled;
+  return CompileFailing(program, loader, 0).compiled;
 }
 
 Result<std::vector<uint32_t>> KernelJit::BlindedLineInfo(const isa::Program& program, const KernelLoader& loader) {
@@ -251,6 +248,14 @@ Result<std::vector<uint32_t>> KernelJit::BlindedLineInfo(const isa::Program& pro
     return Fail("the line info under blinding: {}", message.data());
   }
   return lines;
+}
+
+FailingCompile KernelJit::CompileFailing(const isa::Program& program, const KernelLoader& loader,
+                                         uint32_t fail_call) {
+  impl_->loader = loader;
+  FailingCompile attempt = CompileFailing(program, fail_call);
+  impl_->loader = kRootLoader;
+  return attempt;
 }
 
 FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t fail_call) {

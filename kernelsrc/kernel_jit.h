@@ -147,6 +147,8 @@ class KernelJit {
   // Compile, with the `fail_call`-th failable service call (from 1) made
   // to fail; 0 makes none fail.
   FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call);
+  // CompileFailing, as `loader` loads the program.
+  FailingCompile CompileFailing(const isa::Program& program, const KernelLoader& loader, uint32_t fail_call);
 
   // What the tree's constant blinding under `loader` leaves of the line
   // info of `program`, one line per instruction (line i at instruction i),

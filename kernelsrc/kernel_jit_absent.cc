@@ -38,6 +38,10 @@ Result<std::vector<uint32_t>> KernelJit::BlindedLineInfo(const isa::Program&, co
   return Fail("this bpfdiff was built without a Linux tree");
 }
 
+FailingCompile KernelJit::CompileFailing(const isa::Program& program, const KernelLoader&, uint32_t fail_call) {
+  return CompileFailing(program, fail_call);
+}
+
 FailingCompile KernelJit::CompileFailing(const isa::Program&, uint32_t) {
   FailingCompile attempt;
   attempt.compiled = Fail("this bpfdiff was built without a Linux tree");

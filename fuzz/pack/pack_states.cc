@@ -30,6 +30,9 @@ void VisitFields(const PackStates& s, Visit visit) {
   visit("compiles_failing_an_extra_pass", s.compiles_failing_an_extra_pass);
   visit("known_finding_offset_table_leaked", s.known_finding_offset_table_leaked);
   visit("known_finding_freed_image_reported_jited", s.known_finding_freed_image_reported_jited);
+  visit("compiles_blinded_harden_2", s.compiles_blinded_harden_2);
+  visit("compiles_blinded_harden_1_unprivileged", s.compiles_blinded_harden_1_unprivileged);
+  visit("compiles_not_blinded_harden_1_root", s.compiles_not_blinded_harden_1_root);
 }
 
 template <typename Visit>
@@ -59,6 +62,9 @@ void PackStates::Add(const PackStates& o) {
   compiles_failing_an_extra_pass += o.compiles_failing_an_extra_pass;
   known_finding_offset_table_leaked += o.known_finding_offset_table_leaked;
   known_finding_freed_image_reported_jited += o.known_finding_freed_image_reported_jited;
+  compiles_blinded_harden_2 += o.compiles_blinded_harden_2;
+  compiles_blinded_harden_1_unprivileged += o.compiles_blinded_harden_1_unprivileged;
+  compiles_not_blinded_harden_1_root += o.compiles_not_blinded_harden_1_root;
   most_live_programs = std::max(most_live_programs, o.most_live_programs);
   most_full_bitmap_words = std::max(most_full_bitmap_words, o.most_full_bitmap_words);
   largest_image_bytes = std::max(largest_image_bytes, o.largest_image_bytes);
@@ -97,7 +103,19 @@ void PackStateObserver::AfterFailingLoad(const lifecycle::World::FailingLoad& lo
   }
   if (load.known_breach == "jit-free-leaks-offset-table") ++states_.known_finding_offset_table_leaked;
   if (load.known_breach == "freed-image-reported-jited") ++states_.known_finding_freed_image_reported_jited;
-  if (load.id) AfterLoad(*load.id);
+  if (load.id) {
+    AfterLoad(*load.id);
+  } else {
+    CountLoader();
+  }
+}
+
+void PackStateObserver::CountLoader() {
+  const kernelsrc::KernelLoader* loader = world_.last_loader();
+  if (loader == nullptr) return;
+  if (loader->state == "blinded_harden_2") ++states_.compiles_blinded_harden_2;
+  if (loader->state == "blinded_harden_1_unprivileged") ++states_.compiles_blinded_harden_1_unprivileged;
+  if (loader->state == "not_blinded_harden_1_root") ++states_.compiles_not_blinded_harden_1_root;
 }
 
 bool PackStateObserver::ChunkUsed(int pack, int64_t chunk) const {
@@ -125,6 +143,7 @@ void PackStateObserver::CountLive() {
 
 void PackStateObserver::AfterLoad(int id) {
   CountLive();
+  CountLoader();
   const jit::CompiledProgram* compiled = world_.Compiled(id);
   if (compiled == nullptr) return;
   bool filled_a_word = false, past_a_hole = false;

@@ -48,6 +48,12 @@ struct PackStates {
   uint64_t compiles_failing_an_extra_pass = 0;
   uint64_t known_finding_offset_table_leaked = 0;
   uint64_t known_finding_freed_image_reported_jited = 0;
+  // Compiles under each loader of kernel-jit-blind (kernelsrc/kernel_loader.h,
+  // HardenedLoaders): core.c's constant blinding before the JIT, with its
+  // clone and its release on the JIT's error paths, or not blinded.
+  uint64_t compiles_blinded_harden_2 = 0;
+  uint64_t compiles_blinded_harden_1_unprivileged = 0;
+  uint64_t compiles_not_blinded_harden_1_root = 0;
 
   // Largest values seen.
   uint64_t most_live_programs = 0;  // loaded by the script (tail callers not counted)
@@ -68,7 +74,7 @@ struct PackStates {
 // reaches it more often, or a larger value) is kept even when it ran no
 // new code. A byte is the event's count, or the value (the image size as
 // its log2), capped at 255.
-inline constexpr size_t kPackStateCounters = 20;
+inline constexpr size_t kPackStateCounters = 23;
 void StatesAsCounters(const PackStates& states, std::span<uint8_t, kPackStateCounters> counters);
 
 // Looks at the world around a script's operations and counts into `states`.
@@ -94,6 +100,8 @@ class PackStateObserver {
   bool ChunkUsed(int pack, int64_t chunk) const;
   uint64_t FullBitmapWords() const;
   void CountLive();
+  // The loader of the compile just made, by its state name.
+  void CountLoader();
 
   lifecycle::World& world_;
   PackStates& states_;

@@ -140,7 +140,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   options->unicorn_fault = settings->unicorn_fault;
   // BPFDIFF_ENGINES=kernel: the programs are compiled by the kernel's JIT
   // (LSE atomics), into the same packs, under the same invariants.
-  if (settings->engines == "kernel") options->jit_engine = "kernel-jit";
+  if (settings->engines == "kernel") options->jit_engine = "kernel-jit-blind";
   totals = new Totals;
   std::atexit(ReportTotals);
   return 0;

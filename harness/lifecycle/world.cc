@@ -104,7 +104,7 @@ Status World::Initialize() {
   sandbox_ = std::move(sandbox).value();
   const EngineSpec* spec = FindEngine(options_.jit_engine);
   if (spec == nullptr || spec->kind != EngineKind::kJit) {
-    return Fail("'{}' is not a JIT engine (jit, jit-llsc, kernel-jit or kernel-jit-llsc)", options_.jit_engine);
+    return Fail("'{}' is not a JIT engine (bpfdiff engines lists them)", options_.jit_engine);
   }
   auto generator = MakeCodeGenerator(*sandbox_, *spec, options_.bugs.jit);
   if (!generator) return generator.error();
@@ -163,6 +163,7 @@ int World::ProgramAt(uint64_t address, bool freed) const {
 
 Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what, uint32_t fail_call,
                            FailingLoad* failing) {
+  last_loader_ = nullptr;  // until a compile is made
   // An id whose program is gone (and is in no prog_array entry).
   int id = -1;
   for (int candidate = 0; candidate < kMaxPrograms && id < 0; ++candidate) {
@@ -185,7 +186,11 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what, 
 
   operation_ = fmt::format("{} (program {})", what, id);
   copies_ = fills_ = flushes_ = {};
+  // A generator whose loader varies (kernel-jit-blind: bpf_jit_harden,
+  // chosen by the program) chooses it for this load.
+  generator_->BeginCase(loaded->programs.front().program);
   kernelsrc::FailingCompile attempt = generator_->CompileFailing(loaded->programs.front().program, fail_call);
+  last_loader_ = generator_->loader();
   if (failing != nullptr) failing->injected = attempt.injected;
   if (!attempt.breach.empty()) {
     if (kernelsrc::KnownErrorPathBreach(attempt.breach_kind)) {

@@ -75,6 +75,9 @@ class World final : private TextListener, private ExecutionObserver {
     std::string known_breach;  // the known finding its error path met, or ""
   };
   FailingLoad LoadFailing(const std::vector<isa::Insn>& insns, uint32_t fail_call);
+  // Who loaded the last program compiled (a kernel engine whose loader
+  // varies by program, kernel-jit-blind); nullptr for the others.
+  const kernelsrc::KernelLoader* last_loader() const { return last_loader_; }
   // Frees program `id` (not a tail caller) once every CPU running now has
   // passed a quiescent point. Removes it from the prog_array first.
   void Free(int id);
@@ -285,6 +288,7 @@ class World final : private TextListener, private ExecutionObserver {
   // The kernel's JIT: its frames differ by function, and it compiles only
   // what the kernel's verifier passes.
   bool kernel_jit_ = false;
+  const kernelsrc::KernelLoader* last_loader_ = nullptr;
   LoadedCase world_case_;  // what the interpreter sees: programs by id, the prog_array
   std::vector<std::unique_ptr<Program>> programs_;  // by id
   std::vector<std::unique_ptr<Program>> retired_;   // freed programs whose id was reused

@@ -3,6 +3,8 @@
 // lifecycle world (whose invariants watch the pack through every error
 // path). The kernel must refuse the program and hold nothing afterwards, or
 // load it whole; the two breaches 6.12 has are known findings (SHIMS.md).
+#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,10 +20,10 @@ namespace {
 
 using namespace world_testing;
 
-std::unique_ptr<World> MakeKernelWorld() {
+std::unique_ptr<World> MakeKernelWorld(std::string_view engine = "kernel-jit") {
   WorldOptions options;
   options.cpus = 1;
-  options.jit_engine = "kernel-jit";
+  options.jit_engine = engine;
   auto world = World::Create(options);
   EXPECT_TRUE(world) << world.message();
   return world ? std::move(world).value() : nullptr;
@@ -117,6 +119,43 @@ TEST(KernelErrorPaths, ThreeFunctionsMeetBothKnownFindingsAndNothingElse) {
       EXPECT_TRUE(kernelsrc::KnownErrorPathBreach(want));
     }
   }
+  world->FreeAll();
+  EXPECT_TRUE(world->violations().empty()) << Violations(*world);
+}
+
+// Under bpf_jit_harden (kernel-jit-blind, the loader chosen by the
+// program): core.c's blinding runs first in every bpf_int_jit_compile(),
+// and its allocations (the clone, each patch's realloc) can fail too. A
+// failure there leaves the program to the interpreter, which bpfdiff's
+// world counts as a refusal; a failure after it must release the clone or
+// the original, whichever the JIT did not keep (bpf_jit_prog_release_other).
+// Either way nothing stays held.
+TEST(KernelErrorPaths, BlindingAndItsFailuresHoldNothing) {
+  auto world = MakeKernelWorld("kernel-jit-blind");
+  ASSERT_NE(world, nullptr);
+  std::set<std::string_view> loaders;
+  bool blinding_failed = false;
+  for (int constant = 1; constant <= 12; ++constant) {
+    const std::string text = fmt::format("mov %r0, {}\nadd %r0, 0x10000\ncall local f\nexit\nf:\nmov %r0, {}\nexit\n",
+                                         constant * 0x1234567, constant);
+    const Sweep sweep = FailEachCall(*world, text);
+    ASSERT_NE(world->last_loader(), nullptr);
+    loaders.insert(world->last_loader()->state);
+    const bool blinded = kernelsrc::BlindsConstants(*world->last_loader());
+    const auto vmallocs = std::count(sweep.injected.begin(), sweep.injected.end(), "vmalloc");
+    // At least each function's clone (bpf_prog_clone_create); a rewrite
+    // that outgrows the clone's pages reallocates it too.
+    if (blinded) {
+      EXPECT_GE(vmallocs, 2) << text;
+      blinding_failed = true;
+    } else {
+      EXPECT_EQ(vmallocs, 0) << text;
+    }
+    EXPECT_TRUE(world->violations().empty()) << Violations(*world);
+  }
+  EXPECT_TRUE(blinding_failed);
+  EXPECT_EQ(loaders, (std::set<std::string_view>{"blinded_harden_2", "blinded_harden_1_unprivileged",
+                                                  "not_blinded_harden_1_root"}));
   world->FreeAll();
   EXPECT_TRUE(world->violations().empty()) << Violations(*world);
 }
