@@ -1,5 +1,10 @@
 #include "kernelsrc/kernel_loader.h"
 
+#include <algorithm>
+#include <iterator>
+
+#include <fmt/format.h>
+
 namespace bpfdiff::kernelsrc {
 namespace {
 
@@ -51,6 +56,42 @@ constexpr KernelLoader kHardenedLoaders[] = {
 std::span<const KernelLoader> ClassicLoaders() { return kClassicLoaders; }
 
 std::span<const KernelLoader> HardenedLoaders() { return kHardenedLoaders; }
+
+std::optional<std::string> UnprivilegedRefusal(const isa::Program& program) {
+  // bpf_base_func_proto()'s helpers for any loader, by the kernel's ids.
+  constexpr int32_t kUnprivilegedHelpers[] = {1, 2, 3, 7, 8, 12};
+  // bpfdiff's "unwind" (5, the bpf_conformance convention) is no kernel
+  // helper: the harness's, under every loader.
+  constexpr int32_t kHarnessUnwind = 5;
+  for (size_t pc = 0; pc < program.size(); ++pc) {
+    if (program.slots[pc].second_slot) continue;
+    const isa::Insn& insn = program.insns[pc];
+    const isa::Shape shape = isa::FormById(program.slots[pc].form).shape;
+    const uint8_t cls = isa::ClassOf(insn.opcode);
+    const uint8_t mode = isa::ModeOf(insn.opcode);
+    if (shape == isa::Shape::kCallLocal) {
+      return fmt::format("slot {}: a call of a BPF function, which needs CAP_BPF", pc);
+    }
+    if (isa::IsJumpShape(shape) && isa::BranchTarget(insn, shape, pc) <= static_cast<int64_t>(pc)) {
+      return fmt::format("slot {}: a back-edge (a loop), which needs CAP_BPF", pc);
+    }
+    const bool probe_load = cls == isa::kClassLdx && (mode == isa::kModeProbeMem || mode == isa::kModeProbeMemSx);
+    const bool arena = ((cls == isa::kClassLdx || cls == isa::kClassSt || cls == isa::kClassStx) &&
+                        mode == isa::kModeProbeMem32) ||
+                       (cls == isa::kClassStx && mode == isa::kModeProbeAtomic) || isa::IsAddrSpaceCast(insn);
+    if (probe_load || arena) {
+      return fmt::format("slot {}: {}, which needs CAP_BPF and CAP_PERFMON", pc,
+                         arena ? "an arena access" : "a PROBE_MEM load");
+    }
+    if (shape == isa::Shape::kCallHelper && insn.imm != kHarnessUnwind &&
+        std::find(std::begin(kUnprivilegedHelpers), std::end(kUnprivilegedHelpers), insn.imm) ==
+            std::end(kUnprivilegedHelpers)) {
+      return fmt::format("slot {}: helper {}, which bpf_base_func_proto() gives only to CAP_BPF", pc, insn.imm);
+    }
+    if (shape == isa::Shape::kCallReg) return fmt::format("slot {}: callx, which no kernel verifier takes", pc);
+  }
+  return std::nullopt;
+}
 
 const KernelLoader& HardenedLoaderFor(uint64_t fingerprint) {
   return kHardenedLoaders[fingerprint % std::size(kHardenedLoaders)];

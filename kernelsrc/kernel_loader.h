@@ -7,8 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+
+#include "isa/program.h"
 
 namespace bpfdiff::kernelsrc {
 
@@ -68,6 +72,20 @@ std::span<const KernelLoader> HardenedLoaders();
 // The row of HardenedLoaders() a case runs under, chosen as
 // ClassicLoaderFor() chooses.
 const KernelLoader& HardenedLoaderFor(uint64_t fingerprint);
+
+// Why 6.12's verifier refuses `program` from a loader without CAP_BPF, for
+// what it can see without data flow; nullopt when nothing rules it out.
+// The rules: no bpf-to-bpf calls ("loading/calling other bpf or kernel
+// functions are allowed for CAP_BPF and CAP_SYS_ADMIN",
+// add_subprog_and_kfunc), no back-edges (check_cfg: bounded loops are for
+// bpf_capable), no arena ("CAP_BPF and CAP_PERFMON are required to use
+// arena"), no PROBE_MEM loads (only BTF pointers of tracing programs,
+// which need CAP_BPF and CAP_PERFMON), and only the helpers
+// bpf_base_func_proto() gives before its bpf_token_capable(CAP_BPF) check
+// (of bpfdiff's: the map operations, get_prandom_u32,
+// get_smp_processor_id, tail_call). Pointer leaks and the other checks of
+// the data flow are not looked at.
+std::optional<std::string> UnprivilegedRefusal(const isa::Program& program);
 
 // Whether core.c blinds the constants of a program under `loader`
 // (bpf_jit_blinding_enabled(), for a program whose JIT is requested).

@@ -52,6 +52,13 @@ const kernelsrc::KernelLoader& NotBlindingHardenedLoader() {
   return kernelsrc::kRootLoader;
 }
 
+const kernelsrc::KernelLoader& BlindingRootLoader() {
+  for (const kernelsrc::KernelLoader& loader : kernelsrc::HardenedLoaders()) {
+    if (loader.capable && kernelsrc::BlindsConstants(loader)) return loader;
+  }
+  return kernelsrc::kRootLoader;
+}
+
 class KernelGenerator final : public CodeGenerator {
  public:
   KernelGenerator(std::unique_ptr<kernelsrc::KernelJit> jit, KernelLoaders loaders)
@@ -69,6 +76,10 @@ class KernelGenerator final : public CodeGenerator {
       if (main_program.insns.size() > kLongestBlinded && kernelsrc::BlindsConstants(*loader_)) {
         loader_ = &NotBlindingHardenedLoader();
       }
+      // A program only a loader with CAP_BPF can load (a subprogram call,
+      // a loop, a tracing helper) is blinded as root loads it under
+      // bpf_jit_harden=2: the unprivileged row never reaches its JIT.
+      if (!loader_->capable && kernelsrc::UnprivilegedRefusal(main_program)) loader_ = &BlindingRootLoader();
     }
   }
   const kernelsrc::KernelLoader* loader() const override { return loader_; }

@@ -214,5 +214,49 @@ TEST(kernel_loader, TheClassicEngineChoosesItsLoaderByTheCaseAndRefusesTailCalls
   EXPECT_NE(refusal->find("classic BPF"), std::string::npos) << *refusal;
 }
 
+// What a loader without CAP_BPF cannot load, seen in the program alone.
+TEST(kernel_loader, TheUnprivilegedVerifierRefusesWhatNeedsCapBpf) {
+  const auto refusal = [](std::string_view text) {
+    return kernelsrc::UnprivilegedRefusal(jit_testing::MustProgram(Asm(text)));
+  };
+  EXPECT_FALSE(refusal("mov %r0, 1\nexit"));
+  EXPECT_FALSE(refusal("mov %r1, 0\nstxdw [%r10-8], %r1\nmov %r2, %r10\nadd %r2, -8\ncall 7\nexit"));
+  EXPECT_FALSE(refusal("jeq %r1, 0, +1\nmov %r0, 1\nexit"));  // a forward jump
+  const auto says = [&](std::string_view text, std::string_view what) {
+    const auto why = refusal(text);
+    ASSERT_TRUE(why.has_value()) << text;
+    EXPECT_NE(why->find(what), std::string::npos) << *why;
+  };
+  says("call local +1\nexit\nmov %r0, 0\nexit", "call of a BPF function");
+  says("mov %r0, 3\nsub %r0, 1\njne %r0, 0, -2\nexit", "back-edge");
+  says("mov %r0, 0\ncall 35\nexit", "helper 35");
+  says("probe ldxdw %r0, [%r1]\nexit", "PROBE_MEM");
+}
+
+// kernel-jit-blind: a program the unprivileged row cannot load is blinded
+// as root loads it under bpf_jit_harden=2; the row stays for the others.
+TEST(kernel_loader, TheBlindingEngineGivesTheUnprivilegedRowOnlyWhatItLoads) {
+  auto sandbox = jit_testing::MakeSandbox();
+  const EngineSpec* spec = FindEngine("kernel-jit-blind");
+  ASSERT_NE(spec, nullptr);
+  auto generator = MakeCodeGenerator(*sandbox, *spec, {});
+  ASSERT_TRUE(generator.ok()) << generator.message();
+  int unprivileged = 0;
+  for (int imm = 0; imm < 60; ++imm) {
+    for (bool calls : {false, true}) {
+      const isa::Program program = jit_testing::MustProgram(
+          Asm(calls ? fmt::format("mov %r0, {}\ncall local +1\nexit\nexit", imm) : fmt::format("mov %r0, {}\nexit", imm)));
+      (*generator)->BeginCase(program);
+      const KernelLoader* loader = (*generator)->loader();
+      ASSERT_NE(loader, nullptr);
+      if (!loader->capable) {
+        EXPECT_FALSE(calls) << "a program with a call went to " << loader->name;
+        ++unprivileged;
+      }
+    }
+  }
+  EXPECT_GT(unprivileged, 0);
+}
+
 }  // namespace
 }  // namespace bpfdiff
