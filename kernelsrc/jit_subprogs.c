@@ -78,34 +78,22 @@ static uint32_t end_of(const struct bpfdiff_kjit_program *program, uint32_t i)
 	return i + 1 < program->count ? program->starts[i + 1] : program->length;
 }
 
-static struct bpf_prog *make_function(const struct bpfdiff_kjit_program *program, uint32_t index,
-				      struct bpf_prog **all, uint32_t *offsets)
+struct bpf_prog *bpfdiff_kjit_function_copy(const struct bpfdiff_kjit_program *program, uint32_t index)
 {
 	const uint32_t first = program->starts[index];
 	const uint32_t length = end_of(program, index) - first;
 	struct bpf_prog *prog = bpfdiff_kjit_alloc_prog(length);
 	struct bpf_prog_aux *aux = calloc(1, sizeof(*aux));
-	struct bpf_line_info *linfo = calloc(length ? length : 1, sizeof(*linfo));
-	uint32_t i;
 
-	if (!prog || !aux || !linfo) {
+	if (!prog || !aux) {
 		bpfdiff_kjit_free_prog(prog);
 		free(aux);
-		free(linfo);
 		return NULL;
 	}
 	memcpy(prog->insnsi, program->insns + first, length * sizeof(struct bpf_insn));
 	prog->len = length;
 	prog->aux = aux;
 	aux->prog = prog;
-	/* One line of line info per instruction: core.c's blinding moves
-	 * them with the instructions it rewrites (bpf_adj_linfo), which maps
-	 * the JIT's offsets back to the program as loaded
-	 * (bpf_prog_fill_jited_linfo, services.c). */
-	for (i = 0; i < length; i++)
-		linfo[i].insn_off = i;
-	aux->linfo = linfo;
-	aux->nr_linfo = length;
 	/* As bpf_prog_alloc_no_stats() (the verifier's copies of the
 	 * functions inherit both, jit_subprogs()). */
 	prog->jit_requested = ebpf_jit_enabled();
@@ -116,6 +104,35 @@ static struct bpf_prog *make_function(const struct bpfdiff_kjit_program *program
 	prog->is_func = program->count > 1;
 	aux->func_idx = index;
 	aux->stack_depth = program->stack_depth;
+	return prog;
+}
+
+static struct bpf_prog *make_function(const struct bpfdiff_kjit_program *program, uint32_t index,
+				      struct bpf_prog **all, uint32_t *offsets)
+{
+	const uint32_t first = program->starts[index];
+	const uint32_t length = end_of(program, index) - first;
+	struct bpf_prog *prog = bpfdiff_kjit_function_copy(program, index);
+	struct bpf_line_info *linfo = calloc(length ? length : 1, sizeof(*linfo));
+	struct bpf_prog_aux *aux;
+	uint32_t i;
+
+	if (!prog || !linfo) {
+		if (prog)
+			free(prog->aux);
+		bpfdiff_kjit_free_prog(prog);
+		free(linfo);
+		return NULL;
+	}
+	aux = prog->aux;
+	/* One line of line info per instruction: core.c's blinding moves
+	 * them with the instructions it rewrites (bpf_adj_linfo), which maps
+	 * the JIT's offsets back to the program as loaded
+	 * (bpf_prog_fill_jited_linfo, services.c). */
+	for (i = 0; i < length; i++)
+		linfo[i].insn_off = i;
+	aux->linfo = linfo;
+	aux->nr_linfo = length;
 	aux->bpfdiff_offsets = offsets;
 	aux->bpfdiff_insns = (const struct bpf_insn *)(program->insns + first);
 	/* The verifier gives every function the program's arena

@@ -213,6 +213,21 @@ std::optional<std::string_view> KnownErrorPathBreach(std::string_view breach_kin
   return std::nullopt;
 }
 
+namespace {
+
+// The program's instructions as struct bpf_insn.
+std::vector<bpfdiff_kjit_insn> BridgeInsns(const isa::Program& program) {
+  static_assert(sizeof(bpfdiff_kjit_insn) == 8, "struct bpf_insn is 8 bytes");
+  std::vector<bpfdiff_kjit_insn> insns(program.insns.size());
+  for (size_t i = 0; i < insns.size(); ++i) {
+    const isa::Insn& insn = program.insns[i];
+    insns[i] = {insn.opcode, static_cast<uint8_t>(((insn.src & 0xf) << 4) | (insn.dst & 0xf)), insn.offset, insn.imm};
+  }
+  return insns;
+}
+
+}  // namespace
+
 Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program) {
   return CompileFailing(program, 0).compiled;
 }
@@ -229,11 +244,7 @@ Result<jit::CompiledProgram> KernelJit::Compile(const isa::Program& program, con
 }
 
 Result<std::vector<uint32_t>> KernelJit::BlindedLineInfo(const isa::Program& program, const KernelLoader& loader) {
-  std::vector<bpfdiff_kjit_insn> insns(program.insns.size());
-  for (size_t i = 0; i < insns.size(); ++i) {
-    const isa::Insn& insn = program.insns[i];
-    insns[i] = {insn.opcode, static_cast<uint8_t>(((insn.src & 0xf) << 4) | (insn.dst & 0xf)), insn.offset, insn.imm};
-  }
+  const std::vector<bpfdiff_kjit_insn> insns = BridgeInsns(program);
   const size_t count = program.subprogram_starts.size();
   const bpfdiff_kjit_program request{insns.data(), static_cast<uint32_t>(insns.size()),
                                      program.subprogram_starts.data(), static_cast<uint32_t>(count), kStackDepth,
@@ -261,12 +272,7 @@ FailingCompile KernelJit::CompileFailing(const isa::Program& program, const Kern
 FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t fail_call) {
   Impl& impl = *impl_;
   FailingCompile attempt;
-  static_assert(sizeof(bpfdiff_kjit_insn) == 8, "struct bpf_insn is 8 bytes");
-  std::vector<bpfdiff_kjit_insn> insns(program.insns.size());
-  for (size_t i = 0; i < insns.size(); ++i) {
-    const isa::Insn& insn = program.insns[i];
-    insns[i] = {insn.opcode, static_cast<uint8_t>(((insn.src & 0xf) << 4) | (insn.dst & 0xf)), insn.offset, insn.imm};
-  }
+  const std::vector<bpfdiff_kjit_insn> insns = BridgeInsns(program);
   const size_t count = program.subprogram_starts.size();
   std::vector<std::vector<uint32_t>> offsets(count);
   std::vector<bpfdiff_kjit_image> images(count);

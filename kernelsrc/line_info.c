@@ -23,38 +23,18 @@
 #include "kernelsrc/bridge.h"
 #include "kernelsrc/services.h"
 
-static uint32_t function_end(const struct bpfdiff_kjit_program *program, uint32_t i)
-{
-	return i + 1 < program->count ? program->starts[i + 1] : program->length;
-}
-
 /* One function as jit_subprogs() makes it before bpf_int_jit_compile(),
  * sharing `linfo`. */
 static struct bpf_prog *function_sharing_line_info(const struct bpfdiff_kjit_program *program, uint32_t index,
 						   struct bpf_line_info *linfo)
 {
-	const uint32_t first = program->starts[index];
-	const uint32_t length = function_end(program, index) - first;
-	struct bpf_prog *prog = bpfdiff_kjit_alloc_prog(length);
-	struct bpf_prog_aux *aux = calloc(1, sizeof(*aux));
+	struct bpf_prog *prog = bpfdiff_kjit_function_copy(program, index);
 
-	if (!prog || !aux) {
-		bpfdiff_kjit_free_prog(prog);
-		free(aux);
+	if (!prog)
 		return NULL;
-	}
-	memcpy(prog->insnsi, program->insns + first, length * sizeof(struct bpf_insn));
-	prog->len = length;
-	prog->aux = aux;
-	aux->prog = prog;
-	prog->jit_requested = 1;
-	prog->blinding_requested = bpf_jit_blinding_enabled(prog);
-	prog->is_func = program->count > 1;
-	aux->func_idx = index;
-	aux->stack_depth = program->stack_depth;
-	aux->linfo = linfo;
-	aux->nr_linfo = program->length;
-	aux->linfo_idx = first;
+	prog->aux->linfo = linfo;
+	prog->aux->nr_linfo = program->length;
+	prog->aux->linfo_idx = program->starts[index];
 	return prog;
 }
 

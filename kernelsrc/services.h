@@ -65,6 +65,11 @@ const char *bpfdiff_kjit_held_except(const struct bpfdiff_kjit_session *session,
  * kernel's code frees it to (vfree: blinding frees the program it
  * replaces). Not a failable call: the verifier made it before the JIT. */
 struct bpf_prog *bpfdiff_kjit_alloc_prog(uint32_t length);
+/* Function `index` of `program` as the verifier's jit_subprogs() copies it
+ * out before the JIT: its instructions in a bpf_prog of its own, with an
+ * aux (calloc'd) and the flags bpf_prog_alloc() and the verifier set; no
+ * line info. NULL when out of host memory (jit_subprogs.c). */
+struct bpf_prog *bpfdiff_kjit_function_copy(const struct bpfdiff_kjit_program *program, uint32_t index);
 void bpfdiff_kjit_free_prog(struct bpf_prog *fp);
 /* The blocks held now that `service` allocated. */
 uint32_t bpfdiff_kjit_held_from(const struct bpfdiff_kjit_session *session, const char *service);
