@@ -147,11 +147,10 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
  * one line per instruction, line i at instruction i; each function goes
  * through bpf_jit_blind_constants() under world->jit_harden, in order.
  * Fills line_insn_off (program->length entries: where each line says it
- * starts afterwards) and blinded_lengths (program->count entries: each
- * function's length once blinded). Returns 0, or -1 with a message. */
+ * starts afterwards). Returns 0, or -1 with a message. */
 int bpfdiff_kjit_blind_line_info(const struct bpfdiff_kjit_world *world,
 				 const struct bpfdiff_kjit_program *program, uint32_t *line_insn_off,
-				 uint32_t *blinded_lengths, char *message, size_t message_size);
+				 char *message, size_t message_size);
 
 /* The free of a program the JIT compiled, as bpf_prog_free_deferred()
  * makes it: the kernel's bpf_jit_free() of each function, whose image

@@ -253,9 +253,8 @@ Result<std::vector<uint32_t>> KernelJit::BlindedLineInfo(const isa::Program& pro
   bpfdiff_kjit_world bridge = impl_->Bridge();
   impl_->loader = kRootLoader;
   std::vector<uint32_t> lines(insns.size(), 0);
-  std::vector<uint32_t> lengths(count, 0);
   std::array<char, 512> message{};
-  if (bpfdiff_kjit_blind_line_info(&bridge, &request, lines.data(), lengths.data(), message.data(), message.size()) != 0) {
+  if (bpfdiff_kjit_blind_line_info(&bridge, &request, lines.data(), message.data(), message.size()) != 0) {
     return Fail("the line info under blinding: {}", message.data());
   }
   return lines;

@@ -40,7 +40,7 @@ static struct bpf_prog *function_sharing_line_info(const struct bpfdiff_kjit_pro
 
 int bpfdiff_kjit_blind_line_info(const struct bpfdiff_kjit_world *world,
 				 const struct bpfdiff_kjit_program *program, uint32_t *line_insn_off,
-				 uint32_t *blinded_lengths, char *message, size_t message_size)
+				 char *message, size_t message_size)
 {
 	struct bpfdiff_kjit_session session = { .world = world };
 	struct bpf_line_info *linfo;
@@ -87,7 +87,6 @@ int bpfdiff_kjit_blind_line_info(const struct bpfdiff_kjit_world *world,
 			/* As bpf_int_jit_compile() keeps the clone. */
 			bpf_jit_prog_release_other(blinded, prog);
 		}
-		blinded_lengths[i] = blinded->len;
 		free(blinded->aux);
 		bpfdiff_kjit_free_prog(blinded);
 	}
