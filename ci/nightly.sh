@@ -31,7 +31,8 @@
 #     build has the kernel's JIT, its targets (diff_fuzzer_kernel,
 #     pack_fuzzer_kernel, trampoline_fuzzer) replay too, and the report
 #     shows first the coverage of the Linux tree's files they compile, with
-#     the functions never run and why (kernelsrc/uncovered.txt).
+#     the functions never run, the lines never run in functions that run,
+#     and why (kernelsrc/uncovered.txt).
 #  4. The planted-bug gate (ci/planted_gate.py; BPFDIFF_NIGHTLY_PLANTED_GATE,
 #     default 1; 0 skips): every planted bug's fixed reproducer
 #     (tests/planted/reproducers) replayed by the fuzz target that must

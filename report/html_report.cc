@@ -188,11 +188,38 @@ void KernelCoverageSection(Out out, const std::optional<KernelCoverage>& coverag
     }
     fmt::format_to(out, "</tbody></table>\n");
   }
+  fmt::format_to(out, "<h3>Lines never run in functions that run</h3>\n");
+  size_t stretches = 0;
+  for (const auto& file : coverage->files) {
+    stretches += file.uncovered.size();
+    if (!file.source_error.empty()) fmt::format_to(out, "<p class=\"muted\">{}</p>\n", E(file.source_error));
+  }
+  if (stretches == 0) {
+    fmt::format_to(out, "<p class=\"muted\" id=\"kernel-uncovered-lines\">none</p>\n");
+  } else {
+    fmt::format_to(out, "<table id=\"kernel-uncovered-lines\"><thead><tr><th>file</th><th>function</th>"
+                        "<th>lines</th><th>first line's code</th><th>why it is not run</th></tr></thead><tbody>\n");
+    for (const auto& file : coverage->files) {
+      for (const auto& stretch : file.uncovered) {
+        const std::string link = LineViewLink(coverage->html, coverage->tree, file.path, stretch.first_line);
+        const std::string lines = stretch.first_line == stretch.last_line
+                                      ? fmt::format("{}", stretch.first_line)
+                                      : fmt::format("{}-{}", stretch.first_line, stretch.last_line);
+        fmt::format_to(out, "<tr><td><code>{}</code></td><td><code>{}</code></td><td class=\"num\">{}</td>"
+                            "<td><code>{}</code></td>",
+                       E(file.path), E(stretch.function), Linked(link, lines), E(stretch.text));
+        fmt::format_to(out, "{}</tr>\n",
+                       stretch.reason.empty() ? std::string("<td class=\"muted\">no reason recorded</td>")
+                                              : fmt::format("<td class=\"reason\">{}</td>", E(stretch.reason)));
+      }
+    }
+    fmt::format_to(out, "</tbody></table>\n");
+  }
   if (!coverage->reasons_not_needed.empty()) {
     std::string names;
     for (const auto& name : coverage->reasons_not_needed) names += fmt::format(" <code>{}</code>", E(name));
     fmt::format_to(out, "<p class=\"muted\" id=\"kernel-reasons-not-needed\">Reasons recorded for functions that ran "
-                        "or that the tree does not have (their lines can go):{}</p>\n",
+                        "or that the tree does not have, or for code no line never run holds (their lines can go):{}</p>\n",
                    names);
   }
 }

@@ -90,7 +90,22 @@ Json KernelCoverageToJson(const KernelCoverage& coverage) {
       const Json reason = f.reason.empty() ? Json(nullptr) : Json(f.reason);  // null: none recorded
       never_run.push_back({{"name", f.name}, {"line", f.line}, {"reason", reason}});
     }
-    json["files"].push_back({{"path", file.path}, {"counts", CountsToJson(file.counts)}, {"never_run", never_run}});
+    Json uncovered = Json::array();
+    for (const auto& stretch : file.uncovered) {
+      uncovered.push_back({{"function", stretch.function},
+                           {"first_line", stretch.first_line},
+                           {"last_line", stretch.last_line},
+                           {"lines", stretch.lines},
+                           {"text", stretch.text},
+                           {"reason", stretch.reason.empty() ? Json(nullptr) : Json(stretch.reason)}});
+    }
+    Json entry = {{"path", file.path},
+                  {"counts", CountsToJson(file.counts)},
+                  {"never_run", never_run},
+                  {"uncovered_lines", uncovered},
+                  {"uncovered_lines_explained", file.UncoveredLinesExplained()}};
+    if (!file.source_error.empty()) entry["source_error"] = file.source_error;
+    json["files"].push_back(std::move(entry));
   }
   json["reasons_not_needed"] = coverage.reasons_not_needed;
   return json;

@@ -142,18 +142,31 @@ void AppendKernelCoverage(std::string& out, const KernelCoverage& coverage) {
     fmt::format_to(o, "  {:<30} {:>5} of {:>5} lines {:>6}, {:>4} of {:>4} branches {:>6}, {:>3} of {:>3} functions\n",
                    file.path, c.lines_covered, c.lines, percent(c.LinePercent()), c.branches_covered, c.branches,
                    percent(c.BranchPercent()), c.functions_covered, c.functions);
-    if (file.never_run.empty()) continue;
-    std::string unexplained;
-    size_t explained = 0;
-    for (const auto& f : file.never_run) {
-      if (f.reason.empty()) {
-        unexplained += fmt::format(" {}:{}", f.name, f.line);
-      } else {
-        ++explained;
+    if (!file.never_run.empty()) {
+      std::string unexplained;
+      size_t explained = 0;
+      for (const auto& f : file.never_run) {
+        if (f.reason.empty()) {
+          unexplained += fmt::format(" {}:{}", f.name, f.line);
+        } else {
+          ++explained;
+        }
       }
+      fmt::format_to(o, "    {} functions never run, {} with a reason (report.html)\n", file.never_run.size(),
+                     explained);
+      if (!unexplained.empty()) out += Wrapped("no reason recorded:" + unexplained, "    ");
     }
-    fmt::format_to(o, "    {} functions never run, {} with a reason (report.html)\n", file.never_run.size(), explained);
-    if (!unexplained.empty()) out += Wrapped("no reason recorded:" + unexplained, "    ");
+    if (!file.uncovered.empty()) {
+      std::string unexplained;
+      for (const auto& stretch : file.uncovered) {
+        if (stretch.reason.empty()) unexplained += fmt::format(" {}:{}", stretch.function, stretch.first_line);
+      }
+      fmt::format_to(o, "    {} lines never run in {} stretches of functions that run, {} of them with a reason "
+                        "(report.html)\n",
+                     file.UncoveredLines(), file.uncovered.size(), file.UncoveredLinesExplained());
+      if (!file.source_error.empty()) fmt::format_to(o, "    {}\n", file.source_error);
+      if (!unexplained.empty()) out += Wrapped("no reason recorded:" + unexplained, "    ");
+    }
   }
 }
 
