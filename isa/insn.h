@@ -99,6 +99,7 @@ inline constexpr int32_t kAtomicCmpXchg = 0xf0 | kAtomicFetch;
 // Pseudo sources of lddw (src field) and of call.
 inline constexpr uint8_t kPseudoMapFd = 1;     // imm = map fd -> address of the map
 inline constexpr uint8_t kPseudoMapValue = 2;  // imm = map fd, next imm = offset
+inline constexpr uint8_t kPseudoFunc = 4;      // imm = pc-relative first slot of a callback -> its address
 inline constexpr uint8_t kPseudoCall = 1;      // call: imm = pc-relative target
 
 inline constexpr uint8_t kOpLddw = kClassLd | kModeImm | kSizeDW;  // 0x18

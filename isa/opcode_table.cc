@@ -196,6 +196,8 @@ void AddLoadsAndStores(Table& t) {
   t.Add("lddw map_value", "lddw", kOpLddw, Discriminant::kSrc, kPseudoMapValue,
         Shape::kLddwMapValue, kV1, kGroupBase64, false,
         "dst = address of map imm's value + next imm");
+  t.Add("lddw func", "lddw_func", kOpLddw, Discriminant::kSrc, kPseudoFunc, Shape::kLddwFunc, kV3,
+        kGroupBase64, false, "dst = address of the subprogram at pc + imm + 1 (a callback)");
   for (const auto& size : kSizes) {
     if (size.wide) continue;  // legacy packet access has no dw form
     const unsigned bits = SizeBytes(size.size) * 8;

@@ -66,6 +66,7 @@ enum class Shape : uint8_t {
   kLddw,          // lddw %r0, 0x1122334455667788     dst, imm64 (two slots)
   kLddwMapFd,     // lddw %r1, map:3                  dst, fd
   kLddwMapValue,  // lddw %r1, map_value:3+16         dst, fd, offset in slot 2
+  kLddwFunc,      // lddw_func %r2, +3                dst, imm (pc-relative: a callback's entry)
   kLdAbs,         // ldabsw 0x10             imm (legacy packet access)
   kLdInd,         // ldindw %r1, 0x10        src, imm (legacy packet access)
   kLoad,          // ldxw %r0, [%r1+4]       dst, src, offset
@@ -80,8 +81,14 @@ constexpr bool IsJumpShape(Shape shape) {
   return shape == Shape::kJa || shape == Shape::kJa32 || shape == Shape::kJumpImm || shape == Shape::kJumpReg;
 }
 constexpr bool IsBranchShape(Shape shape) { return IsJumpShape(shape) || shape == Shape::kCallLocal; }
-// Where a branch keeps its distance: imm for ja32 and call local, else offset.
-constexpr bool DistanceInImm(Shape shape) { return shape == Shape::kJa32 || shape == Shape::kCallLocal; }
+// The shapes that name a slot by its distance: branches, and lddw_func
+// (the callback whose address it loads).
+constexpr bool NamesSlot(Shape shape) { return IsBranchShape(shape) || shape == Shape::kLddwFunc; }
+// Where a branch keeps its distance: imm for ja32, call local and lddw_func,
+// else offset.
+constexpr bool DistanceInImm(Shape shape) {
+  return shape == Shape::kJa32 || shape == Shape::kCallLocal || shape == Shape::kLddwFunc;
+}
 inline int64_t BranchDistance(const Insn& insn, Shape shape) {
   return DistanceInImm(shape) ? insn.imm : insn.offset;
 }

@@ -20,6 +20,7 @@ bool WritesDst(Shape shape) {
     case Shape::kLddw:
     case Shape::kLddwMapFd:
     case Shape::kLddwMapValue:
+    case Shape::kLddwFunc:
     case Shape::kLoad: return true;
     default: return false;
   }
@@ -111,7 +112,8 @@ Error Unclassified(size_t pc, const Insn& insn) {
     return At(pc, nullptr, fmt::format("unsupported call kind src={} (0 = helper, 1 = local)", insn.src));
   }
   if (insn.opcode == kOpLddw) {
-    return At(pc, nullptr, fmt::format("unsupported lddw source {} (0 = imm64, 1 = map fd, 2 = map value)", insn.src));
+    return At(pc, nullptr,
+              fmt::format("unsupported lddw source {} (0 = imm64, 1 = map fd, 2 = map value, 4 = function)", insn.src));
   }
   return At(pc, nullptr,
             fmt::format("opcode 0x{:02x} with offset {} and imm {} names no instruction", insn.opcode, insn.offset,
@@ -128,8 +130,8 @@ Status CheckWideSlot(std::span<const Insn> insns, size_t pc, const Form& form, s
   }
   // As the kernel (resolve_pseudo_ldimm64): a map fd load has nothing in
   // the second slot; only imm64 and map value loads use its imm.
-  if (form.shape == Shape::kLddwMapFd && next.imm != 0) {
-    return At(pc + 1, nullptr, fmt::format("second slot of lddw map_fd must have imm 0, not {}", next.imm));
+  if ((form.shape == Shape::kLddwMapFd || form.shape == Shape::kLddwFunc) && next.imm != 0) {
+    return At(pc + 1, nullptr, fmt::format("second slot of {} must have imm 0, not {}", form.name, next.imm));
   }
   if (form.shape != Shape::kLddwMapFd && form.shape != Shape::kLddwMapValue) return {};
   const MapSpec* map = FindMap(maps, insn.imm);
@@ -147,7 +149,8 @@ Status CheckWideSlot(std::span<const Insn> insns, size_t pc, const Form& form, s
 }
 
 // Pass 1: the form of every slot, its fields, lddw pairs, and the
-// subprogram starts (slot 0 and every local call's target), sorted.
+// subprogram starts (slot 0, every local call's target and every
+// callback's, as the verifier's add_subprog_and_kfunc()), sorted.
 Status ClassifySlots(std::span<const Insn> insns, std::span<const MapSpec> maps, std::vector<SlotInfo>& slots,
                      std::vector<uint32_t>& starts) {
   const size_t n = insns.size();
@@ -165,10 +168,11 @@ Status ClassifySlots(std::span<const Insn> insns, std::span<const MapSpec> maps,
       if (auto status = CheckWideSlot(insns, pc, form, maps); !status) return status;
       slots[pc + 1] = {*id, true};
     }
-    if (form.shape == Shape::kCallLocal) {
+    if (form.shape == Shape::kCallLocal || form.shape == Shape::kLddwFunc) {
       const int64_t target = BranchTarget(insn, form.shape, pc);
       if (target < 0 || target >= static_cast<int64_t>(n)) {
-        return At(pc, &form, fmt::format("call target {} is outside the program ({} slots)", target, n));
+        return At(pc, &form, fmt::format("{} target {} is outside the program ({} slots)",
+                                         form.shape == Shape::kCallLocal ? "call" : "function", target, n));
       }
       starts.push_back(static_cast<uint32_t>(target));
     }
@@ -183,11 +187,11 @@ Status CheckJumpTargets(const Program& program) {
   const size_t n = program.insns.size();
   for (size_t pc = 0; pc < n; ++pc) {
     const Insn& insn = program.insns[pc];
-    // Only the jump classes branch (and call).
+    // Only the jump classes branch (and call), and lddw_func names a slot.
     const uint8_t cls = ClassOf(insn.opcode);
-    if ((cls != kClassJmp && cls != kClassJmp32) || program.slots[pc].second_slot) continue;
+    if ((cls != kClassJmp && cls != kClassJmp32 && insn.opcode != kOpLddw) || program.slots[pc].second_slot) continue;
     const Form& form = FormById(program.slots[pc].form);
-    if (!IsBranchShape(form.shape)) continue;
+    if (!IsBranchShape(form.shape) && form.shape != Shape::kLddwFunc) continue;
     const int64_t target = BranchTarget(insn, form.shape, pc);
     if (target < 0 || target >= static_cast<int64_t>(n)) {
       return At(pc, &form, fmt::format("jump target {} is outside the program ({} slots)", target, n));

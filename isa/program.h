@@ -5,7 +5,8 @@
 // message naming the instruction: unknown opcodes, non-zero reserved fields,
 // registers out of range, writes to r10, jumps outside the program, across
 // subprograms or into the second slot of an lddw, a truncated lddw, and a
-// subprogram that does not end in exit or an unconditional jump.
+// subprogram that does not end in exit or an unconditional jump. Local
+// calls and lddw_func (a callback's address) name where subprograms start.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +53,8 @@ struct SlotInfo {
 
 struct Program {
   std::vector<Insn> insns;
-  // Derived by MakeProgram: first slot of every subprogram, sorted; [0] = 0.
+  // Derived by MakeProgram: first slot of every subprogram (0, and every
+  // local call's and lddw_func's target), sorted; [0] = 0.
   std::vector<uint32_t> subprogram_starts;
   // Derived by MakeProgram: the form of every slot.
   std::vector<SlotInfo> slots;

@@ -22,6 +22,7 @@ constexpr Operand kImmOnlyOps[] = {kImm};
 constexpr Operand kLddwOps[] = {kDstReg, kImm64};
 constexpr Operand kLddwMapFdOps[] = {kDstReg, kMapFd};
 constexpr Operand kLddwMapValueOps[] = {kDstReg, kMapValue};
+constexpr Operand kLddwFuncOps[] = {kDstReg, kImmTarget};
 constexpr Operand kLdIndOps[] = {kSrcReg, kImm};
 constexpr Operand kLoadOps[] = {kDstReg, kSrcMem};
 constexpr Operand kStoreImmOps[] = {kDstMem, kImm};
@@ -50,6 +51,7 @@ std::span<const Operand> OperandsOf(Shape shape) {
     case Shape::kLddw: return kLddwOps;
     case Shape::kLddwMapFd: return kLddwMapFdOps;
     case Shape::kLddwMapValue: return kLddwMapValueOps;
+    case Shape::kLddwFunc: return kLddwFuncOps;
     case Shape::kLdAbs: return kImmOnlyOps;
     case Shape::kLdInd: return kLdIndOps;
     case Shape::kLoad: return kLoadOps;

@@ -19,7 +19,7 @@ Status EmitInsn(JitContext& ctx, uint32_t slot, const isa::Insn* insns) {
     case isa::kClassJmp:
     case isa::kClassJmp32: return EmitJump(ctx, slot, insn);
     case isa::kClassLd:
-      if (insn.opcode == isa::kOpLddw) return EmitLoadImm64(ctx, insn, insns[slot + 1]);
+      if (insn.opcode == isa::kOpLddw) return EmitLoadImm64(ctx, slot, insn, insns[slot + 1]);
       return Fail("instruction {}: legacy packet access (ldabs/ldind) is rewritten by the kernel's "
                   "verifier before the JIT and is not supported here",
                   slot);

@@ -96,7 +96,7 @@ void EmitEpilogue(JitContext& ctx);
 // The emitters of each instruction class. `slot` is the BPF slot index.
 Status EmitAlu(JitContext& ctx, uint32_t slot, const isa::Insn& insn);
 Status EmitJump(JitContext& ctx, uint32_t slot, const isa::Insn& insn);
-Status EmitLoadImm64(JitContext& ctx, const isa::Insn& insn, const isa::Insn& next);
+Status EmitLoadImm64(JitContext& ctx, uint32_t slot, const isa::Insn& insn, const isa::Insn& next);
 Status EmitLoadStore(JitContext& ctx, uint32_t slot, const isa::Insn& insn);
 Status EmitAtomic(JitContext& ctx, uint32_t slot, const isa::Insn& insn);
 

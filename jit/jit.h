@@ -97,9 +97,18 @@ struct JitEnvironment {
   // cast to a user pointer puts on an offset.
   uint64_t arena_kern_vm_start = 0;
   uint64_t arena_user_vm_start = 0;
+  // bpf_loop (helper 181), which calls BPF code: its own entry, not a
+  // helper stub's (0: a world without one, where it is a stub like any).
+  uint64_t loop_helper = 0;
 
-  // Where a call of helper `id` goes (ids are checked at load).
+  // Where helper id i's stub is: what callx reaches (ids are checked at load).
   uint64_t HelperAddress(int32_t id) const { return helper_base + helper_stride * static_cast<uint32_t>(id); }
+  // Where a direct call of helper `id` goes, as the verifier's fixup
+  // points it at the helper's function.
+  uint64_t CallTarget(int32_t id) const {
+    return id == kLoopHelperId && loop_helper != 0 ? loop_helper : HelperAddress(id);
+  }
+  static constexpr int32_t kLoopHelperId = 181;  // BPF_FUNC_loop
 };
 
 // The frame the prologue builds (see frame.h): where r10 is relative to the

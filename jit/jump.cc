@@ -173,7 +173,7 @@ Status EmitJump(JitContext& ctx, uint32_t slot, const isa::Insn& insn) {
         for (uint32_t w = first; w < first + 3; ++w) ctx.address_words.push_back(w);
       } else {
         // r0 = helper(r1..r5)
-        EmitCall(ctx, ctx.env.HelperAddress(insn.imm));
+        EmitCall(ctx, ctx.env.CallTarget(insn.imm));
         if (ctx.options.bugs.helper_return_sign_extended) {
           ctx.Emit(a64::Sxtw(Map(0), Reg::kX0));  // PLANTED BUG: r0 = (s32)x0
           return {};

@@ -50,7 +50,17 @@ void EmitAccess(JitContext& ctx, LoadStoreOp op, Size size, Reg rt, Reg base, in
 
 }  // namespace
 
-Status EmitLoadImm64(JitContext& ctx, const isa::Insn& insn, const isa::Insn& next) {
+Status EmitLoadImm64(JitContext& ctx, uint32_t slot, const isa::Insn& insn, const isa::Insn& next) {
+  if (insn.src == isa::kPseudoFunc) {
+    // dst = the callback's entry: known in the extra pass, and loaded by a
+    // sequence of one length, so that the image keeps its size.
+    const uint32_t target = slot + 1 + static_cast<uint32_t>(insn.imm);
+    const uint64_t address = (*ctx.subprogram_entries)[ctx.program.SubprogramOf(target)];
+    const uint32_t first = ctx.idx;
+    EmitAddressMov(ctx, Map(insn.dst), address);
+    for (uint32_t w = first; w < ctx.idx; ++w) ctx.address_words.push_back(w);
+    return {};
+  }
   // dst = imm64
   EmitMovImm(ctx, Width::kX, Map(insn.dst), isa::Imm64(insn, next));
   return {};

@@ -3,6 +3,9 @@
  * program bpfdiff has loaded:
  *   - every `call pc-relative` gets the callee's subprogram index in off
  *     (and imm 1, "__bpf_call_base + 1"), before the program is split;
+ *     so does every ld_imm64 of a callback's address (BPF_PSEUDO_FUNC),
+ *     whose imm64 is MODULES_VADDR until the extra pass, which gets the
+ *     callback's image;
  *   - every subprogram becomes a bpf_prog of its own, with its exception-
  *     table entries counted (one per PROBE_MEM load) and its stack depth;
  *   - each is compiled once; with more than one, each is compiled again
@@ -25,6 +28,11 @@ static int is_pseudo_call(const struct bpf_insn *insn)
 {
 	return insn->code == (BPF_JMP | BPF_CALL) && insn->src_reg == BPF_PSEUDO_CALL;
 }
+
+/* What jit_subprogs() loads a callback's address with until the extra
+ * pass knows it: MODULES_VADDR, "close enough to possible prog address"
+ * (arm64's, _PAGE_END(VA_BITS_MIN) with 48 bits). */
+#define BPFDIFF_MODULES_VADDR 0xffff800000000000ull
 
 /* An access through the arena: the verifier's PROBE_MEM32 loads and
  * stores and PROBE_ATOMIC atomics. */
@@ -152,6 +160,11 @@ static struct bpf_prog *make_function(const struct bpfdiff_kjit_program *program
 			insn->off = (s16)subprogram_of(program, (int64_t)first + i + insn->imm + 1);
 			insn->imm = 1;
 		}
+		if (bpf_pseudo_func(insn) && i + 1 < length) {
+			insn->off = (s16)subprogram_of(program, (int64_t)first + i + insn->imm + 1);
+			insn[0].imm = (s32)(u32)BPFDIFF_MODULES_VADDR;
+			insn[1].imm = (s32)(u32)(BPFDIFF_MODULES_VADDR >> 32);
+		}
 	}
 	return prog;
 }
@@ -214,6 +227,23 @@ static int compile_functions(struct bpfdiff_kjit_session *session,
 	}
 	if (count == 1)
 		return 0;
+	/* As jit_subprogs(): every callback's address, now that each function
+	 * has its image (the program the first compile returned, blinded or
+	 * not, is what the extra pass compiles). */
+	for (i = 0; i < count; i++) {
+		struct bpf_insn *insn = functions[i]->insnsi;
+		uint32_t j;
+
+		for (j = 0; j + 1 < functions[i]->len; j++) {
+			u64 address;
+
+			if (!bpf_pseudo_func(&insn[j]))
+				continue;
+			address = (u64)(uintptr_t)functions[(u16)insn[j].off]->bpf_func;
+			insn[j].imm = (s32)(u32)address;
+			insn[j + 1].imm = (s32)(u32)(address >> 32);
+		}
+	}
 	for (i = 0; i < count; i++) {
 		void *before = functions[i]->bpf_func;
 		struct bpf_prog *prog = bpf_int_jit_compile(functions[i]);

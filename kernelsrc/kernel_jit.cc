@@ -104,7 +104,7 @@ int TextRead(void* owner, uint64_t rx, uint32_t* word) {
   return 0;
 }
 
-uint64_t HelperAddress(void* owner, int32_t id) { return ImplOf(owner).world.environment.HelperAddress(id); }
+uint64_t HelperAddress(void* owner, int32_t id) { return ImplOf(owner).world.environment.CallTarget(id); }
 
 Status CheckLayout(const KernelJitWorld& world) {
   const jit::JitEnvironment& env = world.environment;

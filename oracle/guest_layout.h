@@ -51,6 +51,25 @@ inline constexpr uint64_t kTrampProgExitAddress = kStopBase + 0x400;
 inline constexpr uint64_t kTrampImageEnterAddress = kStopBase + 0x500;
 inline constexpr uint64_t kTrampImageExitAddress = kStopBase + 0x600;
 inline constexpr uint64_t kTrampStubBytes = 0x100;
+// bpf_loop (kernel/bpf/bpf_iter.c) as guest code, for the JITs' direct
+// calls of helper 181: it calls the callback (a BPF function, by blr) once
+// per iteration, in a frame of kLoopHelperFrameBytes below its caller's
+// stack pointer (harness/machine/loop_helper.h). A callx of 181 reaches the
+// helper stubs instead, which refuse it.
+inline constexpr uint64_t kLoopHelperAddress = kStopBase + 0x700;
+inline constexpr uint64_t kLoopHelperBytes = 0x200;
+inline constexpr uint64_t kLoopHelperFrameBytes = 48;
+// BPF_MAX_LOOPS: bpf_loop refuses more iterations with -E2BIG.
+inline constexpr uint32_t kMaxLoops = 8 * 1024 * 1024;
+// What bpf_loop leaves in each caller-saved register it does not pass (x5
+// to x8, x12 to x17) before every callback and before it returns: this
+// pattern, ORed with the register's number. A JIT that keeps a value in
+// one across the call, or a callback that reads one, is caught.
+inline constexpr uint64_t kLoopHelperClobber = 0x6c6f'6f70'0000'0000ULL;
+// What lddw_func loads in the interpreter: a token naming the callback's
+// first slot (the JITs load its address, which the interpreter does not
+// have). A program can only hand it to bpf_loop (load.cc).
+inline constexpr uint64_t kCallbackTokenBase = 0x0fc0'0000'0000'0000ULL;
 
 inline constexpr uint64_t kContextBase = 0x0100'0000;
 inline constexpr uint64_t kContextSize = 0x10000;

@@ -220,6 +220,14 @@ HelperResult KptrXchg(HelperContext& ctx, const HelperArgs& a) {
   return Return(old);
 }
 
+// bpf_loop reached through a helper stub: by callx (a direct call goes to
+// the engine's own bpf_loop, which calls BPF code). The kernel has no
+// callx; its verifier would want r2 to be a function, which a callx's
+// caller cannot show.
+HelperResult LoopThroughCallx(HelperContext&, const HelperArgs&) {
+  return Refuse("bpf_loop calls BPF code: only a direct call reaches it, not callx");
+}
+
 constexpr HelperInfo kHelpers[] = {
     {kHelperMapLookupElem, "map_lookup_elem", 2, MapLookupElem},
     {kHelperMapUpdateElem, "map_update_elem", 4, MapUpdateElem},
@@ -232,6 +240,7 @@ constexpr HelperInfo kHelpers[] = {
     {kHelperGetCurrentTask, "get_current_task", 0, GetCurrentTask},
     {kHelperGetCurrentTaskBtf, "get_current_task_btf", 0, GetCurrentTask},
     {kHelperKptrXchg, "kptr_xchg", 2, KptrXchg},
+    {kHelperLoop, "loop", 4, LoopThroughCallx},
 };
 
 }  // namespace

@@ -33,6 +33,7 @@ enum HelperId : int32_t {
   kHelperGetCurrentPidTgid = 14,
   kHelperGetCurrentTask = 35,
   kHelperGetCurrentTaskBtf = 158,
+  kHelperLoop = 181,  // the engines run it: it calls BPF code (guest_layout.h, kLoopHelperAddress)
   kHelperKptrXchg = 194,
 };
 

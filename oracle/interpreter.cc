@@ -81,7 +81,9 @@ void ProgramRun::EnterFunction(uint64_t fp) {
       break;
     case isa::kClassLd:
       if (insn.opcode == isa::kOpLddw) {  // dst = imm64, over two slots
-        dst = isa::Imm64(insn, code_[pc + 1]);
+        // lddw_func: a token of the callback (guest_layout.h), not its address.
+        const uint32_t target = pc + 1 + static_cast<uint32_t>(insn.imm);
+        dst = insn.src == isa::kPseudoFunc ? guest::kCallbackTokenBase + target : isa::Imm64(insn, code_[pc + 1]);
         return Next(pc + 2);
       }
       if (isa::ModeOf(insn.opcode) == isa::kModeAbs || isa::ModeOf(insn.opcode) == isa::kModeInd) {
@@ -109,7 +111,9 @@ void ProgramRun::EnterFunction(uint64_t fp) {
 [[gnu::noinline]] StepResult ProgramRun::OtherJump(const isa::Insn& insn, uint64_t dst, uint32_t pc) {
   switch (insn.opcode) {
     case isa::kClassJmp32 | isa::kJmpJa: return Next(pc + 1 + static_cast<uint32_t>(insn.imm));
-    case isa::kOpCall: return insn.src == isa::kPseudoCall ? LocalCall(insn, pc) : HelperCall(insn, dst, pc);
+    case isa::kOpCall:
+      if (insn.src == isa::kPseudoCall) return LocalCall(insn, pc);
+      return insn.imm == kHelperLoop ? LoopCall(pc) : HelperCall(insn, dst, pc);
     case isa::kOpCallX: return HelperCall(insn, dst, pc);
     case isa::kOpExit: return Exit();
     case isa::kOpTailCall: return TailCall(pc);

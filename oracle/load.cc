@@ -17,6 +17,27 @@ using isa::FormById;
 using isa::Insn;
 using isa::Shape;
 
+// Whether a branch of `program` names slot `target`.
+bool IsNamedBySomeBranch(const isa::Program& program, size_t target) {
+  for (size_t pc = 0; pc < program.size(); ++pc) {
+    if (program.slots[pc].second_slot) continue;
+    const Insn& insn = program.insns[pc];
+    const Shape shape = FormById(program.slots[pc].form).shape;
+    if (isa::NamesSlot(shape) && isa::BranchTarget(insn, shape, pc) == static_cast<int64_t>(target)) return true;
+  }
+  return false;
+}
+
+// bpf_loop needs a function in r2, which the verifier proves by following
+// r2's type; bpfdiff's stand-in: the call follows `lddw_func r2` and no
+// branch lands between them.
+bool CallbackInR2(const isa::Program& program, size_t call) {
+  if (call < 2 || !program.slots[call - 1].second_slot) return false;
+  const Insn& load = program.insns[call - 2];
+  return FormById(program.slots[call - 2].form).shape == Shape::kLddwFunc && load.dst == 2 &&
+         !IsNamedBySomeBranch(program, call);
+}
+
 // Verifier-lite checks that do not depend on data flow.
 Status CheckProgram(const isa::Program& program, size_t index) {
   const auto& slots = program.slots;
@@ -33,12 +54,22 @@ Status CheckProgram(const isa::Program& program, size_t index) {
         FindHelper(insn.imm) == nullptr) {
       return Fail("{}: unknown helper {}", where(), insn.imm);
     }
+    if (form.shape == Shape::kCallHelper && insn.imm == kHelperLoop && !CallbackInR2(program, pc)) {
+      return Fail("{}: bpf_loop's callback (r2) must be the function `lddw_func r2` loads just before the call",
+                  where());
+    }
     if ((form.shape == Shape::kTailCall ||
          (form.shape == Shape::kCallHelper && insn.imm == kHelperTailCall)) &&
         program.SubprogramOf(static_cast<uint32_t>(pc)) != 0) {
       return Fail("{}: tail calls from subprograms are not modelled", where());
     }
-    if (form.shape == Shape::kCallLocal) {
+    // A callback runs a frame deeper than the function that passes it
+    // (bpf_loop calls it), as the verifier counts it; it is a static
+    // function, never the main one (check_ld_imm).
+    if (form.shape == Shape::kLddwFunc && isa::BranchTarget(insn, form.shape, pc) == 0) {
+      return Fail("{}: a callback must be a subprogram, not the program's entry", where());
+    }
+    if (form.shape == Shape::kCallLocal || form.shape == Shape::kLddwFunc) {
       const auto target = static_cast<uint32_t>(isa::BranchTarget(insn, form.shape, pc));
       callees[program.SubprogramOf(static_cast<uint32_t>(pc))].push_back(program.SubprogramOf(target));
     }
@@ -174,6 +205,11 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
         flow(next, out, call);
         break;
       }
+      case Shape::kLddwFunc:
+        // The callback's entry: bpf_loop passes it r1..r5, every one set.
+        flow(static_cast<size_t>(isa::BranchTarget(insn, form.shape, pc)), 0, -1);
+        flow(next, out, call);
+        break;
       default: flow(next, out, call);
     }
   }
@@ -203,7 +239,7 @@ Result<LoadedProgram> Rewrite(const isa::Program& source,
     for (Insn insn : replacement[i]) {
       if (!slots[i].second_slot && replacement[i].size() == 1) {
         const Shape shape = FormById(slots[i].form).shape;
-        if (isa::IsBranchShape(shape)) {
+        if (isa::NamesSlot(shape)) {
           const auto old_target = static_cast<size_t>(isa::BranchTarget(insn, shape, i));
           const int64_t delta = static_cast<int64_t>(new_index[old_target]) -
                                 static_cast<int64_t>(new_index[i]) - 1;

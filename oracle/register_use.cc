@@ -54,7 +54,8 @@ RegisterUse UseOf(const isa::Insn& insn, const isa::Form& form) {
     case isa::Shape::kJa32: break;
     case isa::Shape::kLddw:
     case isa::Shape::kLddwMapFd:
-    case isa::Shape::kLddwMapValue: use.writes = RegisterBit(insn.dst); break;
+    case isa::Shape::kLddwMapValue:
+    case isa::Shape::kLddwFunc: use.writes = RegisterBit(insn.dst); break;
     case isa::Shape::kLdAbs:
       use.writes = RegisterBit(0);
       use.clobbers_args = true;

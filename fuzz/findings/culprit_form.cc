@@ -48,6 +48,7 @@ std::string_view CulpritFormOf(const isa::Insn& insn) {
     case isa::Shape::kLddw:
     case isa::Shape::kLddwMapFd:
     case isa::Shape::kLddwMapValue: return "lddw";
+    case isa::Shape::kLddwFunc: return "lddw_func";
     case isa::Shape::kLdAbs: return "ldabs";
     case isa::Shape::kLdInd: return "ldind";
     case isa::Shape::kLoad: return LoadForm(insn.opcode);

@@ -70,6 +70,7 @@ namespace {
 [[gnu::noinline]] void CulpritIsTailCall(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsExit(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsLddw(FindingEnd end) { NoteFindingFrame(__func__); end(); }
+[[gnu::noinline]] void CulpritIsLddwFunc(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsLdabs(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsLdind(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsLdx(FindingEnd end) { NoteFindingFrame(__func__); end(); }
@@ -177,6 +178,7 @@ constexpr NamedFrame kCulpritFrames[] = {
     {"tail_call", CulpritIsTailCall},
     {"exit", CulpritIsExit},
     {"lddw", CulpritIsLddw},
+    {"lddw_func", CulpritIsLddwFunc},
     {"ldabs", CulpritIsLdabs},
     {"ldind", CulpritIsLdind},
     {"ldx", CulpritIsLdx},

@@ -19,13 +19,14 @@ Insn Mov64Imm(uint8_t dst, int32_t imm) {
 
 }  // namespace
 
-std::vector<Insn> FarBranchBlock(uint8_t choice, int32_t imm) {
+std::vector<Insn> FarBranchBlock(uint8_t choice, int32_t imm, bool define_arguments) {
   const uint32_t filler = kFarBranchFillers[choice % std::size(kFarBranchFillers)];
   std::vector<Insn> block;
   block.reserve(filler + 8);
   block.push_back(Mov64Reg(6, 1));
   block.push_back(Insn{isa::kOpCall, 0, 0, 0, kGetPrandomU32});
   block.push_back(Mov64Reg(1, 6));
+  for (uint8_t reg = 2; define_arguments && reg <= 5; ++reg) block.push_back(Mov64Imm(reg, 0));
   block.push_back(Insn{static_cast<uint8_t>(isa::kClassJmp | isa::kJmpJne | isa::kSrcK), 0, 0,
                        static_cast<int16_t>(3 + filler), imm});
   block.push_back(Insn{static_cast<uint8_t>(isa::kClassSt | isa::kModeMem | isa::kSizeDW), 10, 0, -8, 0});

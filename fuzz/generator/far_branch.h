@@ -40,7 +40,9 @@ namespace bpfdiff::fuzz {
 inline constexpr uint32_t kFarBranchFillers[] = {29100, 29125, 29126, 29127, 29128, 29200, 30000, 32760};
 
 // The block, its filler the `choice`-th length (modulo the table), the
-// jump comparing with `imm`.
-std::vector<isa::Insn> FarBranchBlock(uint8_t choice, int32_t imm);
+// jump comparing with `imm`. With `define_arguments` (format version 7),
+// r2..r5, which its helper call leaves undefined and the main entry may
+// read as the scalars it was entered with, are set to 0 after the call.
+std::vector<isa::Insn> FarBranchBlock(uint8_t choice, int32_t imm, bool define_arguments = false);
 
 }  // namespace bpfdiff::fuzz

@@ -80,6 +80,8 @@ FunctionBuilder::FunctionBuilder(const CaseLayout& layout, Role role, size_t fun
       r[kFp] = RegState::Pointer(Area::kStack, 0, 512);
       for (int a = 1; a <= 5; ++a) r[static_cast<size_t>(a)] = a <= sig.args ? RegState::Scalar() : RegState{};
       if (sig.caller_stack) r[kR1] = RegState::Pointer(Area::kCallerStack, 0, 64);
+      // bpf_loop passes a callback no r0 (the verifier's NOT_INIT).
+      if (sig.callback) r[kR0] = RegState{};
       break;
     }
   }
@@ -155,6 +157,12 @@ void FunctionBuilder::Emit(Insn insn) {
 
 void FunctionBuilder::EmitExit() {
   EmitObservations();
+  if (role_ == Role::kSubprogram && layout_.signatures[function_].callback) {
+    // A callback returns 0 (go on) or 1 (stop): r0 &= 1, of a scalar.
+    const RegState& r0 = state_.regs[kR0];
+    if (!r0.readable() || r0.pointer() || r0.stack_derived) EmitMovImm(kR0, 0);
+    Emit(Make(isa::kClassAlu64 | isa::kSrcK | isa::kAluAnd, kR0, 0, 0, 1));
+  }
   Emit(Make(isa::kOpExit));
 }
 
@@ -430,6 +438,23 @@ void FunctionBuilder::EmitFrameAddress(uint8_t dst, int32_t offset) {
 void FunctionBuilder::EmitLocalCall(size_t callee) {
   local_calls_.emplace_back(code_.size(), callee);
   Emit(Make(isa::kOpCall, 0, isa::kPseudoCall));
+  ClobberCallerSaved();
+  SetScalar(kR0);
+}
+
+void FunctionBuilder::EmitLoopCall(size_t callee, uint8_t choice) {
+  // choice bits 1..3: nr_loops 0..4 (% 5); bits 4..5 both set: an error
+  // bpf_loop answers without calling, flags 1 (-EINVAL) with bit 6 clear,
+  // else BPF_MAX_LOOPS + 1 iterations (-E2BIG).
+  const bool error = (choice & 0x30) == 0x30;
+  const bool bad_flags = error && (choice & 0x40) == 0;
+  const uint64_t iterations = error && !bad_flags ? uint64_t{guest::kMaxLoops} + 1 : ((choice >> 1) & 7) % 5;
+  EmitMovImm(kR1, iterations);
+  EmitMovImm(kR4, bad_flags ? 1 : 0);
+  local_calls_.emplace_back(code_.size(), callee);
+  Emit(Make(isa::kOpLddw, kR2, isa::kPseudoFunc));
+  Emit(Make(0, 0, 0));
+  Emit(Make(isa::kOpCall, 0, 0, 0, kHelperLoop));
   ClobberCallerSaved();
   SetScalar(kR0);
 }
@@ -966,6 +991,20 @@ void FunctionBuilder::LocalCall(const Record& r) {
   // Only later functions: the call graph stays acyclic.
   const size_t callee = function_ + 1 + r.Pick(0, static_cast<uint32_t>(functions_ - function_ - 1));
   const Signature& sig = layout_.signatures[callee];
+  if (sig.callback && r.Flag(6, 0)) {
+    // Through bpf_loop: r3 is the callback's context (its r2), a value of
+    // ours; r1, r2 and r4 are bpf_loop's.
+    if (reserved(kR1) || reserved(kR2) || reserved(kR3) || reserved(kR4)) return;
+    const uint8_t src = ScalarOperand(r.byte(2));
+    if (state_.regs[src].stack_derived) {
+      EmitMovImm(kR3, 3);
+    } else if (src != kR3) {
+      Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR3, src));
+    }
+    SetScalar(kR3);
+    EmitLoopCall(callee, r.byte(6));
+    return;
+  }
   if (sig.caller_stack) {
     EmitFrameAddress(kR1, -64);
   }

@@ -23,10 +23,14 @@ struct MapInfo {
 };
 
 // A subprogram's calling convention: how many scalar arguments it takes,
-// and whether r1 points into the caller's frame (64 bytes) instead.
+// and whether r1 points into the caller's frame (64 bytes) instead. A
+// callback (format version 7) may also be bpf_loop's: it takes at most
+// two scalars (the iteration and the context), reads no r0 before it sets
+// it, and returns 0 or 1, as the verifier wants of a callback.
 struct Signature {
   int args = 0;
   bool caller_stack = false;
+  bool callback = false;
 };
 
 struct CaseLayout {
@@ -73,7 +77,8 @@ class FunctionBuilder {
   void set_uncalled(std::vector<size_t> uncalled) { uncalled_ = std::move(uncalled); }
 
   std::vector<isa::Insn>& code() { return code_; }
-  // (slot, callee function) of every local call, to patch after layout.
+  // (slot, callee function) of every local call and lddw_func, to patch
+  // after layout (both name the callee by its distance in imm).
   const std::vector<std::pair<size_t, size_t>>& local_calls() const { return local_calls_; }
 
  private:
@@ -120,6 +125,10 @@ class FunctionBuilder {
   // call local to `callee` (patched when the layout is known); r1..r5 are
   // then undefined and r0 a scalar.
   void EmitLocalCall(size_t callee);
+  // bpf_loop(n, callee, ctx = r3, flags) with `lddw_func r2, callee` just
+  // before the call (patched as a local call is); r1..r5 are then
+  // undefined and r0 a scalar.
+  void EmitLoopCall(size_t callee, uint8_t choice);
   void SetScalar(uint8_t reg) { state_.regs[reg] = RegState::Scalar(); }
   void ClobberCallerSaved();
 

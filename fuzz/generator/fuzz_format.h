@@ -15,7 +15,9 @@
 //                prog_array map holds them
 //   byte 5       input memory length (value % 129 bytes)
 //   bytes 6..13  seed of the input memory and initial map values
-//   byte 14      options: bit 0 inline kptr_xchg at load
+//   byte 14      options: bit 0 inline kptr_xchg at load; version 6: bits
+//                1..3 the far-branch filler; version 7: bits 4..7 the
+//                callbacks (below)
 //   byte 15      reserved (0) in versions 1 and 2; version 3: bit 0 the
 //                operand-magnitude mode (below)
 //   then records of 8 bytes: [construct, p0 .. p6]. Each record is one step
@@ -139,6 +141,25 @@
 //    reach new code) does not make them common: in 60 s from an empty
 //    corpus diff_fuzzer_kernel makes some tens of them. An upgraded older
 //    input has byte 15 bit 7 clear, and keeps its case.
+//
+// What version 7 changes in structured mode (callbacks):
+//  - header byte 14 bits 4..7: subprogram f (1..7) may be a callback of
+//    bpf_loop when bit 4 + (f - 1) % 4 is set. Its signature keeps at most
+//    two scalar arguments (the iteration and the context) and no pointer
+//    to its caller's frame; it reads no r0 before setting it, and every
+//    exit returns r0 & 1 (0 goes on, 1 stops), as the verifier wants of a
+//    callback;
+//  - a local-call record (kinds 223..229) whose callee may be a callback,
+//    with p6 bit 0 set, calls it through bpf_loop instead:
+//    `mov r3, <p2's scalar>; mov r1, n; mov r4, flags; lddw_func r2,
+//    callee; call 181`, n = ((p6 >> 1) & 7) % 5 iterations and flags 0;
+//    with p6 bits 4 and 5 set, an error bpf_loop answers without a call:
+//    flags 1 (-EINVAL) with p6 bit 6 clear, else BPF_MAX_LOOPS + 1
+//    iterations (-E2BIG). An upgraded older input has byte 14 bits 4..7
+//    clear, and keeps its case;
+//  - the far-branch block sets r2..r5 to 0 after its helper call, which
+//    leaves them undefined: the main entry's code may read them (the
+//    scalars it was entered with). Version 6 read them undefined there.
 #pragma once
 
 #include <cstddef>
@@ -146,7 +167,7 @@
 
 namespace bpfdiff::fuzz {
 
-inline constexpr uint8_t kFormatVersion = 6;        // what the mutator writes
+inline constexpr uint8_t kFormatVersion = 7;        // what the mutator writes
 inline constexpr uint8_t kOldestFormatVersion = 1;  // the oldest the decoder reads
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kRecordSize = 8;
@@ -198,6 +219,9 @@ inline constexpr uint8_t kOptionChainUpperGarbage = 0x20;
 inline constexpr uint8_t kOptionFarBranch = 0x80;
 inline constexpr uint32_t kFarBranchOneIn = 256;
 inline constexpr int kFarBranchFillerShift = 1;
+
+// Version 7: header byte 14 bits 4..7, which subprograms may be callbacks.
+inline constexpr int kCallbackMaskShift = 4;
 
 // FNV-1a (32 bits) of the input: what chooses the far-branch inputs.
 inline constexpr uint32_t InputHash(const uint8_t* input, size_t size) {

@@ -73,9 +73,17 @@ void DecodeMaps(const RecordReader& records, DataStream& data, CaseSource& sourc
 std::vector<isa::Insn> BuildMainProgram(RecordReader& records, DataStream& data, CaseLayout& layout) {
   const size_t functions = 1 + records.HeaderByte(2) % (layout.version >= 3 ? 8 : 4);
   layout.signatures.resize(functions);
+  const uint8_t callbacks = layout.version >= 7 ? records.HeaderByte(14) >> kCallbackMaskShift : 0;
   for (size_t f = 1; f < functions; ++f) {
-    layout.signatures[f].args = static_cast<int>(data.Next() % 6);
-    layout.signatures[f].caller_stack = layout.signatures[f].args > 0 && data.Next() % 3 == 0;
+    Signature& sig = layout.signatures[f];
+    sig.args = static_cast<int>(data.Next() % 6);
+    sig.caller_stack = sig.args > 0 && data.Next() % 3 == 0;
+    if ((callbacks >> ((f - 1) % 4)) & 1) {
+      // bpf_loop's callback too: (i, ctx), no caller's stack.
+      sig.callback = true;
+      sig.args = std::min(sig.args, 2);
+      sig.caller_stack = false;
+    }
   }
   std::vector<FunctionBuilder> builders;
   for (size_t f = 0; f < functions; ++f) {
@@ -143,7 +151,7 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
     // Before the main entry's first instruction: every jump and local call
     // is relative, so the rest of the program keeps its meaning.
     const auto block = FarBranchBlock(static_cast<uint8_t>(records.HeaderByte(14) >> kFarBranchFillerShift),
-                                      static_cast<int32_t>(records.HeaderWord(6)));
+                                      static_cast<int32_t>(records.HeaderWord(6)), input[0] >= 7);
     auto& main = source.programs.front();
     main.insert(main.begin(), block.begin(), block.end());
   }
@@ -228,6 +236,11 @@ void UpgradeFuzzInput(std::vector<uint8_t>& input) {
     // Version 6 reads byte 15 bit 7 as the far-branch mode: off.
     if (input[1] != kModeRaw && input.size() > 15) input[15] &= static_cast<uint8_t>(~kOptionFarBranch);
     input[0] = 6;
+  }
+  if (input[0] == 6) {
+    // Version 7 reads byte 14 bits 4..7 as the callbacks: none.
+    if (input[1] != kModeRaw && input.size() > 14) input[14] &= static_cast<uint8_t>((1u << kCallbackMaskShift) - 1);
+    input[0] = 7;
   }
 }
 

@@ -14,7 +14,7 @@ bool IsBranchTarget(const std::vector<isa::Insn>& program, size_t pc) {
     const auto form = isa::Classify(program[at]);
     if (!form) continue;
     const isa::Shape shape = isa::FormById(*form).shape;
-    if (isa::IsBranchShape(shape) && isa::BranchTarget(program[at], shape, at) == static_cast<int64_t>(pc)) return true;
+    if (isa::NamesSlot(shape) && isa::BranchTarget(program[at], shape, at) == static_cast<int64_t>(pc)) return true;
   }
   return false;
 }

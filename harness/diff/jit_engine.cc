@@ -10,6 +10,18 @@
 #include "oracle/guest_layout.h"
 
 namespace bpfdiff {
+namespace {
+
+bool UsesCallbacks(const LoadedCase& loaded) {
+  for (const auto& program : loaded.programs) {
+    for (const isa::Insn& insn : program.program.insns) {
+      if (insn.opcode == isa::kOpLddw && insn.src == isa::kPseudoFunc) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 JitEngine::JitEngine(Sandbox& sandbox, const jit::JitOptions& options, std::string name, int cpu)
     : JitEngine(sandbox, MakeModelGenerator(sandbox, options), std::move(name), cpu) {}
@@ -50,6 +62,12 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
   auto conventions = generator_->Conventions(Pointers(compiled_));
   if (conventions) {
     conventions_ = *conventions;
+    // A callback's frame lies below bpf_loop's, at no call depth's place:
+    // the interpreter follows the run's path instead (per-function frames,
+    // here each with the one prologue).
+    if (!conventions_.geometry.per_function() && UsesCallbacks(loaded)) {
+      conventions_.geometry.functions.push_back({0, 0, conventions_.geometry.fp_below_entry_sp});
+    }
     // The interpreter runs the case without the JIT-only rewrites (an
     // inlined kptr_xchg is two slots where the source has one): it knows a
     // function by the source's slot of its entry.

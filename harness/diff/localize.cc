@@ -31,6 +31,9 @@ uint16_t DefinedAfter(const isa::Insn& insn, uint16_t defined, bool returned, bo
   const isa::Form& form = isa::FormById(*id);
   switch (form.shape) {
     case isa::Shape::kCallLocal: return defined;
+    // A callback's address in the JITs, a token of it in the interpreter:
+    // the register is the same function, not the same value.
+    case isa::Shape::kLddwFunc: return static_cast<uint16_t>(defined & ~RegisterBit(insn.dst));
     case isa::Shape::kExit:
       return returned ? static_cast<uint16_t>((defined & ~kArgRegisters) | RegisterBit(0)) : defined;
     case isa::Shape::kTailCall: {

@@ -146,8 +146,9 @@ void JitCall::CheckFrameChain(uint64_t callee) {
   // Only the entries of what BPF code calls: a helper's, a trampoline
   // stub's (each entered by a call and nothing else).
   const bool helper = callee >= guest::kHelperBase && callee < guest::kHelperBase + guest::kHelperRegionSize;
-  const bool stub = callee >= guest::kTrampProgEnterAddress &&
-                    callee < guest::kTrampImageExitAddress + guest::kTrampStubBytes;
+  const bool stub = (callee >= guest::kTrampProgEnterAddress &&
+                     callee < guest::kTrampImageExitAddress + guest::kTrampStubBytes) ||
+                    callee == guest::kLoopHelperAddress;
   if (!frame_chain_violation_.empty() || (!helper && !stub)) return;
   const auto read = [&](uint64_t at) -> std::optional<uint64_t> {
     const uint8_t* p = env_.memory().HostPointer(at, 8);

@@ -1,5 +1,6 @@
 #include "harness/machine/sandbox.h"
 
+#include "harness/machine/loop_helper.h"
 #include "oracle/guest_layout.h"
 
 namespace bpfdiff {
@@ -13,6 +14,7 @@ Result<std::unique_ptr<Sandbox>> Sandbox::Create(const SandboxOptions& options) 
   if (!env) return env.error();
   sandbox->env_ = std::move(env).value();
   GuestMemory& memory = sandbox->env_->memory();
+  if (auto installed = InstallLoopHelper(memory); !installed) return installed.error();
   sandbox->patcher_ = std::make_unique<UnicornTextPatcher>(memory);
   const auto make = [&](int cpu, MachineMode mode) {
     return options.machine_factory != nullptr ? options.machine_factory(memory, cpu)
@@ -74,6 +76,7 @@ jit::JitEnvironment Sandbox::JitEnvironment() {
   env.prog_bpf_func_offset = guest::kProgBpfFuncOffset;
   env.arena_kern_vm_start = guest::kArenaKernStart;
   env.arena_user_vm_start = guest::kArenaUserStart;
+  env.loop_helper = guest::kLoopHelperAddress;
   return env;
 }
 

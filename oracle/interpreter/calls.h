@@ -3,6 +3,7 @@
 // to oracle/interpreter.cc).
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -21,14 +22,80 @@ namespace bpfdiff::interp {
   frame.function = function_;
   std::memcpy(frame.saved, r_, sizeof frame.saved);
   frame.fp = r_[isa::kFramePointer];
+  frame.loop = false;
   const uint32_t target = pc + 1 + static_cast<uint32_t>(insn.imm);
   if (window_) {
     function_ = target;
     EnterFunction(options_.geometry.CalleeFramePointer(frame.fp, static_cast<uint32_t>(program_index_), target));
   } else {
-    r_[isa::kFramePointer] = options_.geometry.FramePointer(options_.cpu, depth_);
+    r_[isa::kFramePointer] = frame.fp - options_.geometry.call_frame_bytes;
   }
   return Next(target);
+}
+
+// bpf_loop(nr_loops = r1, callback = r2, ctx = r3, flags = r4), as
+// kernel/bpf/bpf_iter.c: -EINVAL for any flag, -E2BIG past BPF_MAX_LOOPS;
+// else the callback runs (i, ctx, 0, 0, 0) for i = 0, 1, ... until it
+// returns other than 0 (the result is i + 1) or i reaches nr_loops (the
+// result is nr_loops). r2 is a token of lddw_func (the load step lets no
+// other value reach a call of bpf_loop). Each run of the callback is a
+// frame below bpf_loop's own (guest::kLoopHelperFrameBytes), as the
+// engines' bpf_loop (harness/machine/loop_helper.h) makes it, which leaves
+// its mark in r0 too, and whose own frame (its saved state) holds bytes the
+// interpreter does not.
+[[gnu::noinline]] inline StepResult ProgramRun::LoopCall(uint32_t pc) {
+  const uint64_t callback = r_[2] - guest::kCallbackTokenBase;
+  const isa::Program& program = loaded_.programs[program_index_].program;
+  const auto& starts = program.subprogram_starts;
+  if (r_[2] < guest::kCallbackTokenBase || callback >= program.size() ||
+      !std::binary_search(starts.begin(), starts.end(), static_cast<uint32_t>(callback))) {
+    return Finish(EndKind::kHarnessError, 0, "bpf_loop: r2 is no function of lddw_func");
+  }
+  const uint32_t iterations = U32(r_[1]);
+  if (r_[4] != 0 || iterations > guest::kMaxLoops) {
+    r_[0] = static_cast<uint64_t>(r_[4] != 0 ? -kEINVAL : -kE2BIG);
+    return Next(pc + 1);
+  }
+  // bpf_loop's own frame, below the caller's stack: the engines' bpf_loop
+  // saves its state there, as a prologue saves registers (FrameWindow).
+  const uint64_t helper_frame =
+      r_[isa::kFramePointer] - options_.geometry.CallerStackBytes() - guest::kLoopHelperFrameBytes;
+  if (window_) window_->Enter(helper_frame, 0, guest::kLoopHelperFrameBytes);
+  if (iterations == 0) {
+    if (window_) window_->Leave();
+    r_[0] = 0;
+    return Next(pc + 1);
+  }
+  if (depth_ + 1 >= isa::kMaxCallDepth) return Finish(EndKind::kHarnessError, 0, "callbacks nest deeper than the limit");
+  Frame& frame = frames_[depth_++];
+  frame.return_pc = pc + 1;
+  frame.function = function_;
+  std::memcpy(frame.saved, r_, sizeof frame.saved);
+  frame.fp = r_[isa::kFramePointer];
+  frame.loop = true;
+  frame.callback = static_cast<uint32_t>(callback);
+  frame.iterations = iterations;
+  frame.index = 0;
+  frame.callback_ctx = r_[3];
+  return EnterCallback(frame);
+}
+
+// The callback of `loop` for iteration loop.index: r1 = index, r2 = ctx,
+// r3..r5 = 0, r6..r9 the caller's (bpf_loop keeps them), r0 what the
+// engines' bpf_loop leaves in x7.
+inline StepResult ProgramRun::EnterCallback(const Frame& loop) {
+  r_[0] = guest::kLoopHelperClobber | 7;
+  r_[1] = loop.index;
+  r_[2] = loop.callback_ctx;
+  r_[3] = r_[4] = r_[5] = 0;
+  function_ = loop.callback;
+  const uint64_t below = loop.fp - options_.geometry.CallerStackBytes() - guest::kLoopHelperFrameBytes;
+  if (window_) {
+    EnterFunction(below - options_.geometry.PrologueBytes(static_cast<uint32_t>(program_index_), loop.callback));
+  } else {
+    r_[isa::kFramePointer] = below - options_.geometry.fp_below_entry_sp;
+  }
+  return Next(loop.callback);
 }
 
 // r0 = helper(r1, ..., r5); callx takes the helper id from dst.
@@ -52,13 +119,27 @@ namespace bpfdiff::interp {
 // From the program: the run ends with r0.
 [[gnu::noinline]] inline StepResult ProgramRun::Exit() {
   if (depth_ == 0) return Finish(EndKind::kExit, r_[0]);
+  Frame& top = frames_[depth_ - 1];
+  if (top.loop) {
+    // A callback returned to bpf_loop: the next iteration, unless it
+    // asked to stop (any r0 but 0: bpf_loop tests all 64 bits) or this was
+    // the last.
+    if (window_) window_->Leave();
+    ++top.index;
+    if (r_[0] == 0 && top.index < top.iterations) {
+      // The callback restored r6..r9 (callee-saved) for bpf_loop.
+      std::memcpy(&r_[6], &top.saved[6], 4 * sizeof(uint64_t));
+      return EnterCallback(top);
+    }
+    r_[0] = top.index;
+  }
   const Frame& frame = frames_[--depth_];
   const uint64_t result = r_[0];
   std::memcpy(r_, frame.saved, sizeof frame.saved);
   r_[0] = result;
   r_[isa::kFramePointer] = frame.fp;
   function_ = frame.function;
-  if (window_) window_->Leave();
+  if (window_) window_->Leave();  // the callee's frame, or bpf_loop's
   return Next(frame.return_pc);
 }
 

@@ -55,11 +55,17 @@ class ProgramRun {
   void RecordBoundary(uint32_t pc);
 
   // One local-call frame: where to return and the caller's registers.
+  // bpf_loop's frame is one too: its callback returns to it, once per
+  // iteration, and it returns to the caller when the loop ends.
   struct Frame {
     uint32_t return_pc;
     uint32_t function;   // the caller's first slot
     uint64_t saved[10];  // r0..r9 of the caller (r0 is replaced by the callee's)
     uint64_t fp;         // the caller's r10
+    bool loop = false;   // bpf_loop's
+    uint32_t callback = 0;                // loop: the callback's first slot
+    uint32_t iterations = 0, index = 0;   // loop: nr_loops, and the iteration running
+    uint64_t callback_ctx = 0;            // loop: its r2
   };
 
   // The instruction at `pc`. pc is the loop's local, not a member, so that
@@ -86,6 +92,8 @@ class ProgramRun {
 
   // calls.h
   StepResult LocalCall(const isa::Insn& insn, uint32_t pc);
+  StepResult LoopCall(uint32_t pc);
+  StepResult EnterCallback(const Frame& loop);
   StepResult HelperCall(const isa::Insn& insn, uint64_t dst, uint32_t pc);
   StepResult Exit();
   StepResult TailCall(uint32_t pc);

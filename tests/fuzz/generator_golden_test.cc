@@ -21,7 +21,7 @@ namespace bpfdiff::fuzz {
 namespace {
 
 // The newest version these goldens know; each test says its version.
-constexpr uint8_t kNewestGoldenVersion = 6;
+constexpr uint8_t kNewestGoldenVersion = 7;
 
 const std::string kChangedFormat =
     "the generator changed what the bytes of a released format version mean; add a new version to "
@@ -626,6 +626,52 @@ TEST(FuzzGeneratorGolden, Version6FarBranch) {
   std::vector<uint8_t> other = input;
   other[6] ^= 1;
   EXPECT_EQ(DecodeFuzzInput(other)->programs.front().size(), 1u);
+}
+
+// Version 7: subprogram 1 may be a callback (byte 14 bit 4), and the main
+// entry's local-call record with p6 bit 0 calls it through bpf_loop, twice
+// (p6 bits 1..3). The callback reads no r0 and returns r0 & 1; the main
+// entry still calls it directly at its end, since no later function does.
+std::vector<uint8_t> Version7Callback(uint8_t version) {
+  return {
+      // version, structured, 1 subprogram, no maps, no tail-call targets,
+      // no memory, seed, byte 14: subprogram 1 may be a callback
+      version, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x10, 0x00,
+      0x05, 0x02, 0x02, 0x03, 0x01, 0x00, 0x00, 0x00,  // subprogram 1: alu, mul with a register source
+      0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of function
+      0xe0, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x05,  // main: a local call of 1, through bpf_loop, 2 times
+      0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of function
+  };
+}
+
+TEST(FuzzGeneratorGolden, Version7CallbackThroughBpfLoop) {
+  const auto source = DecodeFuzzInput(Version7Callback(7));
+  const std::string golden =
+      "program 0:\n"
+      "bf 13 00 00 00 00 00 00\n"  // mov %r3, %r1 (the callback's context)
+      "b7 01 00 00 02 00 00 00\n"  // mov %r1, 2
+      "b7 04 00 00 00 00 00 00\n"  // mov %r4, 0
+      "18 42 00 00 04 00 00 00\n"  // lddw_func %r2, +4
+      "00 00 00 00 00 00 00 00\n"
+      "85 00 00 00 b5 00 00 00\n"  // call 181 (bpf_loop)
+      "85 10 00 00 01 00 00 00\n"  // call local +1
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "b7 03 00 00 01 00 00 00\n"  // mov %r3, 1
+      "2f 33 00 00 00 00 00 00\n"  // mul %r3, %r3
+      "b7 00 00 00 00 00 00 00\n"  // mov %r0, 0 (no r0 came in)
+      "7b 3a 10 fe 00 00 00 00\n"  // stxdw [%r10-496], %r3
+      "57 00 00 00 01 00 00 00\n"  // and %r0, 1
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "memory: 0 bytes\n"
+      "inline kptr_xchg: false\n";
+  EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
+  // The same bytes as version 6 are no callback; upgraded, they keep that case.
+  std::vector<uint8_t> old = Version7Callback(6);
+  const std::string before = Generated(DecodeFuzzInput(old));
+  EXPECT_EQ(before.find("18 42"), std::string::npos) << before;
+  UpgradeFuzzInput(old);
+  EXPECT_EQ(old[0], kFormatVersion);
+  EXPECT_EQ(Generated(DecodeFuzzInput(old)), before);
 }
 
 }  // namespace

@@ -189,7 +189,8 @@ TEST(FuzzGenerator, TheFarBranchModeIsForTheInputsItsHashChooses) {
     ASSERT_TRUE(without);
     const auto block = FarBranchBlock(static_cast<uint8_t>(input[14] >> kFarBranchFillerShift),
                                       static_cast<int32_t>(input[6] | input[7] << 8 | input[8] << 16 |
-                                                           static_cast<uint32_t>(input[9]) << 24));
+                                                           static_cast<uint32_t>(input[9]) << 24),
+                                      /*define_arguments=*/true);
     ASSERT_EQ(length, block.size() + without->programs.front().size());
     EXPECT_TRUE(std::equal(block.begin(), block.end(), decoded->programs.front().begin()));
     EXPECT_TRUE(std::equal(without->programs.front().begin(), without->programs.front().end(),

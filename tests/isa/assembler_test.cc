@@ -81,6 +81,8 @@ TEST(isaAssembler, AssemblesEveryShape) {
       {"lddw %r1, map:3", {Make(0x18, 1, 1, 0, 3), Make(0)}},
       {"lddw %r1, map_value:3+16", {Make(0x18, 1, 2, 0, 3), Make(0, 0, 0, 0, 16)}},
       {"lddw %r1, map_value:3", {Make(0x18, 1, 2, 0, 3), Make(0)}},
+      // kLddwFunc
+      {"lddw_func %r2, +3", {Make(0x18, 2, 4, 0, 3), Make(0)}},
       // kLdAbs, kLdInd
       {"ldabsw 0x10", {Make(0x20, 0, 0, 0, 16)}},
       {"ldindb %r1, 0x10", {Make(0x50, 0, 1, 0, 16)}},

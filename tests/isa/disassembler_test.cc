@@ -229,7 +229,7 @@ TEST(isaDisassembler, RoundTripsRandomPrograms) {
       const int64_t distance = std::uniform_int_distribution<int64_t>(-pc - 1, n - pc - 1)(rng);
       if (shape == Shape::kJa || shape == Shape::kJumpImm || shape == Shape::kJumpReg) {
         insns[static_cast<size_t>(pc)].offset = static_cast<int16_t>(distance);
-      } else if (shape == Shape::kJa32 || shape == Shape::kCallLocal) {
+      } else if (shape == Shape::kJa32 || shape == Shape::kCallLocal || shape == Shape::kLddwFunc) {
         insns[static_cast<size_t>(pc)].imm = static_cast<int32_t>(distance);
       }
       if (FormById(*id).is_wide()) ++pc;

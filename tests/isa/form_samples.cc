@@ -89,7 +89,7 @@ Sample CanonicalSample(const Form& form) {
         second.imm = 0x11223344;
         break;
       case Operand::kOffsetTarget: insn.offset = 0; break;  // the next slot: exit
-      case Operand::kImmTarget: insn.imm = 1; break;        // the last exit
+      case Operand::kImmTarget: insn.imm = form.is_wide() ? 2 : 1; break;  // the last exit
       case Operand::kDstMem:
         insn.dst = kFramePointer;
         insn.offset = -8;

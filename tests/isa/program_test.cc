@@ -59,11 +59,31 @@ TEST(isaProgram, RejectsUnknownOpcodes) {
   EXPECT_GT(unknown, 100);
 }
 
+// lddw_func names where a callback starts, as a local call names its
+// callee: a subprogram starts there, and the name must be a slot of the
+// program that is no lddw's second.
+TEST(isaProgram, LddwFuncStartsTheSubprogramItNames) {
+  const Insn func = Make(kOpLddw, 2, kPseudoFunc, 0, 2);  // the slot after the next exit
+  auto program = MakeProgram({func, Make(0), kExit, Make(kClassAlu64 | kSrcK | kAluMov, 0, 0, 0, 1), kExit});
+  ASSERT_TRUE(program.ok()) << program.message();
+  EXPECT_EQ(program->subprogram_starts, (std::vector<uint32_t>{0, 3}));
+
+  EXPECT_EQ(Rejection({Make(kOpLddw, 2, kPseudoFunc, 0, 9), Make(0), kExit}),
+            "instruction 0 (lddw func): function target 10 is outside the program (3 slots)");
+  EXPECT_EQ(Rejection({Make(kOpLddw, 2, kPseudoFunc, 0, 2), Make(0, 0, 0, 0, 5), kExit, kExit}),
+            "instruction 1: second slot of lddw func must have imm 0, not 5");
+  // Its target is the second slot of another lddw.
+  EXPECT_EQ(Rejection({Make(kOpLddw, 2, kPseudoFunc, 0, 3), Make(0), kExit, Make(kOpLddw, 1), Make(0), kExit}),
+            "instruction 0 (lddw func): jump target 4 is the second slot of an lddw");
+  EXPECT_EQ(Rejection({Make(kOpLddw, 10, kPseudoFunc, 0, 1), Make(0), kExit, kExit}),
+            "instruction 0 (lddw func): r10 is read-only");
+}
+
 TEST(isaProgram, RejectsKnownOpcodesWithAnUnknownDiscriminant) {
   EXPECT_EQ(Rejection({Make(kOpCall, 0, 2, 0, 5), kExit}),
             "instruction 0: unsupported call kind src=2 (0 = helper, 1 = local)");
   EXPECT_EQ(Rejection({Make(kOpLddw, 1, 3), Make(0), kExit}),
-            "instruction 0: unsupported lddw source 3 (0 = imm64, 1 = map fd, 2 = map value)");
+            "instruction 0: unsupported lddw source 3 (0 = imm64, 1 = map fd, 2 = map value, 4 = function)");
   // sdiv is offset 1; offset 2 names nothing.
   EXPECT_EQ(Rejection({Make(kClassAlu64 | kSrcX | kAluDiv, 1, 2, 2), kExit}),
             "instruction 0: opcode 0x3f with offset 2 and imm 0 names no instruction");

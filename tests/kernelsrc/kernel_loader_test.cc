@@ -228,6 +228,7 @@ TEST(kernel_loader, TheUnprivilegedVerifierRefusesWhatNeedsCapBpf) {
     EXPECT_NE(why->find(what), std::string::npos) << *why;
   };
   says("call local +1\nexit\nmov %r0, 0\nexit", "call of a BPF function");
+  says("mov %r1, 1\nmov %r3, 0\nmov %r4, 0\nlddw_func %r2, +3\ncall 181\nexit\nmov %r0, 0\nexit", "a callback");
   says("mov %r0, 3\nsub %r0, 1\njne %r0, 0, -2\nexit", "back-edge");
   says("mov %r0, 0\ncall 35\nexit", "helper 35");
   says("probe ldxdw %r0, [%r1]\nexit", "PROBE_MEM");

@@ -179,6 +179,31 @@ TEST(oracle_load, RejectsUnknownHelpers) {
             "program 1, instruction 0 (call helper): unknown helper 6");
 }
 
+// bpf_loop needs a function in r2: lddw_func r2 right before the call,
+// which nothing jumps between; the function is no program's entry, and it
+// counts as a frame below its caller's.
+TEST(oracle_load, BpfLoopTakesOnlyTheCallbackLoadedJustBefore) {
+  const std::string cb = "cb:\nmov %r0, 0\nexit\n";
+  EXPECT_EQ(LoadError(Source({"mov %r1, 1\nmov %r3, 0\nmov %r4, 0\nlddw_func %r2, cb\ncall 181\nexit\n" + cb})), "");
+  const std::string kWants =
+      "bpf_loop's callback (r2) must be the function `lddw_func r2` loads just before the call";
+  EXPECT_EQ(LoadError(Source({"mov %r1, 1\nmov %r2, 0\ncall 181\nexit\n"})),
+            "program 0, instruction 2 (call helper): " + kWants);
+  EXPECT_EQ(LoadError(Source({"lddw_func %r3, cb\nmov %r1, 1\ncall 181\nexit\n" + cb})),
+            "program 0, instruction 3 (call helper): " + kWants);
+  EXPECT_EQ(LoadError(Source({"lddw_func %r2, cb\nmov %r1, 1\ncall 181\nexit\n" + cb})),
+            "program 0, instruction 3 (call helper): " + kWants)
+      << "not right after it";
+  EXPECT_EQ(LoadError(Source({"jeq %r1, 0, +2\nlddw_func %r2, cb\ncall 181\nexit\n" + cb})),
+            "program 0, instruction 3 (call helper): " + kWants)
+      << "a jump lands between them";
+  EXPECT_EQ(LoadError(Source({"start:\nlddw_func %r2, start\nmov %r1, 1\nexit\n"})),
+            "program 0, instruction 0 (lddw func): a callback must be a subprogram, not the program's entry");
+  EXPECT_EQ(LoadError(Source({"lddw_func %r2, cb\ncall 181\nexit\ncb:\nlddw_func %r2, cb\ncall 181\nexit\n"})),
+            "program 0: subprogram 1 calls itself recursively (through subprogram 1)")
+      << "a callback that passes itself to bpf_loop";
+}
+
 TEST(oracle_load, RejectsRecursiveLocalCalls) {
   EXPECT_EQ(LoadError(Source({"call local f\nexit\nf:\ncall local f\nexit"})),
             "program 0: subprogram 1 calls itself recursively (through subprogram 1)");
