@@ -79,9 +79,10 @@ struct bpfdiff_kjit_world {
 	 * whose failure the kernel's JIT checks fails as it would in the
 	 * kernel: kzalloc, kcalloc, kvcalloc, kvmalloc (NULL, as under
 	 * memory pressure or failslab), bpf_jit_binary_pack_alloc (NULL, as
-	 * past bpf_jit_limit), and bpf_jit_get_func_addr of a subprogram in
-	 * the extra pass (-EINVAL: the one way to fail an extra pass).
-	 * 0: none fails. */
+	 * past bpf_jit_limit), bpf_prog_pack_alloc (a trampoline's slot: NULL
+	 * when no new pack can be had), and bpf_jit_get_func_addr of a
+	 * subprogram in the extra pass (-EINVAL: the one way to fail an extra
+	 * pass). 0: none fails. */
 	uint32_t fail_call;
 };
 
@@ -216,10 +217,16 @@ struct bpfdiff_kjit_tramp_image {
 /* Builds a trampoline as bpf_trampoline_update() does: its size, its
  * slot (arch_alloc_bpf_trampoline), its code (arch_prepare_bpf_trampoline,
  * which copies it to RX and flushes). Returns 0, or -1 with a message; on
- * failure no slot stays allocated. */
+ * failure no slot stays allocated. With world->fail_call, that failable
+ * service call fails (kcalloc, kvmalloc, the pack's allocation). What the
+ * error paths did goes to `path` (which may be NULL): the service made to
+ * fail, and a promise broken on the way, whether the build failed or not:
+ * a heap block the arch code still holds once it returned (its image's
+ * RW buffer, its table of branches), or a slot left after a failure. */
 int bpfdiff_kjit_trampoline(const struct bpfdiff_kjit_world *world,
 			    const struct bpfdiff_kjit_tramp_request *request,
-			    struct bpfdiff_kjit_tramp_image *image, char *message, size_t message_size);
+			    struct bpfdiff_kjit_tramp_image *image, char *message, size_t message_size,
+			    struct bpfdiff_kjit_error_path *path);
 
 /* bpf_arch_text_poke(ip, BPF_MOD_CALL or BPF_MOD_JUMP, old, new) on a
  * program whose kallsyms symbol (bpf_func, jited_len) is [image, image +

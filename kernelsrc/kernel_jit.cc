@@ -398,7 +398,7 @@ class TrampolineWork {
 
 }  // namespace
 
-Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest& request) {
+Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest& request, TrampolineErrorPath* path) {
   Impl& impl = *impl_;
   const TrampolineWork work(impl);
   // In the kernel's enum order: BPF_TRAMP_FENTRY, BPF_TRAMP_FEXIT, BPF_TRAMP_MODIFY_RETURN.
@@ -416,17 +416,23 @@ Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest& req
   bridge_request.tramp_enter = request.tramp_enter;
   bridge_request.tramp_exit = request.tramp_exit;
 
-  const bpfdiff_kjit_world bridge = impl.Bridge();
+  bpfdiff_kjit_world bridge = impl.Bridge();
+  bridge.fail_call = request.fail_call;
   impl.pack_error.clear();
   bpfdiff_kjit_tramp_image image{};
   std::array<char, 512> message{};
+  bpfdiff_kjit_error_path error_path{};
   impl.placement = request.placement;
-  const int result = bpfdiff_kjit_trampoline(&bridge, &bridge_request, &image, message.data(), message.size());
+  const int result =
+      bpfdiff_kjit_trampoline(&bridge, &bridge_request, &image, message.data(), message.size(), &error_path);
   impl.placement = jit::Placement::kPacked;
   impl.finalized_images.clear();
-  if (result != 0) {
+  if (path != nullptr) *path = {error_path.injected, error_path.failable_calls, error_path.breach};
+  const std::string breach = error_path.breach;
+  if (result != 0 || !breach.empty()) {
     for (auto& held : impl.slots) impl.pack.Free(std::move(held.second));
     impl.slots.clear();
+    if (!breach.empty()) return Fail("the kernel's trampoline code broke a promise: {}", breach);
     std::string why = message.data();
     if (!impl.pack_error.empty()) why += fmt::format(" (the pack: {})", impl.pack_error);
     return Fail("{}", why);

@@ -85,6 +85,18 @@ struct TrampolineRequest {
   // Where its image lies: kFar puts it beyond a `bl` from every program
   // (jit::Placement), so that attaching it takes the PLT.
   jit::Placement placement = jit::Placement::kPacked;
+  // The fail_call-th failable service call of the build (from 1) fails:
+  // kcalloc, kvmalloc, bpf_prog_pack_alloc (bridge.h). 0: none.
+  uint32_t fail_call = 0;
+};
+
+// What a trampoline build's error paths did (bridge.h,
+// bpfdiff_kjit_error_path): the service made to fail ("" when the build
+// made fewer failable calls), and a promise broken, or "".
+struct TrampolineErrorPath {
+  std::string injected;
+  uint32_t failable_calls = 0;
+  std::string breach;
 };
 
 // A trampoline the kernel's code built into bpfdiff's pack.
@@ -164,7 +176,10 @@ class KernelJit {
 
   // Builds a trampoline with the kernel's own arch code, in the pack, as
   // bpf_trampoline_update() does. Fails with the kernel's answer.
-  Result<KernelTrampoline> BuildTrampoline(const TrampolineRequest& request);
+  // A broken promise (TrampolineErrorPath::breach) fails it too, whether
+  // the build failed or not; `path`, when given, gets what the error paths
+  // did.
+  Result<KernelTrampoline> BuildTrampoline(const TrampolineRequest& request, TrampolineErrorPath* path = nullptr);
   // Frees it (arch_free_bpf_trampoline), invalidating its slot.
   void ReleaseTrampoline(KernelTrampoline& trampoline);
 

@@ -55,7 +55,7 @@ Status KernelJit::Release(jit::CompiledProgram& program) {
   return {};
 }
 
-Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest&) {
+Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest&, TrampolineErrorPath*) {
   return Fail("this bpfdiff was built without a Linux tree");
 }
 

@@ -385,6 +385,10 @@ void *bpf_prog_pack_alloc(u32 size, bpf_jit_fill_hole_t bpf_fill_ill_insns, bool
 		bpfdiff_kernel_log("more allocations than the trampoline needs");
 		return NULL;
 	}
+	/* core.c's fails when no pack has room and a new one cannot be
+	 * allocated (alloc_new_pack). */
+	if (bpfdiff_kjit_inject_failure("bpf_prog_pack_alloc"))
+		return NULL;
 	if (w->pack_alloc(w->owner, size, 8, &rx_header, &rx_image, &rw_header, &rw) != 0)
 		return NULL;
 	session->slots[session->slot_count++] =

@@ -165,9 +165,41 @@ static int build(struct bpfdiff_kjit_session *session, struct host_objects *o,
 	return 0;
 }
 
+/* What the build's error paths did: the service made to fail, and a
+ * promise broken, checked before anything is cleaned up behind the
+ * kernel's code. */
+static void check_build(const struct bpfdiff_kjit_session *session, int failed,
+			struct bpfdiff_kjit_error_path *path)
+{
+	uint32_t blocks = 0;
+	size_t bytes = 0;
+	const char *service = bpfdiff_kjit_held(session, &blocks, &bytes);
+
+	if (!path)
+		return;
+	memset(path, 0, sizeof(*path));
+	snprintf(path->injected, sizeof(path->injected), "%s", session->injected ? session->injected : "");
+	path->failable_calls = session->failable_calls;
+	if (service) {
+		snprintf(path->breach_kind, sizeof(path->breach_kind), "leak");
+		snprintf(path->breach, sizeof(path->breach),
+			 "%u heap blocks (%zu bytes, the oldest from %s) still held once "
+			 "arch_prepare_bpf_trampoline() %s: the arch code frees its RW image and its "
+			 "table of branches on every path",
+			 blocks, bytes, service, failed ? "failed" : "returned");
+	} else if (failed && session->slot_count > 0) {
+		snprintf(path->breach_kind, sizeof(path->breach_kind), "leak");
+		snprintf(path->breach, sizeof(path->breach),
+			 "the trampoline's slot at 0x%llx is still allocated after the build failed "
+			 "(arch_free_bpf_trampoline)",
+			 (unsigned long long)session->slots[0].rx_header);
+	}
+}
+
 int bpfdiff_kjit_trampoline(const struct bpfdiff_kjit_world *world,
 			    const struct bpfdiff_kjit_tramp_request *request,
-			    struct bpfdiff_kjit_tramp_image *image, char *message, size_t message_size)
+			    struct bpfdiff_kjit_tramp_image *image, char *message, size_t message_size,
+			    struct bpfdiff_kjit_error_path *path)
 {
 	struct bpfdiff_kjit_slot slot;
 	struct bpfdiff_kjit_session session = { .world = world, .slots = &slot, .slot_capacity = 1 };
@@ -190,6 +222,7 @@ int bpfdiff_kjit_trampoline(const struct bpfdiff_kjit_world *world,
 		result = build(&session, o, request, image, message, message_size);
 	else
 		fail(&session, message, message_size, "the kernel's code hit BUG()", -EFAULT);
+	check_build(&session, result != 0, path);
 	if (result != 0) {
 		while (session.slot_count > 0)
 			world->pack_free(world->owner, session.slots[--session.slot_count].rx_header);

@@ -107,6 +107,10 @@ struct TrampolineCase {
   // of a replace. Where code lies changes no outcome.
   bool far = false;
   bool first_far = false;
+  // Before the trampoline is built, a build of it whose fail_call-th
+  // failable service call fails (kernelsrc::TrampolineRequest): refused,
+  // with nothing left behind. 0: none.
+  uint32_t fail_call = 0;
 };
 
 // The flags bpf_trampoline_update() builds the trampoline with.

@@ -239,6 +239,11 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
   map.max_entries = 1;
   map.initial_values = DataStream(in.U64()).Bytes(kTrampolineMapValueBytes);
   c.source.maps.push_back(map);
+  // The last byte, past what older inputs hold: with bit 7, a build whose
+  // 1st..16th failable service call fails comes first (none past the calls
+  // the build makes).
+  const uint8_t failure = in.Byte();
+  if ((failure & 0x80) != 0 && !freplace) c.fail_call = 1 + (failure & 0x0f);
   return c;
 }
 
@@ -270,6 +275,9 @@ std::string DescribeTrampolineCase(const trampoline::TrampolineCase& c) {
   links("fentry", a.fentry);
   links("fexit", a.fexit);
   links("fmod_ret", a.fmod_ret);
+  if (c.fail_call != 0) {
+    text += fmt::format("first a build whose failable call {} fails (refused, nothing left behind)\n", c.fail_call);
+  }
   for (size_t p = 0; p < c.source.programs.size(); ++p) {
     text += fmt::format("-- program {}\n{}", p, isa::Disassemble(c.source.programs[p]));
   }
@@ -300,6 +308,9 @@ std::vector<std::pair<std::string_view, bool>> TrampolinePaths(const trampoline:
       {"plt_target_alone_rewritten", c.replace && c.far && c.first_far},
       // A far target poked away: the PLT's target goes back to dummy_tramp.
       {"plt_target_restored", poked && (c.far || c.first_far)},
+      // A build whose allocation fails first (arch_alloc_bpf_trampoline,
+      // the arch code's RW image, its table of branches).
+      {"failing_allocation", c.fail_call != 0},
   };
 }
 

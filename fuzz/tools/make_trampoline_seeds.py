@@ -8,8 +8,8 @@ counts byte (fentry, fexit, fmod_ret; 0x40: the trampoline or extension
 lies beyond a `bl`, attached through the PLT; 0x80: so does the first
 trampoline of a replace), five arguments, then the programs. The
 seeds cover every argument count, each kind of link alone and together, a
-missed enter, the ip, the replace path, struct_ops trampolines, extensions
-and far targets; the
+missed enter, the ip, the replace path, struct_ops trampolines, extensions,
+far targets and a build whose allocation fails first (a last byte); the
 programs' bytes come from a fixed seed, so the corpus is the same on every run.
 Usage: make_trampoline_seeds.py OUT_DIR
 """
@@ -27,7 +27,7 @@ def program(rng, ops):
 
 
 def seed(rng, nr_args, ip, replace, fentry, fexit, fmod_ret, miss=False, struct_ops=False, freplace=False,
-         far=False, first_far=False):
+         far=False, first_far=False, fail_call=0):
     flags = (nr_args - 1) | (0x08 if ip else 0) | (0x10 if replace else 0)
     flags |= 0xe0 if struct_ops else 0xc0 if freplace else 0
     counts = fentry | fexit << 2 | fmod_ret << 4 | (0x40 if far else 0) | (0x80 if first_far else 0)
@@ -40,7 +40,9 @@ def seed(rng, nr_args, ip, replace, fentry, fexit, fmod_ret, miss=False, struct_
         link = 0x80 | (7 if miss and i == 0 else 1)  # low bits 7: the enter reports a miss
         out += bytes([link]) + rng.getrandbits(64).to_bytes(8, "little")
         out += program(rng, rng.randrange(4, 16))
-    return out + rng.getrandbits(64).to_bytes(8, "little")
+    out += rng.getrandbits(64).to_bytes(8, "little")
+    # The last byte: a build whose fail_call-th failable call fails first.
+    return out + (bytes([0x80 | (fail_call - 1)]) if fail_call else b"")
 
 
 def main():
@@ -65,6 +67,10 @@ def main():
     seeds["far_freplace"] = seed(rng, 2, False, False, 0, 0, 0, freplace=True, far=True)
     seeds["far_replace_far"] = seed(rng, 2, False, True, 1, 1, 0, far=True, first_far=True)
     seeds["near_replace_far"] = seed(rng, 4, False, True, 0, 1, 1, first_far=True)
+    # The build's failable calls, each made to fail: the trampoline's slot,
+    # the arch code's RW image, its table of fmod_ret branches.
+    for fail_call in (1, 2, 3):
+        seeds[f"failing_allocation{fail_call}"] = seed(rng, 2, False, False, 1, 0, 1, fail_call=fail_call)
     for name, data in seeds.items():
         (out_dir / f"{name}.bin").write_bytes(data)
 

@@ -257,6 +257,20 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
       first = std::move(built).value();
     }
     request.placement = c.far ? jit::Placement::kFar : jit::Placement::kPacked;
+    if (c.fail_call != 0) {
+      // The kernel's answer to a failed allocation is -ENOMEM with nothing
+      // held (BuildTrampoline fails on anything left); past the build's
+      // failable calls, nothing fails and the trampoline is freed again.
+      kernelsrc::TrampolineRequest failing = request;
+      failing.fail_call = c.fail_call;
+      kernelsrc::TrampolineErrorPath path;
+      auto attempt = jit.BuildTrampoline(failing, &path);
+      if (!path.breach.empty()) return fail(Fail("a build whose {} failed: {}", path.injected, attempt.message()));
+      if (!path.injected.empty() && attempt) {
+        return fail(Fail("the kernel built the trampoline though its {} failed", path.injected));
+      }
+      if (attempt) jit.ReleaseTrampoline(*attempt);
+    }
     auto built = jit.BuildTrampoline(request);
     if (!built) return fail(Fail("the kernel refused the trampoline: {}", built.message()));
     trampoline = std::move(built).value();

@@ -153,6 +153,38 @@ uint64_t ValueAt(const Outcome& outcome, size_t offset) {
   return value;
 }
 
+// A failure of each service the build calls (the trampoline's slot, the
+// arch code's RW image) is the kernel's -ENOMEM, and leaves nothing behind:
+// no heap block, no slot in the pack; a failure asked for past the calls
+// the build makes is none, and the build succeeds.
+TEST(kernel_trampoline, EveryFailingAllocationOfABuildLeavesNothing) {
+  auto made = CompileOn(Executors()[0], "mov %r0, %r1\nexit");
+  ASSERT_TRUE(made) << made.message();
+  const uint64_t traced = made->compiled.entry();
+  const jit::PackAccounting before = made->sandbox->pack().Accounting();
+  std::vector<std::string> injected;
+  for (uint32_t fail_call = 1; fail_call < 10; ++fail_call) {
+    kernelsrc::TrampolineRequest request = OneFentryRequest(traced, traced);
+    request.fail_call = fail_call;
+    kernelsrc::TrampolineErrorPath path;
+    auto built = made->jit->BuildTrampoline(request, &path);
+    EXPECT_EQ(path.breach, "") << "fail_call " << fail_call;
+    if (path.injected.empty()) {
+      ASSERT_TRUE(built) << built.message();
+      EXPECT_EQ(path.failable_calls, fail_call - 1) << "every failable call counted, none failed";
+      made->jit->ReleaseTrampoline(*built);
+      break;
+    }
+    injected.push_back(path.injected);
+    ASSERT_FALSE(built) << "a build whose " << path.injected << " failed";
+    EXPECT_NE(built.message().find("-12"), std::string::npos) << built.message();  // -ENOMEM
+    const jit::PackAccounting after = made->sandbox->pack().Accounting();
+    EXPECT_EQ(after.chunks_used, before.chunks_used) << "no slot left after a failed " << path.injected;
+    EXPECT_EQ(after.live_rw_buffers, before.live_rw_buffers);
+  }
+  EXPECT_EQ(injected, (std::vector<std::string>{"bpf_prog_pack_alloc", "kvmalloc"}));
+}
+
 TEST(kernel_trampoline, FlagsAndFrameAreTheKernels) {
   Attachment fentry_only;
   fentry_only.fentry = {{1, 0, true}};
