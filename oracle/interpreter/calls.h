@@ -14,15 +14,22 @@
 
 namespace bpfdiff::interp {
 
-// A local call: a new frame with its own 512 bytes below a new r10.
-[[gnu::noinline]] inline StepResult ProgramRun::LocalCall(const isa::Insn& insn, uint32_t pc) {
-  if (depth_ + 1 >= isa::kMaxCallDepth) return Finish(EndKind::kHarnessError, 0, "local calls nest deeper than the limit");
+// The frame of a call that returns to `return_pc`: the caller's registers,
+// r10 and function. The caller checks the depth.
+inline ProgramRun::Frame& ProgramRun::PushFrame(uint32_t return_pc) {
   Frame& frame = frames_[depth_++];
-  frame.return_pc = pc + 1;
+  frame.return_pc = return_pc;
   frame.function = function_;
   std::memcpy(frame.saved, r_, sizeof frame.saved);
   frame.fp = r_[isa::kFramePointer];
   frame.loop = false;
+  return frame;
+}
+
+// A local call: a new frame with its own 512 bytes below a new r10.
+[[gnu::noinline]] inline StepResult ProgramRun::LocalCall(const isa::Insn& insn, uint32_t pc) {
+  if (depth_ + 1 >= isa::kMaxCallDepth) return Finish(EndKind::kHarnessError, 0, "local calls nest deeper than the limit");
+  const Frame& frame = PushFrame(pc + 1);
   const uint32_t target = pc + 1 + static_cast<uint32_t>(insn.imm);
   if (window_) {
     function_ = target;
@@ -67,11 +74,7 @@ namespace bpfdiff::interp {
     return Next(pc + 1);
   }
   if (depth_ + 1 >= isa::kMaxCallDepth) return Finish(EndKind::kHarnessError, 0, "callbacks nest deeper than the limit");
-  Frame& frame = frames_[depth_++];
-  frame.return_pc = pc + 1;
-  frame.function = function_;
-  std::memcpy(frame.saved, r_, sizeof frame.saved);
-  frame.fp = r_[isa::kFramePointer];
+  Frame& frame = PushFrame(pc + 1);
   frame.loop = true;
   frame.callback = static_cast<uint32_t>(callback);
   frame.iterations = iterations;

@@ -91,6 +91,7 @@ class ProgramRun {
   void EnterFunction(uint64_t fp);
 
   // calls.h
+  Frame& PushFrame(uint32_t return_pc);
   StepResult LocalCall(const isa::Insn& insn, uint32_t pc);
   StepResult LoopCall(uint32_t pc);
   StepResult EnterCallback(const Frame& loop);
