@@ -269,7 +269,10 @@ Result<KernelCoverage> KernelCoverageFromJson(const Json& json, const std::files
     std::set<std::string> tree_files;
     for (ExportedFile& file : *files) {
       tree_files.insert(file.relative);
-      coverage.files.push_back({std::move(file.relative), file.counts, {}});
+      KernelFileCoverage kernel_file;
+      kernel_file.path = std::move(file.relative);
+      kernel_file.counts = file.counts;
+      coverage.files.push_back(std::move(kernel_file));
     }
     if (tree_files.empty()) continue;
     const auto function_array = export_data.find("functions");
