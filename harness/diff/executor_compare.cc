@@ -7,12 +7,22 @@
 namespace bpfdiff {
 namespace {
 
+// Whether the reference (the interpreter, runs[0]) read bytes the engines
+// hold differently by design (JIT code, program objects, the stack outside
+// the BPF frames): what it read there, and all that follows from it,
+// depends on the sandbox's history (where earlier cases put their code),
+// which the two executors' sandboxes do not share.
+bool ReadEnginePrivate(const std::vector<EngineRun>& runs) {
+  return !runs.empty() && runs.front().outcome && runs.front().outcome->read_engine_private;
+}
+
 void CompareLists(const std::vector<EngineRun>& a, const std::vector<EngineRun>& b, size_t memory,
                   std::string_view a_name, std::string_view b_name, std::vector<EmulatorDisagreement>& out) {
   if (a.size() != b.size()) {
     out.push_back({"", memory, fmt::format("{} engines ran on {}, {} on {}", a.size(), a_name, b.size(), b_name)});
     return;
   }
+  const bool comparable = !ReadEnginePrivate(a) && !ReadEnginePrivate(b);
   for (size_t i = 0; i < a.size(); ++i) {
     const EngineRun& x = a[i];
     const EngineRun& y = b[i];
@@ -25,6 +35,7 @@ void CompareLists(const std::vector<EngineRun>& a, const std::vector<EngineRun>&
       }
       continue;
     }
+    if (!comparable) continue;  // as the differential runner takes it: not comparable
     const Verdict verdict = Compare(*x.outcome, *y.outcome, a_name, b_name);
     if (verdict.kind == Verdict::Kind::kDivergence) out.push_back({x.engine, memory, verdict.Describe(), &x, &y});
   }

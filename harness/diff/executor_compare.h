@@ -23,7 +23,10 @@ struct EmulatorDisagreement {
 };
 
 // `a` and `b`: the same case, on the same engines, with the same input
-// variants, run on the executors named `a_name` and `b_name`.
+// variants, run on the executors named `a_name` and `b_name`. The outcomes
+// of a run whose reference read bytes the engines hold differently by
+// design are not compared (what it read depends on the sandbox's history);
+// whether each engine ran still is.
 std::vector<EmulatorDisagreement> CompareExecutors(const CaseRun& a, const CaseRun& b, std::string_view a_name,
                                                    std::string_view b_name);
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/diff/compare.h"
+#include "harness/diff/executor_compare.h"
 #include "oracle/outcome.h"
 
 namespace bpfdiff {
@@ -199,4 +200,33 @@ TEST(oracle_compare, CustomEngineNames) {
 }
 
 }  // namespace
+// Two executors' runs of one case: each engine's outcome on the one
+// against the other, unless the reference read bytes the engines hold
+// differently by design, which depend on the sandbox's history (a probe
+// read of JIT code, say): then only whether each engine ran is compared.
+TEST(executor_compare, OutcomesOfARunThatReadEnginePrivateBytesAreNotCompared) {
+  const auto case_run = [](uint64_t r0, bool read_private) {
+    CaseRun run;
+    for (const char* engine : {"interp", "kernel-jit"}) {
+      EngineRun engine_run;
+      engine_run.engine = engine;
+      engine_run.outcome = Exited(r0);
+      run.runs.push_back(engine_run);
+    }
+    run.runs[0].outcome->read_engine_private = read_private;
+    return run;
+  };
+  const auto disagreements = CompareExecutors(case_run(1, false), case_run(2, false), "unicorn", "vixl");
+  ASSERT_EQ(disagreements.size(), 2u);
+  EXPECT_EQ(disagreements[0].engine, "interp");
+  EXPECT_EQ(disagreements[1].engine, "kernel-jit");
+  EXPECT_TRUE(CompareExecutors(case_run(1, true), case_run(2, false), "unicorn", "vixl").empty());
+  EXPECT_TRUE(CompareExecutors(case_run(1, false), case_run(2, true), "unicorn", "vixl").empty());
+  CaseRun not_run = case_run(1, true);
+  not_run.runs[1].outcome.reset();
+  not_run.runs[1].prepare_error = "refused";
+  EXPECT_EQ(CompareExecutors(case_run(1, true), not_run, "unicorn", "vixl").size(), 1u)
+      << "an engine that ran on one executor and not on the other still disagrees";
+}
+
 }  // namespace bpfdiff
