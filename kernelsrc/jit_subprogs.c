@@ -289,7 +289,11 @@ static void check_accepted(const struct bpfdiff_kjit_session *session, uint32_t 
 		for (s = 0; s < session->slot_count; s++) {
 			const struct bpfdiff_kjit_slot *slot = &session->slots[s];
 
-			if (image > slot->rx_header && image - slot->rx_header < slot->image_bytes + 64)
+			/* Exactly the slot's image: slots are 64-byte chunks,
+			 * so an image just past a neighbour's end is still
+			 * within its chunk, and a looser test would take a
+			 * freed image for the neighbour's. */
+			if (image >= slot->rx_image && image - slot->rx_image < slot->image_bytes)
 				held = slot;
 		}
 		if (held && !held->finalized)
@@ -344,8 +348,10 @@ static void check_released(const struct bpfdiff_kjit_session *session, struct bp
 	}
 	if (session->slot_count != images)
 		breach(path, "slot-left-allocated",
-		       "%u pack slots (the first at 0x%llx) still allocated after bpf_jit_free() of every function",
-		       session->slot_count, (unsigned long long)session->slots[0].rx_header);
+		       "%u pack slots (the first at 0x%llx) still allocated %s, where %u should be",
+		       session->slot_count, (unsigned long long)session->slots[0].rx_header,
+		       images ? "after a compile the verifier takes as JITed" : "after bpf_jit_free() of every function",
+		       images);
 }
 
 int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
