@@ -263,6 +263,13 @@ MachineStop Machine::Resume(uint64_t max_steps) {
   } else if (err != UC_ERR_OK) {
     stop.kind = MachineStop::Kind::kError;
     stop.message = Check(err, fmt::format("start emulation at 0x{:x}", start)).message();
+  } else if (stop.pc == 0) {
+    // uc_emu_start's `until` is 0: a branch to address 0 ends the run as
+    // if asked to, where the CPU takes an instruction abort (nothing is
+    // mapped there).
+    stop.kind = MachineStop::Kind::kFault;
+    stop.access = AccessKind::kExec;
+    stop.address = 0;
   } else {
     stop.kind = MachineStop::Kind::kError;
     stop.message = fmt::format("unicorn stopped at 0x{:x} for no recorded reason", stop.pc);
