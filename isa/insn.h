@@ -101,6 +101,7 @@ inline constexpr uint8_t kPseudoMapFd = 1;     // imm = map fd -> address of the
 inline constexpr uint8_t kPseudoMapValue = 2;  // imm = map fd, next imm = offset
 inline constexpr uint8_t kPseudoFunc = 4;      // imm = pc-relative first slot of a callback -> its address
 inline constexpr uint8_t kPseudoCall = 1;      // call: imm = pc-relative target
+inline constexpr uint8_t kPseudoKfuncCall = 2; // call: imm = a kernel function (BTF id; bpfdiff's kKfunc ids)
 
 inline constexpr uint8_t kOpLddw = kClassLd | kModeImm | kSizeDW;  // 0x18
 inline constexpr uint8_t kOpExit = kClassJmp | kJmpExit;           // 0x95

@@ -180,6 +180,8 @@ void AddJumps(Table& t) {
         kGroupBase32, false, "r0 = helper[imm](r1, r2, r3, r4, r5)");
   t.Add("call local", "call local", kOpCall, Discriminant::kSrc, kPseudoCall, Shape::kCallLocal,
         kV3, kGroupBase32, false, "call subprogram at pc + imm + 1");
+  t.Add("call kfunc", "call kfunc", kOpCall, Discriminant::kSrc, kPseudoKfuncCall, Shape::kCallKfunc,
+        kV3, kGroupBase32, false, "r0 = kfunc[imm](r1, r2, r3, r4, r5); bpf_throw (1) does not return");
   t.Add("callx", "call", kOpCallX, Discriminant::kNone, 0, Shape::kCallReg, kV1, kGroupCallx,
         false, "r0 = helper[dst](r1, r2, r3, r4, r5)");
   t.Add("exit", kOpExit, Discriminant::kNone, 0, Shape::kExit, kV1, kGroupBase32,

@@ -61,6 +61,7 @@ enum class Shape : uint8_t {
   kCallHelper,    // call 5                  imm
   kCallLocal,     // call local +3           imm (pc-relative)
   kCallReg,       // call %r2                dst
+  kCallKfunc,     // call kfunc 1            imm (a kernel function: bpfdiff knows bpf_throw, 1)
   kTailCall,      // tail_call               (r1 ctx, r2 prog array, r3 index)
   kExit,          // exit
   kLddw,          // lddw %r0, 0x1122334455667788     dst, imm64 (two slots)

@@ -109,7 +109,7 @@ Status CheckMaps(std::span<const MapSpec> maps) {
 Error Unclassified(size_t pc, const Insn& insn) {
   if (!IsKnownOpcode(insn.opcode)) return At(pc, nullptr, fmt::format("unknown opcode 0x{:02x}", insn.opcode));
   if (insn.opcode == kOpCall) {
-    return At(pc, nullptr, fmt::format("unsupported call kind src={} (0 = helper, 1 = local)", insn.src));
+    return At(pc, nullptr, fmt::format("unsupported call kind src={} (0 = helper, 1 = local, 2 = kfunc)", insn.src));
   }
   if (insn.opcode == kOpLddw) {
     return At(pc, nullptr,

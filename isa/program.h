@@ -58,6 +58,10 @@ struct Program {
   std::vector<uint32_t> subprogram_starts;
   // Derived by MakeProgram: the form of every slot.
   std::vector<SlotInfo> slots;
+  // The first slot of the exception callback, which bpf_throw unwinds to,
+  // in `subprogram_starts`; 0 when the program has none. The load step sets
+  // it (oracle/load.h): no instruction names the callback.
+  uint32_t exception_callback = 0;
 
   size_t size() const { return insns.size(); }
   // The subprogram containing slot `pc`.

@@ -45,6 +45,7 @@ std::span<const Operand> OperandsOf(Shape shape) {
     case Shape::kJumpReg: return kJumpRegOps;
     case Shape::kCallHelper: return kImmOnlyOps;
     case Shape::kCallLocal: return kJa32Ops;
+    case Shape::kCallKfunc: return kImmOnlyOps;
     case Shape::kCallReg: return kDstOnlyOps;
     case Shape::kTailCall: return {};
     case Shape::kExit: return {};

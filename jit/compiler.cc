@@ -121,7 +121,8 @@ const CompiledSubprogram* CompiledProgram::SubprogramAt(uint64_t pc) const {
 JitContext Jit::MakeContext(const isa::Program& program, uint32_t first, uint32_t end,
                             bool is_main) const {
   JitContext ctx{.program = program, .env = env_, .options = options_,
-                 .first_slot = first, .end_slot = end, .is_main = is_main};
+                 .first_slot = first, .end_slot = end, .is_main = is_main,
+                 .is_exception_callback = program.exception_callback != 0 && first == program.exception_callback};
   return ctx;
 }
 

@@ -30,6 +30,9 @@ struct JitContext {
   uint32_t first_slot;  // the subprogram: BPF slots [first_slot, end_slot)
   uint32_t end_slot;
   bool is_main;         // subprogram 0: initialises the tail-call count
+  // The program's exception callback: it takes the frame of the program's
+  // function that bpf_throw hands it, and pushes nothing.
+  bool is_exception_callback = false;
 
   uint32_t* image = nullptr;  // RW words; nullptr in the sizing pass
   uint64_t ro_image = 0;      // RX address of word 0 (0 in the sizing pass)

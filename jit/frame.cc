@@ -31,6 +31,18 @@ void EmitPrologue(JitContext& ctx) {
   const uint32_t start = ctx.idx;
   ctx.Emit(a64::Mov(Width::kX, Reg::kX9, a64::kLr));  // mov x9, lr: the fentry patch site
   ctx.Emit(a64::Nop());                                // POKE_OFFSET
+  if (ctx.is_exception_callback) {
+    // bpf_throw hands the frame record of the program's function in x2:
+    // every register is saved below it (each function pushes all), so the
+    // callback takes that frame as it is, and its epilogue returns for the
+    // program.
+    ctx.Emit(a64::MovSp(Width::kX, a64::kFp, Reg::kX2));
+    ctx.Emit(a64::AddSubImmediate(a64::AddSubOp::kSub, Width::kX, Reg::kSp, a64::kFp,
+                                  kSavedRegisterBytes - 16));
+    ctx.Emit(a64::MovSp(Width::kX, kFramePointer, Reg::kSp));
+    ctx.Emit(a64::AddSubImmediate(a64::AddSubOp::kSub, Width::kX, Reg::kSp, Reg::kSp, kBpfStackBytes));
+    return;
+  }
   ctx.Emit(Push(a64::kFp, a64::kLr));                  // frame record
   ctx.Emit(a64::MovSp(Width::kX, a64::kFp, Reg::kSp));
   ctx.Emit(Push(Map(6), Map(7)));                      // callee-saved r6..r9, r10, tcc

@@ -100,6 +100,9 @@ struct JitEnvironment {
   // bpf_loop (helper 181), which calls BPF code: its own entry, not a
   // helper stub's (0: a world without one, where it is a stub like any).
   uint64_t loop_helper = 0;
+  // bpf_throw, the one kfunc (oracle/helpers.h): its entry (0: a world
+  // without one, where a call of it goes to helper 0's stub, which refuses).
+  uint64_t throw_kfunc = 0;
 
   // Where helper id i's stub is: what callx reaches (ids are checked at load).
   uint64_t HelperAddress(int32_t id) const { return helper_base + helper_stride * static_cast<uint32_t>(id); }
@@ -108,7 +111,13 @@ struct JitEnvironment {
   uint64_t CallTarget(int32_t id) const {
     return id == kLoopHelperId && loop_helper != 0 ? loop_helper : HelperAddress(id);
   }
+  // Where a call of kfunc `id` goes, as the verifier's fixup_kfunc_call()
+  // points it at the function.
+  uint64_t KfuncTarget(int32_t id) const {
+    return id == kThrowKfuncId && throw_kfunc != 0 ? throw_kfunc : HelperAddress(0);
+  }
   static constexpr int32_t kLoopHelperId = 181;  // BPF_FUNC_loop
+  static constexpr int32_t kThrowKfuncId = 1;    // bpfdiff's id of bpf_throw
 };
 
 // The frame the prologue builds (see frame.h): where r10 is relative to the

@@ -171,6 +171,9 @@ Status EmitJump(JitContext& ctx, uint32_t slot, const isa::Insn& insn) {
         // The movz/movk/movk that build the address (EmitAddressMov always
         // emits three words, so the image keeps its size in the extra pass).
         for (uint32_t w = first; w < first + 3; ++w) ctx.address_words.push_back(w);
+      } else if (insn.src == isa::kPseudoKfuncCall) {
+        // r0 = kfunc(r1..r5): bpf_throw, which never returns.
+        EmitCall(ctx, ctx.env.KfuncTarget(insn.imm));
       } else {
         // r0 = helper(r1..r5)
         EmitCall(ctx, ctx.env.CallTarget(insn.imm));

@@ -44,6 +44,9 @@ struct bpfdiff_kjit_world {
 	/* Where helper `id` lives (what the verifier's fixup and
 	 * bpf_jit_get_func_addr make of a helper's imm). */
 	uint64_t (*helper_address)(void *owner, int32_t id);
+	/* Where a call of kfunc `id` (bpfdiff's numbering) goes: the address
+	 * the verifier's fixup_kfunc_call() puts in its imm. */
+	uint64_t (*kfunc_address)(void *owner, int32_t id);
 	/* The guest's stand-in for the kernel symbol dummy_tramp, the default
 	 * target of every image's PLT. */
 	uint64_t dummy_tramp;
@@ -99,6 +102,10 @@ struct bpfdiff_kjit_program {
 	/* Converted from classic BPF (bpf_prog_was_classic(): the program's
 	 * type is BPF_PROG_TYPE_UNSPEC). */
 	int classic;
+	/* The subprogram that is the program's exception callback, or 0: a
+	 * program that calls bpf_throw (the verifier's seen_exception) has one,
+	 * and its main function is the exception boundary. */
+	uint32_t exception_callback;
 };
 
 /* What the JIT made of one subprogram. `offsets` (length + 1 entries,

@@ -112,6 +112,12 @@ struct bpf_prog *bpfdiff_kjit_function_copy(const struct bpfdiff_kjit_program *p
 	prog->is_func = program->count > 1;
 	aux->func_idx = index;
 	aux->stack_depth = program->stack_depth;
+	/* As jit_subprogs(): the main function of a program that throws is
+	 * the exception boundary, and the callback knows it is one. */
+	if (program->exception_callback != 0) {
+		aux->exception_boundary = index == 0;
+		aux->exception_cb = index == program->exception_callback;
+	}
 	return prog;
 }
 

@@ -106,6 +106,16 @@ int TextRead(void* owner, uint64_t rx, uint32_t* word) {
 
 uint64_t HelperAddress(void* owner, int32_t id) { return ImplOf(owner).world.environment.CallTarget(id); }
 
+uint64_t KfuncAddress(void* owner, int32_t id) { return ImplOf(owner).world.environment.KfuncTarget(id); }
+
+// The subprogram index of the program's exception callback (0: none).
+uint32_t ExceptionCallbackOf(const isa::Program& program) {
+  if (program.exception_callback == 0) return 0;
+  const auto& starts = program.subprogram_starts;
+  return static_cast<uint32_t>(std::lower_bound(starts.begin(), starts.end(), program.exception_callback) -
+                               starts.begin());
+}
+
 Status CheckLayout(const KernelJitWorld& world) {
   const jit::JitEnvironment& env = world.environment;
   const bpfdiff_kjit_layout layout = bpfdiff_kjit_get_layout();
@@ -142,6 +152,7 @@ bpfdiff_kjit_world KernelJit::Impl::Bridge() {
   bridge.flush_icache = FlushIcache;
   bridge.text_read = TextRead;
   bridge.helper_address = HelperAddress;
+  bridge.kfunc_address = KfuncAddress;
   bridge.dummy_tramp = world.dummy_tramp;
   bridge.lse_atomics = atomics == jit::AtomicLowering::kLse ? 1 : 0;
   bridge.arena_kern_vm_start = world.environment.arena_kern_vm_start;
@@ -248,7 +259,7 @@ Result<std::vector<uint32_t>> KernelJit::BlindedLineInfo(const isa::Program& pro
   const size_t count = program.subprogram_starts.size();
   const bpfdiff_kjit_program request{insns.data(), static_cast<uint32_t>(insns.size()),
                                      program.subprogram_starts.data(), static_cast<uint32_t>(count), kStackDepth,
-                                     loader.classic ? 1 : 0};
+                                     loader.classic ? 1 : 0, ExceptionCallbackOf(program)};
   impl_->loader = loader;
   bpfdiff_kjit_world bridge = impl_->Bridge();
   impl_->loader = kRootLoader;
@@ -281,7 +292,7 @@ FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t f
   }
   const bpfdiff_kjit_program request{insns.data(), static_cast<uint32_t>(insns.size()),
                                      program.subprogram_starts.data(), static_cast<uint32_t>(count),
-                                     kStackDepth, impl.loader.classic ? 1 : 0};
+                                     kStackDepth, impl.loader.classic ? 1 : 0, ExceptionCallbackOf(program)};
   bpfdiff_kjit_world bridge = impl.Bridge();
   bridge.fail_call = fail_call;
   // What blinding draws depends on the program alone (FNV-1a of its

@@ -72,6 +72,9 @@ std::optional<std::string> UnprivilegedRefusal(const isa::Program& program) {
     if (shape == isa::Shape::kCallLocal) {
       return fmt::format("slot {}: a call of a BPF function, which needs CAP_BPF", pc);
     }
+    if (shape == isa::Shape::kCallKfunc) {
+      return fmt::format("slot {}: a call of a kernel function (a kfunc), which needs CAP_BPF", pc);
+    }
     if (shape == isa::Shape::kLddwFunc) {
       return fmt::format("slot {}: the address of a BPF function (a callback), which needs CAP_BPF", pc);
     }

@@ -524,8 +524,15 @@ int bpf_jit_get_func_addr(const struct bpf_prog *prog, const struct bpf_insn *in
 		*func_addr = (u64)(uintptr_t)prog->aux->func[insn->off]->bpf_func;
 		return 0;
 	}
+	if (insn->src_reg == BPF_PSEUDO_KFUNC_CALL) {
+		/* As core.c, after fixup_kfunc_call() made imm the function's
+		 * distance from __bpf_call_base: a fixed address. */
+		*func_addr_fixed = true;
+		*func_addr = w->kfunc_address(w->owner, insn->imm);
+		return 0;
+	}
 	if (insn->src_reg != 0) {
-		bpfdiff_kernel_log("kfunc calls are not supported by bpfdiff's world");
+		bpfdiff_kernel_log("a call with src_reg %u is not one bpfdiff's world knows", insn->src_reg);
 		return -EINVAL;
 	}
 	*func_addr_fixed = true;

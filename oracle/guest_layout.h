@@ -66,6 +66,20 @@ inline constexpr uint32_t kMaxLoops = 8 * 1024 * 1024;
 // pattern, ORed with the register's number. A JIT that keeps a value in
 // one across the call, or a callback that reads one, is caught.
 inline constexpr uint64_t kLoopHelperClobber = 0x6c6f'6f70'0000'0000ULL;
+// bpf_throw (kernel/bpf/helpers.c) as guest code, for the JITs' calls of
+// the kfunc (`call kfunc 1`): it walks the frame records from its caller's
+// as arch_bpf_stack_walk() does, past every frame of a subprogram (found in
+// the throw table below), to the first frame of a program's own function,
+// and calls that program's exception callback (by blr) with (cookie, 0,
+// that frame's x29, 0, 0); the callback returns for the program, never to
+// bpf_throw (harness/machine/throw_kfunc.h).
+inline constexpr uint64_t kThrowKfuncAddress = kStopBase + 0x900;
+inline constexpr uint64_t kThrowKfuncBytes = 0x200;
+// What bpf_throw leaves in each caller-saved register it does not pass
+// (x5 to x8, x9 to x17): this pattern, ORed with the register's number. The
+// callback finds it in r0 (x7), as the interpreter gives it.
+inline constexpr uint64_t kThrowKfuncClobber = 0x7468'726f'0000'0000ULL;
+
 // What lddw_func loads in the interpreter: a token naming the callback's
 // first slot (the JITs load its address, which the interpreter does not
 // have). A program can only hand it to bpf_loop (load.cc).
@@ -85,7 +99,18 @@ inline constexpr uint64_t kMapObjectsSize = kMapObjectStride * kMaxMaps;
 inline constexpr uint64_t kProgObjectsBase = 0x0310'0000;
 inline constexpr uint64_t kProgObjectStride = 0x40;
 inline constexpr uint64_t kMaxPrograms = 64;
-inline constexpr uint64_t kProgObjectsSize = 0x1000;
+inline constexpr uint64_t kProgObjectsSize = 0x2000;
+// After the program objects: the throw table, what bpf_throw finds a
+// return address in, as the kernel's bpf_prog_ksym_find(): a u64 count,
+// then that many entries of three u64s, the code of one JIT'd function
+// [start, end) and, for a program's own function, its exception callback
+// (the program's aux->bpf_exception_cb; kThrowNoCallback when it has none);
+// 0 for a subprogram. Each JIT engine writes its own before it runs a case
+// that throws.
+inline constexpr uint64_t kThrowTableAddress = kProgObjectsBase + 0x1000;
+inline constexpr uint64_t kThrowTableEntryBytes = 24;
+inline constexpr uint64_t kThrowTableMaxEntries = (0x1000 - 8) / kThrowTableEntryBytes;
+inline constexpr uint64_t kThrowNoCallback = 1;
 
 inline constexpr uint64_t kStackBase = 0x0400'0000;
 inline constexpr uint64_t kStackStride = 0x10000;  // per CPU

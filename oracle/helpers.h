@@ -37,6 +37,16 @@ enum HelperId : int32_t {
   kHelperKptrXchg = 194,
 };
 
+// The kernel functions a program may call (`call kfunc`, BPF_PSEUDO_KFUNC_CALL):
+// bpfdiff's own numbering, where the kernel's is a BTF id of its build.
+enum KfuncId : int32_t {
+  // bpf_throw(u64 cookie) (kernel/bpf/helpers.c): unwinds every BPF frame
+  // to the program's and runs its exception callback with the cookie, whose
+  // result the program returns. The engines run it as guest code
+  // (guest_layout.h, kThrowKfuncAddress).
+  kKfuncThrow = 1,
+};
+
 // Per-run state a helper may read or change. Reset before every run so that
 // both engines start from the same state.
 struct HelperState {

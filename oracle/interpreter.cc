@@ -113,6 +113,7 @@ void ProgramRun::EnterFunction(uint64_t fp) {
     case isa::kClassJmp32 | isa::kJmpJa: return Next(pc + 1 + static_cast<uint32_t>(insn.imm));
     case isa::kOpCall:
       if (insn.src == isa::kPseudoCall) return LocalCall(insn, pc);
+      if (insn.src == isa::kPseudoKfuncCall) return Throw();  // bpf_throw, the one kfunc (load.cc)
       return insn.imm == kHelperLoop ? LoopCall(pc) : HelperCall(insn, dst, pc);
     case isa::kOpCallX: return HelperCall(insn, dst, pc);
     case isa::kOpExit: return Exit();

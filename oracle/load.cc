@@ -38,6 +38,68 @@ bool CallbackInR2(const isa::Program& program, size_t call) {
          !IsNamedBySomeBranch(program, call);
 }
 
+bool IsThrow(const isa::Program& program, size_t pc) {
+  return !program.slots[pc].second_slot && FormById(program.slots[pc].form).shape == Shape::kCallKfunc &&
+         program.insns[pc].imm == kKfuncThrow;
+}
+
+// bpf_throw unwinds to the program's frame through BPF frames only: the
+// verifier refuses it in a callback and in whatever a callback calls
+// (check_max_stack_depth_subprog: "bpf_throw kfunc cannot be called from
+// callback subprog"), since bpf_loop's frame would stop the unwind.
+Status CheckThrows(const isa::Program& program, size_t index, const std::vector<std::vector<size_t>>& callees) {
+  const size_t subprograms = program.subprogram_starts.size();
+  std::vector<bool> under_callback(subprograms, false);
+  std::vector<size_t> work;
+  for (size_t pc = 0; pc < program.size(); ++pc) {
+    if (program.slots[pc].second_slot || FormById(program.slots[pc].form).shape != Shape::kLddwFunc) continue;
+    const auto target = static_cast<uint32_t>(isa::BranchTarget(program.insns[pc], Shape::kLddwFunc, pc));
+    work.push_back(program.SubprogramOf(target));
+  }
+  while (!work.empty()) {
+    const size_t sub = work.back();
+    work.pop_back();
+    if (under_callback[sub]) continue;
+    under_callback[sub] = true;
+    for (size_t callee : callees[sub]) work.push_back(callee);
+  }
+  for (size_t pc = 0; pc < program.size(); ++pc) {
+    if (!IsThrow(program, pc)) continue;
+    const size_t sub = program.SubprogramOf(static_cast<uint32_t>(pc));
+    if (under_callback[sub]) {
+      return Fail("program {}, instruction {} (call kfunc): bpf_throw cannot be called from a callback or what a "
+                  "callback calls (subprogram {})",
+                  index, pc, sub);
+    }
+  }
+  return {};
+}
+
+// As the verifier's do_misc_fixups(): a program that calls bpf_throw and
+// names no exception callback gets one, a hidden subprogram appended to it
+// that returns the cookie (`r0 = r1; exit`). Its slots map to the source's
+// last.
+Status AddExceptionCallback(LoadedProgram& loaded, size_t index) {
+  isa::Program& program = loaded.program;
+  bool throws = false;
+  for (size_t pc = 0; pc < program.size() && !throws; ++pc) throws = IsThrow(program, pc);
+  if (!throws) return {};
+  const auto start = static_cast<uint32_t>(program.size());
+  std::vector<Insn> insns = program.insns;
+  insns.push_back(Insn{isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, 0, 1, 0, 0});
+  insns.push_back(Insn{isa::kOpExit, 0, 0, 0, 0});
+  auto with_callback = isa::MakeProgram(std::move(insns));
+  if (!with_callback) return Fail("program {}: the exception callback: {}", index, with_callback.message());
+  with_callback->subprogram_starts = program.subprogram_starts;
+  with_callback->subprogram_starts.push_back(start);
+  with_callback->exception_callback = start;
+  program = std::move(with_callback).value();
+  const uint32_t last = loaded.source_slot.empty() ? 0 : loaded.source_slot.back();
+  loaded.source_slot.push_back(last);
+  loaded.source_slot.push_back(last);
+  return {};
+}
+
 // Verifier-lite checks that do not depend on data flow.
 Status CheckProgram(const isa::Program& program, size_t index) {
   const auto& slots = program.slots;
@@ -57,6 +119,9 @@ Status CheckProgram(const isa::Program& program, size_t index) {
     if (form.shape == Shape::kCallHelper && insn.imm == kHelperLoop && !CallbackInR2(program, pc)) {
       return Fail("{}: bpf_loop's callback (r2) must be the function `lddw_func r2` loads just before the call",
                   where());
+    }
+    if (form.shape == Shape::kCallKfunc && insn.imm != kKfuncThrow) {
+      return Fail("{}: unknown kfunc {} (bpfdiff knows bpf_throw, {})", where(), insn.imm, int{kKfuncThrow});
     }
     if ((form.shape == Shape::kTailCall ||
          (form.shape == Shape::kCallHelper && insn.imm == kHelperTailCall)) &&
@@ -110,7 +175,7 @@ Status CheckProgram(const isa::Program& program, size_t index) {
     return Fail("program {}: calls nest {} frames deep, more than the limit of {}", index,
                 longest[0], isa::kMaxCallDepth);
   }
-  return {};
+  return CheckThrows(program, index, callees);
 }
 
 // Finds the first read of a register that a call left undefined.
@@ -189,6 +254,11 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
     const size_t next = pc + (form.is_wide() ? 2 : 1);
     switch (form.shape) {
       case Shape::kExit: break;
+      case Shape::kCallKfunc:
+        // bpf_throw does not return; the exception callback's entry (a
+        // subprogram start) has only r1, the cookie, of r1..r5.
+        if (insn.imm != kKfuncThrow) flow(next, out, call);
+        break;
       case Shape::kJa:
       case Shape::kJa32: flow(static_cast<size_t>(isa::BranchTarget(insn, form.shape, pc)), out, call); break;
       case Shape::kJumpImm:
@@ -416,6 +486,7 @@ Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options
     if (!program) return Fail("program {}: {}", i, program.message());
     auto loaded_program = LoadProgram(std::move(program).value(), i, source.maps, value_addresses, options);
     if (!loaded_program) return loaded_program.error();
+    if (auto status = AddExceptionCallback(*loaded_program, i); !status) return status.error();
     if (!loaded.clobbered_read) {
       loaded.clobbered_read = FindClobberedRead(loaded_program->program, i, false);
     }

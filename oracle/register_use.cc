@@ -36,6 +36,12 @@ RegisterUse UseOf(const isa::Insn& insn, const isa::Form& form) {
       use.clobbers_args = true;
       break;
     }
+    case isa::Shape::kCallKfunc:
+      // bpf_throw(cookie), the one kfunc: it reads r1 and never returns.
+      use.reads = RegisterBit(1);
+      use.writes = RegisterBit(0);
+      use.clobbers_args = true;
+      break;
     case isa::Shape::kCallLocal:
       use.writes = RegisterBit(0);
       use.clobbers_args = true;

@@ -42,6 +42,7 @@ std::string_view CulpritFormOf(const isa::Insn& insn) {
     case isa::Shape::kEndian: return EndianForm(form.mnemonic);
     case isa::Shape::kCallHelper: return "call helper";
     case isa::Shape::kCallLocal: return "call local";
+    case isa::Shape::kCallKfunc: return "call kfunc";
     case isa::Shape::kCallReg: return "callx";
     case isa::Shape::kTailCall: return "tail_call";
     case isa::Shape::kExit: return "exit";

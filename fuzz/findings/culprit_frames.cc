@@ -66,6 +66,7 @@ namespace {
 [[gnu::noinline]] void CulpritIsJsle32(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsCallHelper(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsCallLocal(FindingEnd end) { NoteFindingFrame(__func__); end(); }
+[[gnu::noinline]] void CulpritIsCallKfunc(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsCallx(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsTailCall(FindingEnd end) { NoteFindingFrame(__func__); end(); }
 [[gnu::noinline]] void CulpritIsExit(FindingEnd end) { NoteFindingFrame(__func__); end(); }
@@ -174,6 +175,7 @@ constexpr NamedFrame kCulpritFrames[] = {
     {"jsle32", CulpritIsJsle32},
     {"call helper", CulpritIsCallHelper},
     {"call local", CulpritIsCallLocal},
+    {"call kfunc", CulpritIsCallKfunc},
     {"callx", CulpritIsCallx},
     {"tail_call", CulpritIsTailCall},
     {"exit", CulpritIsExit},

@@ -197,8 +197,8 @@ void FunctionBuilder::Construct(const Record& r) {
   if (k < 223) return HelperCall(r);
   if (k < 230) return LocalCall(r);
   if (k < 234) return Callx(r);
-  if (k < 239) return TailCall(r);
-  if (k < 243) return EarlyExit(r);
+  if (k < kEarlyExitFirst) return TailCall(r);
+  if (k <= kEarlyExitLast) return EarlyExit(r);
   if (k < 245) return DeliberateFault(r);
   return layout_.legacy_packet_access ? LegacyPacket(r) : Alu(r);
 }
@@ -436,6 +436,7 @@ void FunctionBuilder::EmitFrameAddress(uint8_t dst, int32_t offset) {
 }
 
 void FunctionBuilder::EmitLocalCall(size_t callee) {
+  if (callee < layout_.throws.size() && layout_.throws[callee]) throws_ = true;
   local_calls_.emplace_back(code_.size(), callee);
   Emit(Make(isa::kOpCall, 0, isa::kPseudoCall));
   ClobberCallerSaved();
@@ -991,6 +992,7 @@ void FunctionBuilder::LocalCall(const Record& r) {
   // Only later functions: the call graph stays acyclic.
   const size_t callee = function_ + 1 + r.Pick(0, static_cast<uint32_t>(functions_ - function_ - 1));
   const Signature& sig = layout_.signatures[callee];
+  if (IsCallback() && callee < layout_.throws.size() && layout_.throws[callee]) return;
   if (sig.callback && r.Flag(6, 0)) {
     // Through bpf_loop: r3 is the callback's context (its r2), a value of
     // ours; r1, r2 and r4 are bpf_loop's.
@@ -1077,10 +1079,31 @@ uint64_t FunctionBuilder::TailCallIndex(const Record& r) const {
 }
 
 void FunctionBuilder::EarlyExit(const Record& r) {
+  if (layout_.version >= 8 && (r.byte(0) & kEarlyExitThrows) != 0 && !IsCallback()) return Throw(r);
   if (reserved(kR0)) return;
   // return r0 from here
   if (!state_.regs[kR0].readable() || r.Flag(0, 0)) EmitMovImm(kR0, static_cast<uint64_t>(Immediate(r, 1)));
   EmitExit();
+  state_.reachable = false;
+}
+
+void FunctionBuilder::Throw(const Record& r) {
+  if (reserved(kR1)) return;
+  // bpf_throw(cookie): the program returns the cookie (the verifier's
+  // hidden exception callback), a scalar of ours (p2) or an immediate (p0
+  // bit 2, p1).
+  const uint8_t src = ScalarOperand(r.byte(2));
+  if (r.Flag(0, 2) || state_.regs[src].stack_derived || !state_.regs[src].readable() || state_.regs[src].pointer()) {
+    EmitMovImm(kR1, static_cast<uint64_t>(Immediate(r, 1)));
+  } else if (src != kR1) {
+    Emit(Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, kR1, src));
+  }
+  SetScalar(kR1);
+  // What the function observes goes to its frame first, as before an exit:
+  // the program's frame is compared after the callback ran.
+  EmitObservations();
+  Emit(Make(isa::kOpCall, 0, isa::kPseudoKfuncCall, 0, kKfuncThrow));
+  throws_ = true;
   state_.reachable = false;
 }
 

@@ -58,6 +58,10 @@ struct CaseLayout {
   std::vector<MapInfo> value_maps;        // array and hash maps
   std::optional<MapInfo> prog_array;      // with tail-call targets
   std::vector<Signature> signatures;      // per function of the main program
+  // Version 8: per function of the main program, whether it may throw
+  // (bpf_throw in it or in a function it calls), set as each is built
+  // (callees before their callers): no callback calls one.
+  std::vector<bool> throws;
 };
 
 class FunctionBuilder {
@@ -80,6 +84,8 @@ class FunctionBuilder {
   // (slot, callee function) of every local call and lddw_func, to patch
   // after layout (both name the callee by its distance in imm).
   const std::vector<std::pair<size_t, size_t>>& local_calls() const { return local_calls_; }
+  // Whether the function calls bpf_throw, itself or through a callee.
+  bool throws() const { return throws_; }
 
  private:
   struct Region {
@@ -183,6 +189,9 @@ class FunctionBuilder {
   void Callx(const Record& r);
   void TailCall(const Record& r);
   void EarlyExit(const Record& r);
+  void Throw(const Record& r);
+  // A callback of bpf_loop may not throw, nor call what throws.
+  bool IsCallback() const { return role_ == Role::kSubprogram && layout_.signatures[function_].callback; }
   void DeliberateFault(const Record& r);
   void LegacyPacket(const Record& r);
 
@@ -197,6 +206,7 @@ class FunctionBuilder {
   uint16_t written_ = 0;   // registers some emitted instruction writes
   int loops_ = 0;
   std::vector<std::pair<size_t, size_t>> local_calls_;
+  bool throws_ = false;
   std::vector<size_t> uncalled_;
 };
 

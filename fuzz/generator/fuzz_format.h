@@ -160,6 +160,17 @@
 //  - the far-branch block sets r2..r5 to 0 after its helper call, which
 //    leaves them undefined: the main entry's code may read them (the
 //    scalars it was entered with). Version 6 read them undefined there.
+//
+// What version 8 changes in structured mode (exceptions):
+//  - an early-exit record (kinds 239..242) with p0 bit 1 set throws
+//    instead, in any function but a callback of bpf_loop: `mov r1,
+//    <cookie>; call kfunc 1` (bpf_throw), the cookie a scalar of ours (p2)
+//    or, with p0 bit 2 set, the immediate p1 names. The function stores
+//    what it observes first, as before an exit. The program returns the
+//    cookie (the verifier's hidden exception callback). A function that
+//    throws, or calls one that does, is never called by a callback, which
+//    the verifier would refuse. An upgraded older input has p0 bit 1 of
+//    every early-exit record clear, and keeps its case.
 #pragma once
 
 #include <cstddef>
@@ -167,7 +178,7 @@
 
 namespace bpfdiff::fuzz {
 
-inline constexpr uint8_t kFormatVersion = 7;        // what the mutator writes
+inline constexpr uint8_t kFormatVersion = 8;        // what the mutator writes
 inline constexpr uint8_t kOldestFormatVersion = 1;  // the oldest the decoder reads
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kRecordSize = 8;
@@ -205,6 +216,11 @@ inline constexpr int32_t kObservedRegistersBytes = 8 * kObservedRegisters;
 // The record kinds of a pointer setup (function_builder.cc, Construct).
 inline constexpr uint8_t kPointerSetupFirst = 146;
 inline constexpr uint8_t kPointerSetupLast = 155;
+// The record kinds of an early exit (function_builder.cc, Construct), and
+// the bit of its p0 that makes it a throw (version 8).
+inline constexpr uint8_t kEarlyExitFirst = 239;
+inline constexpr uint8_t kEarlyExitLast = 242;
+inline constexpr uint8_t kEarlyExitThrows = 0x02;
 
 // Structured mode, version 3: the options of header byte 15.
 inline constexpr uint8_t kOptionMagnitudes = 1;

@@ -91,8 +91,10 @@ std::vector<isa::Insn> BuildMainProgram(RecordReader& records, DataStream& data,
                           f, functions);
   }
   std::vector<bool> called(functions, false);
+  layout.throws.assign(functions, false);
   for (size_t f = functions; f-- > 1;) {
     builders[f].Build(records);
+    layout.throws[f] = builders[f].throws();
     for (const auto& [slot, callee] : builders[f].local_calls()) called[callee] = true;
   }
   // The main entry's own calls are known only after it is built; it calls
@@ -241,6 +243,17 @@ void UpgradeFuzzInput(std::vector<uint8_t>& input) {
     // Version 7 reads byte 14 bits 4..7 as the callbacks: none.
     if (input[1] != kModeRaw && input.size() > 14) input[14] &= static_cast<uint8_t>((1u << kCallbackMaskShift) - 1);
     input[0] = 7;
+  }
+  if (input[0] == 7) {
+    // Version 8 reads p0 bit 1 of an early exit as a throw: none.
+    if (input[1] != kModeRaw) {
+      for (size_t at = kHeaderSize; at + 1 < input.size(); at += kRecordSize) {
+        if (input[at] >= kEarlyExitFirst && input[at] <= kEarlyExitLast) {
+          input[at + 1] &= static_cast<uint8_t>(~kEarlyExitThrows);
+        }
+      }
+    }
+    input[0] = 8;
   }
 }
 

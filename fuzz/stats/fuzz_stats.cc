@@ -150,6 +150,22 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
     for (size_t pc = 0; pc < executed[p].size() && pc < source_slot.size(); ++pc) {
       if (executed[p][pc]) completed_[form_of(p, source_slot[pc])] = true;
     }
+    CountThrow(loaded.programs[p].program, executed[p]);
+  }
+}
+
+void FuzzStats::CountThrow(const isa::Program& program, const std::vector<uint8_t>& executed) {
+  // Its exception callback ran: the program threw, from the bpf_throw that
+  // ran (one, since it does not return).
+  const uint32_t callback = program.exception_callback;
+  if (callback == 0 || callback >= executed.size() || !executed[callback]) return;
+  for (uint32_t pc = 0; pc < callback; ++pc) {
+    if (!executed[pc] || program.slots[pc].second_slot ||
+        isa::FormById(program.slots[pc].form).shape != isa::Shape::kCallKfunc) {
+      continue;
+    }
+    ++(program.SubprogramOf(pc) == 0 ? thrown_by_the_program_ : thrown_by_a_subprogram_);
+    return;
   }
 }
 
@@ -196,6 +212,8 @@ FuzzStatsFile FuzzStats::ToFile() const {
   file.states_reached.emplace_back("far_branch_beyond_range_refused", far_branch_beyond_range_);
   for (const auto& [state, runs] : loader_states_) file.states_reached.emplace_back(std::string(state), runs);
   if (!loader_states_.empty()) file.states_reached.emplace_back("per_cpu_move_at_el2", per_cpu_move_at_el2_);
+  file.states_reached.emplace_back("exception_thrown_by_the_program", thrown_by_the_program_);
+  file.states_reached.emplace_back("exception_thrown_by_a_subprogram", thrown_by_a_subprogram_);
   file.states_largest = tail_call_states_.Largest();
   return file;
 }

@@ -16,6 +16,7 @@
 #include "harness/diff/differential.h"
 #include "harness/diff/run_cost.h"
 #include "isa/opcode_table.h"
+#include "isa/program.h"
 
 namespace bpfdiff::fuzz {
 
@@ -93,6 +94,10 @@ class FuzzStats {
   // Of those, runs of a case with a per-CPU move on a kernel at EL2 (VHE:
   // the move reads TPIDR_EL2).
   uint64_t per_cpu_move_at_el2_ = 0;
+  // Cases every engine completed in which bpf_throw ran, in the program's
+  // own function or in a subprogram (its callee's frames unwound too).
+  uint64_t thrown_by_the_program_ = 0, thrown_by_a_subprogram_ = 0;
+  void CountThrow(const isa::Program& program, const std::vector<uint8_t>& executed);
   const RunCost* cost_ = nullptr;
   uint64_t target_nanos_ = 0, mutation_nanos_ = 0;
 };

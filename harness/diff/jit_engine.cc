@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/machine/jit_call.h"
+#include "harness/machine/throw_kfunc.h"
 #include "jit/code_rules.h"
 #include "jit/registers.h"
 #include "oracle/guest_layout.h"
@@ -19,6 +20,28 @@ bool UsesCallbacks(const LoadedCase& loaded) {
     }
   }
   return false;
+}
+
+// bpf_throw's table (harness/machine/throw_kfunc.h) of these images: every
+// function, and each program's exception callback. Empty when no program
+// throws.
+std::vector<ThrowTableEntry> ThrowTableOf(const LoadedCase& loaded, const std::vector<jit::CompiledProgram>& compiled) {
+  std::vector<ThrowTableEntry> table;
+  const bool throws = std::any_of(loaded.programs.begin(), loaded.programs.end(),
+                                  [](const LoadedProgram& p) { return p.program.exception_callback != 0; });
+  if (!throws) return table;
+  for (size_t p = 0; p < compiled.size() && p < loaded.programs.size(); ++p) {
+    const uint32_t callback_slot = loaded.programs[p].program.exception_callback;
+    uint64_t callback = guest::kThrowNoCallback;
+    for (const jit::CompiledSubprogram& sub : compiled[p].subprograms) {
+      if (callback_slot != 0 && sub.first_slot == callback_slot) callback = sub.rx_image;
+    }
+    for (size_t s = 0; s < compiled[p].subprograms.size(); ++s) {
+      const jit::CompiledSubprogram& sub = compiled[p].subprograms[s];
+      table.push_back({sub.rx_image, sub.rx_image + 4ull * sub.code_words, s == 0 ? callback : 0});
+    }
+  }
+  return table;
 }
 
 }  // namespace
@@ -59,6 +82,12 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
       return Fail("{}the JIT emitted {}", loaded.programs.size() == 1 ? "" : fmt::format("program {}: ", i), *bad);
     }
   }
+  throw_table_ = ThrowTableOf(loaded, compiled_);
+  if (throw_table_.size() > guest::kThrowTableMaxEntries) {
+    Release();
+    return Fail("the case's programs have more JIT'd functions than bpf_throw's table holds ({})",
+                guest::kThrowTableMaxEntries);
+  }
   auto conventions = generator_->Conventions(Pointers(compiled_));
   if (conventions) {
     conventions_ = *conventions;
@@ -87,6 +116,7 @@ void JitEngine::Release() {
   // (World::Free, jit-error-path); a case's outcome is settled by now.
   for (auto& program : compiled_) (void)generator_->Release(program);
   compiled_.clear();
+  throw_table_.clear();
   loaded_ = nullptr;
   conventions_ = ModelConventions();
   not_comparable_.reset();
@@ -119,6 +149,8 @@ CallPrograms JitEngine::InstallPrograms() {
     programs.compiled.push_back(&compiled_[i]);
     programs.programs.push_back(&loaded_->programs[i].program);
   }
+  // Its size was checked when the case was prepared.
+  if (!throw_table_.empty()) (void)WriteThrowTable(sandbox_.env().memory(), throw_table_);
   programs.conventions = conventions_;
   return programs;
 }

@@ -15,6 +15,7 @@
 #include "harness/diff/engine.h"
 #include "harness/machine/jit_call.h"
 #include "harness/machine/sandbox.h"
+#include "harness/machine/throw_kfunc.h"
 #include "jit/jit.h"
 
 namespace bpfdiff {
@@ -61,6 +62,7 @@ class JitEngine final : public Engine {
   int cpu_;
   const LoadedCase* loaded_ = nullptr;
   std::vector<jit::CompiledProgram> compiled_;
+  std::vector<ThrowTableEntry> throw_table_;  // bpf_throw's, of compiled_ (empty: no program throws)
   CodeConventions conventions_ = ModelConventions();
   std::optional<std::string> not_comparable_;
   bool verifier_refused_ = false;

@@ -34,6 +34,10 @@ uint16_t DefinedAfter(const isa::Insn& insn, uint16_t defined, bool returned, bo
     // A callback's address in the JITs, a token of it in the interpreter:
     // the register is the same function, not the same value.
     case isa::Shape::kLddwFunc: return static_cast<uint16_t>(defined & ~RegisterBit(insn.dst));
+    // bpf_throw: the next state is the exception callback's entry, where
+    // r2..r5 are bpf_throw's (the JITs' x2 is a frame record, which the
+    // interpreter does not have; the verifier lets no callback read them).
+    case isa::Shape::kCallKfunc: return static_cast<uint16_t>((defined & ~kArgRegisters) | RegisterBit(0) | RegisterBit(1));
     case isa::Shape::kExit:
       return returned ? static_cast<uint16_t>((defined & ~kArgRegisters) | RegisterBit(0)) : defined;
     case isa::Shape::kTailCall: {
@@ -176,7 +180,7 @@ Localization CompareTraces(const LoadedCase& loaded, const std::vector<jit::Comp
       if (!id) continue;
       const isa::Shape shape = isa::FormById(*id).shape;
       if (isa::IsBranchShape(shape) || shape == isa::Shape::kExit || shape == isa::Shape::kCallHelper ||
-          shape == isa::Shape::kCallReg || shape == isa::Shape::kTailCall) {
+          shape == isa::Shape::kCallReg || shape == isa::Shape::kTailCall || shape == isa::Shape::kCallKfunc) {
         continue;
       }
       BoundaryState after = all[j + 1];

@@ -6,6 +6,7 @@
 
 #include "harness/machine/a64_access.h"
 #include "harness/machine/sandbox.h"
+#include "harness/machine/throw_kfunc.h"
 #include "jit/a64/branch_targets.h"
 #include "jit/a64/operands.h"
 #include "oracle/guest_layout.h"
@@ -148,7 +149,7 @@ void JitCall::CheckFrameChain(uint64_t callee) {
   const bool helper = callee >= guest::kHelperBase && callee < guest::kHelperBase + guest::kHelperRegionSize;
   const bool stub = (callee >= guest::kTrampProgEnterAddress &&
                      callee < guest::kTrampImageExitAddress + guest::kTrampStubBytes) ||
-                    callee == guest::kLoopHelperAddress;
+                    callee == guest::kLoopHelperAddress || callee == guest::kThrowKfuncAddress;
   if (!frame_chain_violation_.empty() || (!helper && !stub)) return;
   const auto read = [&](uint64_t at) -> std::optional<uint64_t> {
     const uint8_t* p = env_.memory().HostPointer(at, 8);
@@ -317,6 +318,13 @@ Outcome JitCall::Unhandled(const MachineStop& stop) {
   if (const uint8_t* p = memory.HostPointer(stop.pc, 4)) std::memcpy(&word, p, 4);
   const auto location = Locate(stop.pc);
 
+  if (stop.kind == MachineStop::Kind::kException) {
+    if (auto trap = ThrowKfuncTrap(stop.pc)) {
+      outcome_.end = EndKind::kTrap;
+      outcome_.message = std::move(*trap);
+      return Finish();
+    }
+  }
   if (stop.kind == MachineStop::Kind::kException && word == jit::kBreakFault) {
     outcome_.end = EndKind::kTrap;
     outcome_.message = fmt::format("executed AARCH64_BREAK_FAULT at 0x{:x}{}", stop.pc,

@@ -1,6 +1,7 @@
 #include "harness/machine/sandbox.h"
 
 #include "harness/machine/loop_helper.h"
+#include "harness/machine/throw_kfunc.h"
 #include "oracle/guest_layout.h"
 
 namespace bpfdiff {
@@ -15,6 +16,7 @@ Result<std::unique_ptr<Sandbox>> Sandbox::Create(const SandboxOptions& options) 
   sandbox->env_ = std::move(env).value();
   GuestMemory& memory = sandbox->env_->memory();
   if (auto installed = InstallLoopHelper(memory); !installed) return installed.error();
+  if (auto installed = InstallThrowKfunc(memory); !installed) return installed.error();
   sandbox->patcher_ = std::make_unique<UnicornTextPatcher>(memory);
   const auto make = [&](int cpu, MachineMode mode) {
     return options.machine_factory != nullptr ? options.machine_factory(memory, cpu)
@@ -77,6 +79,7 @@ jit::JitEnvironment Sandbox::JitEnvironment() {
   env.arena_kern_vm_start = guest::kArenaKernStart;
   env.arena_user_vm_start = guest::kArenaUserStart;
   env.loop_helper = guest::kLoopHelperAddress;
+  env.throw_kfunc = guest::kThrowKfuncAddress;
   return env;
 }
 

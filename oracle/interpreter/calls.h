@@ -118,6 +118,32 @@ inline StepResult ProgramRun::EnterCallback(const Frame& loop) {
   return Next(pc + 1);
 }
 
+// bpf_throw(cookie = r1): every frame is left, and the program's exception
+// callback runs in the program's own frame (the JITs' callback takes the
+// thrower's frame record chain to it and sets its r10 where the program's
+// was): r1 = the cookie, r2..r5 bpf_throw's (0, the frame record, 0, 0:
+// the JITs' x1..x4, which the verifier lets no callback read), r6..r9 as
+// they were at the throw (bpf_throw keeps them, as C code does), r0 what
+// the engines' bpf_throw leaves in x7. Its exit ends the run. The load step
+// lets no callback of bpf_loop throw, so no bpf_loop frame is left here.
+[[gnu::noinline]] inline StepResult ProgramRun::Throw() {
+  const isa::Program& program = loaded_.programs[program_index_].program;
+  if (program.exception_callback == 0) {
+    return Finish(EndKind::kHarnessError, 0, "bpf_throw in a program without an exception callback");
+  }
+  const uint64_t program_fp = depth_ > 0 ? frames_[0].fp : r_[isa::kFramePointer];
+  while (depth_ > 0) {
+    if (frames_[depth_ - 1].loop) return Finish(EndKind::kHarnessError, 0, "bpf_throw from a callback of bpf_loop");
+    --depth_;
+    if (window_) window_->Leave();
+  }
+  r_[0] = guest::kThrowKfuncClobber | 7;
+  r_[2] = r_[3] = r_[4] = r_[5] = 0;
+  r_[isa::kFramePointer] = program_fp;
+  function_ = program.exception_callback;
+  return Next(program.exception_callback);
+}
+
 // From a local call: the caller's registers come back, r0 is the result.
 // From the program: the run ends with r0.
 [[gnu::noinline]] inline StepResult ProgramRun::Exit() {

@@ -96,6 +96,7 @@ class ProgramRun {
   StepResult LoopCall(uint32_t pc);
   StepResult EnterCallback(const Frame& loop);
   StepResult HelperCall(const isa::Insn& insn, uint64_t dst, uint32_t pc);
+  StepResult Throw();
   StepResult Exit();
   StepResult TailCall(uint32_t pc);
 

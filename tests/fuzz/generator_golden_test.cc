@@ -21,7 +21,7 @@ namespace bpfdiff::fuzz {
 namespace {
 
 // The newest version these goldens know; each test says its version.
-constexpr uint8_t kNewestGoldenVersion = 7;
+constexpr uint8_t kNewestGoldenVersion = 8;
 
 const std::string kChangedFormat =
     "the generator changed what the bytes of a released format version mean; add a new version to "
@@ -669,6 +669,48 @@ TEST(FuzzGeneratorGolden, Version7CallbackThroughBpfLoop) {
   std::vector<uint8_t> old = Version7Callback(6);
   const std::string before = Generated(DecodeFuzzInput(old));
   EXPECT_EQ(before.find("18 42"), std::string::npos) << before;
+  UpgradeFuzzInput(old);
+  EXPECT_EQ(old[0], kFormatVersion);
+  EXPECT_EQ(Generated(DecodeFuzzInput(old)), before);
+}
+
+// Version 8: an early-exit record with p0 bit 1 throws: subprogram 1
+// throws an immediate (p0 bit 2, p1 names it) after it stored what it
+// observes; the main entry calls it at its end, and so throws too.
+std::vector<uint8_t> Version8Throw(uint8_t version) {
+  return {
+      // version, structured, 1 subprogram, no maps, no tail-call targets,
+      // no memory, seed, no options
+      version, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x00, 0x00,
+      0x05, 0x02, 0x02, 0x03, 0x01, 0x00, 0x00, 0x00,  // subprogram 1: alu, mul with a register source
+      0xef, 0x06, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00,  // early exit that throws an immediate
+      0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of function
+      0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // main: end of function
+  };
+}
+
+TEST(FuzzGeneratorGolden, Version8ThrowFromASubprogram) {
+  const auto source = DecodeFuzzInput(Version8Throw(8));
+  const std::string golden =
+      "program 0:\n"
+      "85 10 00 00 01 00 00 00\n"  // call local +1 (no one else calls 1)
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "b7 03 00 00 01 00 00 00\n"  // mov %r3, 1
+      "2f 33 00 00 00 00 00 00\n"  // mul %r3, %r3
+      "b7 01 00 00 02 00 00 00\n"  // mov %r1, 2 (the cookie)
+      "7b 1a 00 fe 00 00 00 00\n"  // stxdw [%r10-512], %r1 (observed)
+      "7b 3a 10 fe 00 00 00 00\n"  // stxdw [%r10-496], %r3
+      "85 20 00 00 01 00 00 00\n"  // call kfunc 1 (bpf_throw)
+      "7b 1a 00 fe 00 00 00 00\n"  // the function's end, never reached
+      "7b 3a 10 fe 00 00 00 00\n"
+      "95 00 00 00 00 00 00 00\n"
+      "memory: 0 bytes\n"
+      "inline kptr_xchg: false\n";
+  EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
+  // The same bytes as version 7 are an early exit; upgraded, they keep that case.
+  std::vector<uint8_t> old = Version8Throw(7);
+  const std::string before = Generated(DecodeFuzzInput(old));
+  EXPECT_EQ(before.find("85 20"), std::string::npos) << before;
   UpgradeFuzzInput(old);
   EXPECT_EQ(old[0], kFormatVersion);
   EXPECT_EQ(Generated(DecodeFuzzInput(old)), before);

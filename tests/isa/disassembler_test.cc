@@ -148,8 +148,8 @@ TEST(isaDisassembler, LabelsOnlyWhereALabelCanStand) {
 TEST(isaDisassembler, InvalidSlotsAreShownNotFatal) {
   EXPECT_EQ(DisassembleInsn(Make(0x8f)), "# invalid opcode 0x8f");
   EXPECT_EQ(DisassembleInsn(Make(0x00)), "# invalid opcode 0x00");
-  EXPECT_EQ(DisassembleInsn(Make(0x85, 0, 2, 0, 5)),
-            "# invalid: opcode 0x85 (call) with src=2 names no instruction");
+  EXPECT_EQ(DisassembleInsn(Make(0x85, 0, 3, 0, 5)),
+            "# invalid: opcode 0x85 (call) with src=3 names no instruction");
   EXPECT_EQ(DisassembleInsn(Make(0xd4, 1, 0, 0, 17)),
             "# invalid: opcode 0xd4 (le16) with imm=17 names no instruction");
   EXPECT_EQ(DisassembleInsn(Make(0x07, 1, 3, 2, 5)),

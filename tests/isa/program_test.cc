@@ -80,8 +80,8 @@ TEST(isaProgram, LddwFuncStartsTheSubprogramItNames) {
 }
 
 TEST(isaProgram, RejectsKnownOpcodesWithAnUnknownDiscriminant) {
-  EXPECT_EQ(Rejection({Make(kOpCall, 0, 2, 0, 5), kExit}),
-            "instruction 0: unsupported call kind src=2 (0 = helper, 1 = local)");
+  EXPECT_EQ(Rejection({Make(kOpCall, 0, 3, 0, 5), kExit}),
+            "instruction 0: unsupported call kind src=3 (0 = helper, 1 = local, 2 = kfunc)");
   EXPECT_EQ(Rejection({Make(kOpLddw, 1, 3), Make(0), kExit}),
             "instruction 0: unsupported lddw source 3 (0 = imm64, 1 = map fd, 2 = map value, 4 = function)");
   // sdiv is offset 1; offset 2 names nothing.

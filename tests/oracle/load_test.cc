@@ -204,6 +204,35 @@ TEST(oracle_load, BpfLoopTakesOnlyTheCallbackLoadedJustBefore) {
       << "a callback that passes itself to bpf_loop";
 }
 
+// bpf_throw: the one kfunc; not under a callback of bpf_loop, however
+// deep; a program that throws gets the verifier's hidden exception
+// callback, `r0 = r1; exit`, appended, whose slots map to the source's last.
+TEST(oracle_load, ThrowsGetTheHiddenExceptionCallbackAndNeverComeFromACallback) {
+  EXPECT_EQ(LoadError(Source({"mov %r1, 1\ncall kfunc 2\nexit"})),
+            "program 0, instruction 1 (call kfunc): unknown kfunc 2 (bpfdiff knows bpf_throw, 1)");
+  const std::string thrower = "thrower:\nmov %r1, 7\ncall kfunc 1\nexit\n";
+  EXPECT_EQ(LoadError(Source({"mov %r1, 1\nmov %r3, 0\nmov %r4, 0\nlddw_func %r2, cb\ncall 181\nexit\n"
+                              "cb:\ncall local thrower\nmov %r0, 0\nexit\n" + thrower})),
+            "program 0, instruction 11 (call kfunc): bpf_throw cannot be called from a callback or what a callback "
+            "calls (subprogram 2)");
+  auto prepared = Prepare(Source({"mov %r0, 1\ncall local thrower\nexit\n" + thrower}));
+  ASSERT_TRUE(prepared.has_value());
+  const isa::Program& program = prepared->loaded.programs.front().program;
+  ASSERT_EQ(program.size(), 8u);
+  EXPECT_EQ(program.exception_callback, 6u);
+  EXPECT_EQ(program.subprogram_starts, (std::vector<uint32_t>{0, 3, 6}));
+  EXPECT_EQ(program.insns[6], Make(isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, 0, 1));
+  EXPECT_EQ(program.insns[7], kExit);
+  EXPECT_EQ(prepared->loaded.programs.front().source_slot, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 5, 5}));
+  // The callback returns the cookie; what follows the calls never runs.
+  EXPECT_TRUE(ExitsWith(prepared->Run(), 7));
+  // A program that does not throw gets none.
+  auto plain = Prepare(Source({"mov %r0, 1\nexit"}));
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->loaded.programs.front().program.exception_callback, 0u);
+  EXPECT_EQ(plain->loaded.programs.front().program.size(), 2u);
+}
+
 TEST(oracle_load, RejectsRecursiveLocalCalls) {
   EXPECT_EQ(LoadError(Source({"call local f\nexit\nf:\ncall local f\nexit"})),
             "program 0: subprogram 1 calls itself recursively (through subprogram 1)");
