@@ -293,6 +293,10 @@ class Assembler {
  public:
   Status AddLine(std::string_view text, size_t number);
   Result<std::vector<Insn>> Finish() &&;
+  const Label* FindLabel(std::string_view name) const {
+    const auto it = labels_.find(name);
+    return it == labels_.end() ? nullptr : &it->second;
+  }
 
  private:
   Status DeclareLabel(std::string_view name, Position where);
@@ -556,18 +560,33 @@ Result<std::vector<Insn>> Assembler::Finish() && {
 
 }  // namespace
 
-Result<std::vector<Insn>> Assemble(std::string_view text, const AssembleOptions& options) {
-  Assembler assembler;
+namespace {
+
+Status AddLines(Assembler& assembler, std::string_view text, const AssembleOptions& options) {
   size_t number = options.first_line;
   for (size_t begin = 0; begin <= text.size(); ++number) {
     size_t end = text.find('\n', begin);
     if (end == std::string_view::npos) end = text.size();
-    if (auto status = assembler.AddLine(text.substr(begin, end - begin), number); !status) {
-      return status.error();
-    }
+    if (auto status = assembler.AddLine(text.substr(begin, end - begin), number); !status) return status;
     begin = end + 1;
   }
+  return {};
+}
+
+}  // namespace
+
+Result<std::vector<Insn>> Assemble(std::string_view text, const AssembleOptions& options) {
+  Assembler assembler;
+  if (auto status = AddLines(assembler, text, options); !status) return status.error();
   return std::move(assembler).Finish();
+}
+
+Result<uint32_t> LabelSlot(std::string_view text, std::string_view label, const AssembleOptions& options) {
+  Assembler assembler;
+  if (auto status = AddLines(assembler, text, options); !status) return status.error();
+  const Label* found = assembler.FindLabel(label);
+  if (found == nullptr) return Fail("unknown label '{}'", Excerpt(label));
+  return static_cast<uint32_t>(found->slot);
 }
 
 }  // namespace bpfdiff::isa

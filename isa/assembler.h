@@ -36,4 +36,7 @@ struct AssembleOptions {
 // to no instructions.
 Result<std::vector<Insn>> Assemble(std::string_view text, const AssembleOptions& options = {});
 
+// The slot that label `label` of `text` names (as Assemble reads the text).
+Result<uint32_t> LabelSlot(std::string_view text, std::string_view label, const AssembleOptions& options = {});
+
 }  // namespace bpfdiff::isa

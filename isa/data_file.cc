@@ -23,7 +23,7 @@ constexpr OptionInfo kKnownOptions[] = {
 };
 
 enum class SectionKind : uint8_t {
-  kAsm, kRaw, kMem, kResult, kError, kIgnored, kMap, kOptions, kTrace,
+  kAsm, kRaw, kMem, kResult, kError, kIgnored, kMap, kOptions, kTrace, kExceptionCallback,
 };
 
 struct SectionName {
@@ -35,10 +35,11 @@ constexpr SectionName kSectionNames[] = {
     {"mem", SectionKind::kMem},       {"result", SectionKind::kResult},
     {"error", SectionKind::kError},   {"c", SectionKind::kIgnored},
     {"map", SectionKind::kMap},       {"options", SectionKind::kOptions},
-    {"trace", SectionKind::kTrace},
+    {"trace", SectionKind::kTrace},   {"exception_callback", SectionKind::kExceptionCallback},
 };
 constexpr std::string_view kKnownSections =
-    "asm, raw, mem, result, error, map, options, trace, c, no register offset";
+    "asm, raw, mem, result, error, map, options, trace, exception_callback, c, no register offset";
+constexpr std::string_view kExceptionCallbackSyntax = "-- exception_callback <label of -- asm> [<program>]";
 
 std::vector<std::string_view> SplitSpaces(std::string_view text) {
   std::vector<std::string_view> words;
@@ -114,6 +115,22 @@ Result<Section> ParseHeader(const Line& line) {
       break;
     case SectionKind::kMap:
       section.name += fmt::format(" {}", words.size() > 1 ? words[1] : "");
+      break;
+    case SectionKind::kExceptionCallback:
+      // The label, and the program it is of (0 when left out).
+      if (words.size() < 2 || words.size() > 3) {
+        return AtLine(line.number, fmt::format("an exception callback is named '{}'", kExceptionCallbackSyntax));
+      }
+      if (words.size() == 3) {
+        auto k = ParseUnsigned(words[2]);
+        if (!k || *k >= kMaxDataPrograms) {
+          return AtLine(line.number, fmt::format("'-- exception_callback {}': the program number must be 0..{}",
+                                                 Excerpt(section.args), kMaxDataPrograms - 1));
+        }
+        section.program = static_cast<size_t>(*k);
+        section.name += fmt::format(" {}", section.program);
+      }
+      section.args = words[1];
       break;
     case SectionKind::kError:
     case SectionKind::kIgnored: break;
@@ -439,6 +456,7 @@ class Parser {
   const Section* asm_[kMaxDataPrograms] = {};
   const Section* raw_[kMaxDataPrograms] = {};
   std::vector<size_t> map_lines_;
+  std::vector<const Section*> exception_callbacks_;
   DataFile file_;
 };
 
@@ -516,6 +534,7 @@ Status Parser::Collect(const Section& section) {
       file_.expected_trace = std::move(*calls);
       return {};
     }
+    case SectionKind::kExceptionCallback: exception_callbacks_.push_back(&section); return {};
   }
   return {};
 }
@@ -576,6 +595,22 @@ Status Parser::BuildPrograms() {
     }
     file_.programs.push_back(std::move(insns));
     file_.origins.push_back(std::move(origin));
+  }
+  // A label of the program's -- asm: the slot it names.
+  file_.exception_callbacks.assign(file_.programs.size(), 0);
+  for (const Section* section : exception_callbacks_) {
+    if (section->program >= file_.programs.size() || file_.origins[section->program].asm_text.empty()) {
+      return AtLine(section->line, fmt::format("'-- {}' names a label of program {}, which has no -- asm section",
+                                               section->name, section->program));
+    }
+    const ProgramOrigin& origin = file_.origins[section->program];
+    auto slot = LabelSlot(origin.asm_text, section->args, {.first_line = origin.asm_line + 1});
+    if (!slot) return AtLine(section->line, fmt::format("-- {}: {}", section->name, slot.message()));
+    if (*slot == 0 || *slot >= file_.programs[section->program].size()) {
+      return AtLine(section->line, fmt::format("-- {}: label '{}' names slot {}, which cannot start a subprogram",
+                                               section->name, Excerpt(section->args), *slot));
+    }
+    file_.exception_callbacks[section->program] = *slot;
   }
   for (size_t m = 0; m < file_.maps.size(); ++m) {
     for (size_t entry = 0; entry < file_.maps[m].programs.size(); ++entry) {

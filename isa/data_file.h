@@ -76,6 +76,10 @@ struct DataFile {
   // Present when the file has `-- error`; empty text means "some error".
   std::optional<std::string> expected_error;
   DataOptions options;
+  // Per program: the first slot of the subprogram `-- exception_callback`
+  // names (the BTF decl tag "exception_callback:" of the kernel's loader);
+  // 0 for none.
+  std::vector<uint32_t> exception_callbacks;
   // Present when the file has `-- trace` (possibly empty: no calls).
   std::optional<std::vector<ExpectedCall>> expected_trace;
   // Things worth saying that do not stop the file from being used, such as

@@ -42,7 +42,15 @@ std::string FormatDataFile(const DataFile& file, std::string_view comment) {
   if (file.options.kptr_xchg_inline) out += "-- options\nkptr_xchg_inline\n";
   for (size_t p = 0; p < file.programs.size(); ++p) {
     out += p == 0 ? "-- asm\n" : fmt::format("-- asm {}\n", p);
-    out += Disassemble(file.programs[p], {.labels = true});
+    const uint32_t callback = p < file.exception_callbacks.size() ? file.exception_callbacks[p] : 0;
+    const uint32_t labelled[] = {callback};
+    out += Disassemble(file.programs[p], {.labels = true, .extra_labels = callback != 0 ? labelled
+                                                                                        : std::span<const uint32_t>{}});
+  }
+  for (size_t p = 0; p < file.exception_callbacks.size(); ++p) {
+    if (file.exception_callbacks[p] == 0) continue;
+    out += p == 0 ? fmt::format("-- exception_callback L{}\n", file.exception_callbacks[p])
+                  : fmt::format("-- exception_callback L{} {}\n", file.exception_callbacks[p], p);
   }
   if (!file.memory.empty()) out += "-- mem\n" + HexLines(file.memory);
   if (file.expected_error) {

@@ -159,6 +159,9 @@ std::string Disassemble(std::span<const Insn> insns, const DisassembleOptions& o
         labels.has_label[slot] = true;
       }
     }
+    for (uint32_t slot : options.extra_labels) {
+      if (slot < n && !second_slot[slot]) labels.has_label[slot] = true;
+    }
   }
   std::string out;
   for (size_t pc = 0; pc < n; ++pc) {

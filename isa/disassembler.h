@@ -26,6 +26,9 @@ struct DisassembleOptions {
   // instead of distances (`ja +3`). Targets that are not an instruction
   // boundary of the program keep their distance.
   bool labels = false;
+  // With `labels`: slots that get a label though nothing branches there
+  // (an exception callback, which the file names by its label).
+  std::span<const uint32_t> extra_labels;
 };
 
 // One instruction, without a newline: "ldxw %r0, [%r1+4]". An lddw needs its

@@ -230,6 +230,10 @@ Status CheckSubprogramEnds(const Program& program) {
 }  // namespace
 
 Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> maps) {
+  return MakeProgram(std::move(insns), maps, 0);
+}
+
+Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> maps, uint32_t exception_callback) {
   const size_t n = insns.size();
   if (n == 0) return Fail("the program is empty");
   if (n > kMaxSlots) return Fail("the program has {} slots, more than the limit of {}", n, kMaxSlots);
@@ -237,7 +241,15 @@ Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> ma
   std::vector<SlotInfo> slots;
   std::vector<uint32_t> starts;
   if (auto status = ClassifySlots(insns, maps, slots, starts); !status) return status.error();
-  Program program{std::move(insns), std::move(starts), std::move(slots)};
+  if (exception_callback != 0) {
+    if (exception_callback >= n || slots[exception_callback].second_slot) {
+      return Fail("the exception callback at slot {} is not an instruction of the program ({} slots)",
+                  exception_callback, n);
+    }
+    starts.insert(std::upper_bound(starts.begin(), starts.end(), exception_callback), exception_callback);
+    starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  }
+  Program program{std::move(insns), std::move(starts), std::move(slots), exception_callback};
   if (auto status = CheckJumpTargets(program); !status) return status.error();
   if (auto status = CheckSubprogramEnds(program); !status) return status.error();
   return program;

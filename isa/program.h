@@ -75,6 +75,9 @@ const MapSpec* FindMap(std::span<const MapSpec> maps, int32_t fd);
 // Validates `insns` against the map declarations they reference (which the
 // Program does not keep) into a Program.
 Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> maps = {});
+// The same for a program whose loader names `exception_callback` (a slot,
+// not 0) as its exception callback: a subprogram starts there too.
+Result<Program> MakeProgram(std::vector<Insn> insns, std::span<const MapSpec> maps, uint32_t exception_callback);
 
 // Decodes little-endian instruction bytes and validates them.
 Result<Program> DecodeProgram(std::span<const uint8_t> bytes, std::span<const MapSpec> maps = {});

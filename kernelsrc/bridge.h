@@ -103,9 +103,11 @@ struct bpfdiff_kjit_program {
 	 * type is BPF_PROG_TYPE_UNSPEC). */
 	int classic;
 	/* The subprogram that is the program's exception callback, or 0: a
-	 * program that calls bpf_throw (the verifier's seen_exception) has one,
-	 * and its main function is the exception boundary. */
+	 * program that calls bpf_throw has one. */
 	uint32_t exception_callback;
+	/* The program calls bpf_throw (the verifier's seen_exception): its
+	 * main function is the exception boundary. */
+	int throws;
 };
 
 /* What the JIT made of one subprogram. `offsets` (length + 1 entries,

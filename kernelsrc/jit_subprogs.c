@@ -114,10 +114,8 @@ struct bpf_prog *bpfdiff_kjit_function_copy(const struct bpfdiff_kjit_program *p
 	aux->stack_depth = program->stack_depth;
 	/* As jit_subprogs(): the main function of a program that throws is
 	 * the exception boundary, and the callback knows it is one. */
-	if (program->exception_callback != 0) {
-		aux->exception_boundary = index == 0;
-		aux->exception_cb = index == program->exception_callback;
-	}
+	aux->exception_boundary = index == 0 && program->throws;
+	aux->exception_cb = program->exception_callback != 0 && index == program->exception_callback;
 	return prog;
 }
 

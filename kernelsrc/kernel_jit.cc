@@ -108,6 +108,15 @@ uint64_t HelperAddress(void* owner, int32_t id) { return ImplOf(owner).world.env
 
 uint64_t KfuncAddress(void* owner, int32_t id) { return ImplOf(owner).world.environment.KfuncTarget(id); }
 
+// Whether the program calls bpf_throw (the only kfunc the load step lets
+// through).
+bool Throws(const isa::Program& program) {
+  // By the opcode alone (an lddw's second slot has opcode 0).
+  return std::any_of(program.insns.begin(), program.insns.end(), [](const isa::Insn& insn) {
+    return insn.opcode == isa::kOpCall && insn.src == isa::kPseudoKfuncCall;
+  });
+}
+
 // The subprogram index of the program's exception callback (0: none).
 uint32_t ExceptionCallbackOf(const isa::Program& program) {
   if (program.exception_callback == 0) return 0;
@@ -259,7 +268,8 @@ Result<std::vector<uint32_t>> KernelJit::BlindedLineInfo(const isa::Program& pro
   const size_t count = program.subprogram_starts.size();
   const bpfdiff_kjit_program request{insns.data(), static_cast<uint32_t>(insns.size()),
                                      program.subprogram_starts.data(), static_cast<uint32_t>(count), kStackDepth,
-                                     loader.classic ? 1 : 0, ExceptionCallbackOf(program)};
+                                     loader.classic ? 1 : 0, ExceptionCallbackOf(program),
+                                     Throws(program) ? 1 : 0};
   impl_->loader = loader;
   bpfdiff_kjit_world bridge = impl_->Bridge();
   impl_->loader = kRootLoader;
@@ -292,7 +302,8 @@ FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t f
   }
   const bpfdiff_kjit_program request{insns.data(), static_cast<uint32_t>(insns.size()),
                                      program.subprogram_starts.data(), static_cast<uint32_t>(count),
-                                     kStackDepth, impl.loader.classic ? 1 : 0, ExceptionCallbackOf(program)};
+                                     kStackDepth, impl.loader.classic ? 1 : 0, ExceptionCallbackOf(program),
+                                     Throws(program) ? 1 : 0};
   bpfdiff_kjit_world bridge = impl.Bridge();
   bridge.fail_call = fail_call;
   // What blinding draws depends on the program alone (FNV-1a of its

@@ -51,6 +51,8 @@ Status CheckThrows(const isa::Program& program, size_t index, const std::vector<
   const size_t subprograms = program.subprogram_starts.size();
   std::vector<bool> under_callback(subprograms, false);
   std::vector<size_t> work;
+  // The exception callback is a callback too (mark_subprog_exc_cb: is_cb).
+  if (program.exception_callback != 0) work.push_back(program.SubprogramOf(program.exception_callback));
   for (size_t pc = 0; pc < program.size(); ++pc) {
     if (program.slots[pc].second_slot || FormById(program.slots[pc].form).shape != Shape::kLddwFunc) continue;
     const auto target = static_cast<uint32_t>(isa::BranchTarget(program.insns[pc], Shape::kLddwFunc, pc));
@@ -81,6 +83,7 @@ Status CheckThrows(const isa::Program& program, size_t index, const std::vector<
 // last.
 Status AddExceptionCallback(LoadedProgram& loaded, size_t index) {
   isa::Program& program = loaded.program;
+  if (program.exception_callback != 0) return {};  // the loader named one
   bool throws = false;
   for (size_t pc = 0; pc < program.size() && !throws; ++pc) throws = IsThrow(program, pc);
   if (!throws) return {};
@@ -133,6 +136,11 @@ Status CheckProgram(const isa::Program& program, size_t index) {
     // function, never the main one (check_ld_imm).
     if (form.shape == Shape::kLddwFunc && isa::BranchTarget(insn, form.shape, pc) == 0) {
       return Fail("{}: a callback must be a subprogram, not the program's entry", where());
+    }
+    if ((form.shape == Shape::kCallLocal || form.shape == Shape::kLddwFunc) && program.exception_callback != 0 &&
+        isa::BranchTarget(insn, form.shape, pc) == program.exception_callback) {
+      // check_max_stack_depth_subprog: "cannot call exception cb directly".
+      return Fail("{}: the exception callback is called by bpf_throw alone", where());
     }
     if (form.shape == Shape::kCallLocal || form.shape == Shape::kLddwFunc) {
       const auto target = static_cast<uint32_t>(isa::BranchTarget(insn, form.shape, pc));
@@ -188,6 +196,7 @@ Status CheckProgram(const isa::Program& program, size_t index) {
 constexpr uint16_t kUndefinedAtTailCallEntry =
     RegisterBit(3) | RegisterBit(6) | RegisterBit(7) | RegisterBit(8) | RegisterBit(9);
 constexpr int64_t kAtEntry = -2;  // clobbered_by: undefined since the program's entry
+constexpr int64_t kAtExceptionCallback = -3;  // clobbered_by: undefined since the exception callback's entry
 
 std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t index, bool tail_call_target) {
   const auto& slots = program.slots;
@@ -200,7 +209,7 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
     if (slots[pc].second_slot || (cls != isa::kClassJmp && cls != isa::kClassJmp32 && cls != isa::kClassLd)) continue;
     const Shape shape = FormById(slots[pc].form).shape;
     has_call = shape == Shape::kCallHelper || shape == Shape::kCallLocal || shape == Shape::kCallReg ||
-               shape == Shape::kTailCall || shape == Shape::kLdAbs || shape == Shape::kLdInd;
+               shape == Shape::kCallKfunc || shape == Shape::kTailCall || shape == Shape::kLdAbs || shape == Shape::kLdInd;
   }
   if (!has_call && !tail_call_target) return std::nullopt;
   // Per slot: registers that may be clobbered on entry, and by which call.
@@ -215,6 +224,12 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
   if (tail_call_target && n != 0) {
     in[0] = kUndefinedAtTailCallEntry;
     clobbered_by[0] = kAtEntry;
+  }
+  // An exception callback takes one argument, the cookie in r1; bpf_throw's
+  // r2..r5 are no values of the program's (the JITs' r3 is a frame record).
+  if (program.exception_callback != 0) {
+    in[program.exception_callback] = kArgRegisters & static_cast<uint16_t>(~RegisterBit(1));
+    clobbered_by[program.exception_callback] = kAtExceptionCallback;
   }
   std::optional<std::string> finding;
   auto flow = [&](size_t to, uint16_t state, int64_t call) {
@@ -237,7 +252,11 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
       while (!((use.reads & in[pc]) & RegisterBit(reg))) ++reg;
       // A call leaves only r1..r5 undefined: r6..r9 are so since the entry.
       const bool since_entry = clobbered_by[pc] == kAtEntry || (RegisterBit(reg) & kArgRegisters) == 0;
-      finding = since_entry
+      finding = clobbered_by[pc] == kAtExceptionCallback
+                    ? fmt::format("program {}, instruction {} ({}) reads r{}, which the exception callback is not "
+                                  "given (it takes the cookie, r1)",
+                                  index, pc, form.name, reg)
+                : since_entry
                     ? fmt::format("program {}, instruction {} ({}) reads r{}, which is undefined where a tail "
                                   "call enters the program",
                                   index, pc, form.name, reg)
@@ -327,7 +346,8 @@ Result<LoadedProgram> Rewrite(const isa::Program& source,
       out.source_slot.push_back(static_cast<uint32_t>(i));
     }
   }
-  auto program = isa::MakeProgram(std::move(insns), maps);
+  auto program = isa::MakeProgram(std::move(insns), maps,
+                                  source.exception_callback != 0 ? new_index[source.exception_callback] : 0);
   if (!program) return Fail("rewritten program is invalid: {}", program.message());
   out.program = std::move(program).value();
   return out;
@@ -482,7 +502,8 @@ Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options
   loaded.options = options;
   const auto value_addresses = MapValueAddresses(source.maps);
   for (size_t i = 0; i < source.programs.size(); ++i) {
-    auto program = isa::MakeProgram(source.programs[i], source.maps);
+    const uint32_t named_callback = i < source.exception_callbacks.size() ? source.exception_callbacks[i] : 0;
+    auto program = isa::MakeProgram(source.programs[i], source.maps, named_callback);
     if (!program) return Fail("program {}: {}", i, program.message());
     auto loaded_program = LoadProgram(std::move(program).value(), i, source.maps, value_addresses, options);
     if (!loaded_program) return loaded_program.error();

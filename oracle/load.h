@@ -49,6 +49,11 @@ struct LoadOptions {
 // A case as a test file or a fuzz input describes it, before loading.
 struct CaseSource {
   std::vector<std::vector<isa::Insn>> programs;  // [0] is the main program
+  // Per program (absent or 0: none): the first slot of the subprogram its
+  // loader names as its exception callback (the BTF decl tag
+  // "exception_callback:"), which nothing calls. A program that throws and
+  // names none gets the verifier's hidden one.
+  std::vector<uint32_t> exception_callbacks;
   std::vector<isa::MapSpec> maps;
   std::vector<uint8_t> memory;  // context / packet
   LoadOptions options;

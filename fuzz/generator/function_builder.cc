@@ -81,7 +81,7 @@ FunctionBuilder::FunctionBuilder(const CaseLayout& layout, Role role, size_t fun
       for (int a = 1; a <= 5; ++a) r[static_cast<size_t>(a)] = a <= sig.args ? RegState::Scalar() : RegState{};
       if (sig.caller_stack) r[kR1] = RegState::Pointer(Area::kCallerStack, 0, 64);
       // bpf_loop passes a callback no r0 (the verifier's NOT_INIT).
-      if (sig.callback) r[kR0] = RegState{};
+      if (sig.callback || sig.exception_callback) r[kR0] = RegState{};
       break;
     }
   }
@@ -992,6 +992,7 @@ void FunctionBuilder::LocalCall(const Record& r) {
   // Only later functions: the call graph stays acyclic.
   const size_t callee = function_ + 1 + r.Pick(0, static_cast<uint32_t>(functions_ - function_ - 1));
   const Signature& sig = layout_.signatures[callee];
+  if (sig.exception_callback) return;  // bpf_throw alone calls it
   if (IsCallback() && callee < layout_.throws.size() && layout_.throws[callee]) return;
   if (sig.callback && r.Flag(6, 0)) {
     // Through bpf_loop: r3 is the callback's context (its r2), a value of

@@ -31,6 +31,9 @@ struct Signature {
   int args = 0;
   bool caller_stack = false;
   bool callback = false;
+  // Version 8: the program's exception callback (the cookie in r1), which
+  // bpf_throw alone calls.
+  bool exception_callback = false;
 };
 
 struct CaseLayout {
@@ -62,6 +65,9 @@ struct CaseLayout {
   // (bpf_throw in it or in a function it calls), set as each is built
   // (callees before their callers): no callback calls one.
   std::vector<bool> throws;
+  // Version 8: the first slot of the main program's exception callback
+  // (the last function, header byte 2 bit 7), 0 for none; set when built.
+  uint32_t exception_callback_start = 0;
 };
 
 class FunctionBuilder {
@@ -191,7 +197,10 @@ class FunctionBuilder {
   void EarlyExit(const Record& r);
   void Throw(const Record& r);
   // A callback of bpf_loop may not throw, nor call what throws.
-  bool IsCallback() const { return role_ == Role::kSubprogram && layout_.signatures[function_].callback; }
+  bool IsCallback() const {
+    return role_ == Role::kSubprogram &&
+           (layout_.signatures[function_].callback || layout_.signatures[function_].exception_callback);
+  }
   void DeliberateFault(const Record& r);
   void LegacyPacket(const Record& r);
 

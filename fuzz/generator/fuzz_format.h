@@ -169,8 +169,14 @@
 //    what it observes first, as before an exit. The program returns the
 //    cookie (the verifier's hidden exception callback). A function that
 //    throws, or calls one that does, is never called by a callback, which
-//    the verifier would refuse. An upgraded older input has p0 bit 1 of
-//    every early-exit record clear, and keeps its case.
+//    the verifier would refuse;
+//  - header byte 2 bit 7 (with a subprogram): the last subprogram is the
+//    program's exception callback, which runs when the program throws in
+//    place of the verifier's hidden one: one scalar argument (the cookie),
+//    no r0 read before it is set, nothing calls it, it neither throws nor
+//    calls what does; its result is the program's.
+//  An upgraded older input has p0 bit 1 of every early-exit record and byte
+//  2 bit 7 clear, and keeps its case.
 #pragma once
 
 #include <cstddef>
@@ -221,6 +227,9 @@ inline constexpr uint8_t kPointerSetupLast = 155;
 inline constexpr uint8_t kEarlyExitFirst = 239;
 inline constexpr uint8_t kEarlyExitLast = 242;
 inline constexpr uint8_t kEarlyExitThrows = 0x02;
+// Version 8: header byte 2 bit 7, the last subprogram is the program's
+// exception callback.
+inline constexpr uint8_t kExceptionCallbackBit = 0x80;
 
 // Structured mode, version 3: the options of header byte 15.
 inline constexpr uint8_t kOptionMagnitudes = 1;

@@ -85,6 +85,11 @@ std::vector<isa::Insn> BuildMainProgram(RecordReader& records, DataStream& data,
       sig.caller_stack = false;
     }
   }
+  if (layout.version >= 8 && functions > 1 && (records.HeaderByte(2) & kExceptionCallbackBit) != 0) {
+    // The last function is the program's exception callback: the cookie.
+    Signature& sig = layout.signatures[functions - 1];
+    sig = Signature{.args = 1, .exception_callback = true};
+  }
   std::vector<FunctionBuilder> builders;
   for (size_t f = 0; f < functions; ++f) {
     builders.emplace_back(layout, f == 0 ? FunctionBuilder::Role::kMainEntry : FunctionBuilder::Role::kSubprogram,
@@ -101,7 +106,7 @@ std::vector<isa::Insn> BuildMainProgram(RecordReader& records, DataStream& data,
   // at its end whatever no later function calls.
   std::vector<size_t> uncalled;
   for (size_t f = 1; f < functions; ++f) {
-    if (!called[f]) uncalled.push_back(f);
+    if (!called[f] && !layout.signatures[f].exception_callback) uncalled.push_back(f);
   }
   builders[0].set_uncalled(uncalled);
   builders[0].Build(records);
@@ -111,6 +116,9 @@ std::vector<isa::Insn> BuildMainProgram(RecordReader& records, DataStream& data,
   for (auto& builder : builders) {
     starts.push_back(program.size());
     program.insert(program.end(), builder.code().begin(), builder.code().end());
+  }
+  if (layout.signatures[functions - 1].exception_callback) {
+    layout.exception_callback_start = static_cast<uint32_t>(starts[functions - 1]);
   }
   for (size_t f = 0; f < functions; ++f) {
     for (const auto& [slot, callee] : builders[f].local_calls()) {
@@ -156,7 +164,9 @@ std::optional<CaseSource> DecodeFuzzInput(std::span<const uint8_t> input) {
                                       static_cast<int32_t>(records.HeaderWord(6)), input[0] >= 7);
     auto& main = source.programs.front();
     main.insert(main.begin(), block.begin(), block.end());
+    if (layout.exception_callback_start != 0) layout.exception_callback_start += static_cast<uint32_t>(block.size());
   }
+  if (layout.exception_callback_start != 0) source.exception_callbacks = {layout.exception_callback_start};
   // Tail-call targets: one function each.
   for (size_t t = 0; t < records.HeaderByte(4) % 4; ++t) {
     FunctionBuilder target(layout, FunctionBuilder::Role::kTailTarget, t, 1);
@@ -185,6 +195,9 @@ Result<std::vector<uint8_t>> EncodeRawInput(const CaseSource& source) {
   if (source.programs.size() != 1) return Fail("raw mode holds one program, not {}", source.programs.size());
   if (!source.maps.empty()) return Fail("raw mode holds no maps");
   if (source.options.HasJitOnlyRewrites()) return Fail("raw mode holds no load options");
+  for (uint32_t callback : source.exception_callbacks) {
+    if (callback != 0) return Fail("raw mode holds no exception callback of a program's own");
+  }
   const std::vector<uint8_t>& memory = source.memory;
   if (memory.size() > kMaxRawMemory) {
     return Fail("{} bytes of input memory is more than raw mode holds ({})", memory.size(), kMaxRawMemory);
@@ -245,8 +258,10 @@ void UpgradeFuzzInput(std::vector<uint8_t>& input) {
     input[0] = 7;
   }
   if (input[0] == 7) {
-    // Version 8 reads p0 bit 1 of an early exit as a throw: none.
+    // Version 8 reads p0 bit 1 of an early exit as a throw, and byte 2 bit 7
+    // as an exception callback of the program's own: none.
     if (input[1] != kModeRaw) {
+      if (input.size() > 2) input[2] &= static_cast<uint8_t>(~kExceptionCallbackBit);
       for (size_t at = kHeaderSize; at + 1 < input.size(); at += kRecordSize) {
         if (input[at] >= kEarlyExitFirst && input[at] <= kEarlyExitLast) {
           input[at + 1] &= static_cast<uint8_t>(~kEarlyExitThrows);

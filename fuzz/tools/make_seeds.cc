@@ -65,6 +65,15 @@ std::vector<NamedSeed> NamedSeeds() {
       // and a random walk takes long to get there (33 s of a 60-second
       // planted-bug check before this seed).
       {"seed-tail-call-self", Structured({0, 0, 1, 0}, {kTailCallSlot0, kEndOfFunction, kTailCallSlot0})},
+      // Subprogram 1 throws a scalar, and the last subprogram is the
+      // program's own exception callback (header byte 2 bit 7), which
+      // multiplies the cookie: a throw from a frame below the program's,
+      // into a callback with a body of its own.
+      {"seed-exception-own-callback",
+       Structured({0x82, 0, 0, 0}, {{0x05, 0x02, 0x02, 0x03, 0x01, 0x00, 0x00, 0x00}, kEndOfFunction,
+                                    {0x05, 0x03, 0x02, 0x03, 0x01, 0x00, 0x00, 0x00},
+                                    {0xef, 0x02, 0x03, 0x03, 0x00, 0x00, 0x00, 0x00}, kEndOfFunction,
+                                    kEndOfFunction})},
   };
 }
 

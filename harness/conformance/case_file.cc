@@ -22,6 +22,7 @@ Result<CaseFile> ParseCaseText(std::string_view text, bool is_data, std::string 
   auto data = isa::ParseDataFile(text);
   if (!data) return data.error();
   file.source.programs = std::move(data->programs);
+  file.source.exception_callbacks = std::move(data->exception_callbacks);
   file.source.maps = std::move(data->maps);
   file.source.memory = std::move(data->memory);
   file.source.options.inline_kptr_xchg = data->options.kptr_xchg_inline;

@@ -8,6 +8,7 @@ namespace bpfdiff {
 std::string ExportCase(const CaseSource& source, const Outcome& reference, std::string_view comment) {
   isa::DataFile file;
   file.programs = source.programs;
+  file.exception_callbacks = source.exception_callbacks;
   file.maps = source.maps;
   file.memory = source.memory;
   file.options.kptr_xchg_inline = source.options.inline_kptr_xchg;

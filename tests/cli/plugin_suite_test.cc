@@ -6,6 +6,7 @@
 // (its default groups: everything but callx and packet). Each selected test
 // is spawned the runner's way and judged by the runner's rules; every one
 // must pass, including each test with `-- mem`.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -45,8 +46,11 @@ bool Representable(const CaseFile& file) {
   if (expected.error && (expected.error->empty() || expected.error->find('\n') != std::string::npos)) {
     return false;
   }
+  const bool own_exception_callback =
+      std::any_of(file.source.exception_callbacks.begin(), file.source.exception_callbacks.end(),
+                  [](uint32_t slot) { return slot != 0; });
   return file.source.programs.size() == 1 && file.source.maps.empty() && !file.source.options.inline_kptr_xchg &&
-         !expected.trace;
+         !expected.trace && !own_exception_callback;
 }
 
 SuiteTally RunSuiteThroughPlugin(const std::filesystem::path& suite) {

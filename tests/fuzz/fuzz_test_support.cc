@@ -69,6 +69,12 @@ std::string DescribeConfiguration(const CaseSource& source) {
   out += fmt::format("memory: {} bytes{}{}\n", source.memory.size(), source.memory.empty() ? "" : " ",
                      FormatHexBytes(source.memory, ""));
   out += fmt::format("inline kptr_xchg: {}\n", source.options.inline_kptr_xchg);
+  // Only where named: the goldens of the versions before 8 stay as they were.
+  for (size_t p = 0; p < source.exception_callbacks.size(); ++p) {
+    if (source.exception_callbacks[p] != 0) {
+      out += fmt::format("program {}: exception callback at slot {}\n", p, source.exception_callbacks[p]);
+    }
+  }
   return out;
 }
 

@@ -716,5 +716,57 @@ TEST(FuzzGeneratorGolden, Version8ThrowFromASubprogram) {
   EXPECT_EQ(Generated(DecodeFuzzInput(old)), before);
 }
 
+// Version 8, header byte 2 bit 7: the last subprogram is the program's
+// exception callback, which no one calls (the main entry does not call it
+// at its end) and whose r0 is undefined at its entry; subprogram 1 throws
+// a scalar of its own (p2).
+std::vector<uint8_t> Version8OwnCallback(uint8_t version) {
+  return {
+      // version, structured, 2 subprograms and the exception callback bit,
+      // no maps, no tail-call targets, no memory, seed, no options
+      version, 0x00, 0x82, 0x00, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x00, 0x00,
+      0x05, 0x02, 0x02, 0x03, 0x01, 0x00, 0x00, 0x00,  // subprogram 2 (the callback): alu, mul
+      0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of function
+      0x05, 0x03, 0x02, 0x03, 0x01, 0x00, 0x00, 0x00,  // subprogram 1: alu
+      0xef, 0x02, 0x03, 0x03, 0x00, 0x00, 0x00, 0x00,  // early exit that throws a scalar (p2)
+      0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // end of function
+      0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // main: end of function
+  };
+}
+
+TEST(FuzzGeneratorGolden, Version8OwnExceptionCallback) {
+  const auto source = DecodeFuzzInput(Version8OwnCallback(8));
+  const std::string golden =
+      "program 0:\n"
+      "85 10 00 00 01 00 00 00\n"  // call local +1 (subprogram 1; not the callback)
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "b7 03 00 00 01 00 00 00\n"  // subprogram 1: mov %r3, 1
+      "3f 33 00 00 00 00 00 00\n"  // div %r3, %r3
+      "bf 31 00 00 00 00 00 00\n"  // mov %r1, %r3 (the cookie)
+      "7b 1a 00 fe 00 00 00 00\n"  // stxdw [%r10-512], %r1 (observed)
+      "7b 3a 10 fe 00 00 00 00\n"  // stxdw [%r10-496], %r3
+      "85 20 00 00 01 00 00 00\n"  // call kfunc 1 (bpf_throw)
+      "7b 1a 00 fe 00 00 00 00\n"  // the function's end, never reached
+      "7b 3a 10 fe 00 00 00 00\n"
+      "95 00 00 00 00 00 00 00\n"
+      "b7 03 00 00 01 00 00 00\n"  // the exception callback: mov %r3, 1
+      "2f 13 00 00 00 00 00 00\n"  // mul %r3, %r1 (the cookie)
+      "b7 00 00 00 00 00 00 00\n"  // mov %r0, 0 (no r0 came in)
+      "7b 3a 10 fe 00 00 00 00\n"  // stxdw [%r10-496], %r3
+      "95 00 00 00 00 00 00 00\n"  // exit
+      "memory: 0 bytes\n"
+      "inline kptr_xchg: false\n"
+      "program 0: exception callback at slot 11\n";
+  EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
+  // The same bytes as version 7 have no callback of their own; upgraded,
+  // they keep that case.
+  std::vector<uint8_t> old = Version8OwnCallback(7);
+  const std::string before = Generated(DecodeFuzzInput(old));
+  EXPECT_EQ(before.find("exception callback"), std::string::npos) << before;
+  UpgradeFuzzInput(old);
+  EXPECT_EQ(old[0], kFormatVersion);
+  EXPECT_EQ(Generated(DecodeFuzzInput(old)), before);
+}
+
 }  // namespace
 }  // namespace bpfdiff::fuzz

@@ -228,7 +228,7 @@ TEST(isaDataFile, StructuralErrors) {
             "line 1: 'mov %r0, 1' is outside any section (sections start with a line like '-- asm')");
   EXPECT_EQ(ParseError("-- asm\nexit\n-- Unknown directive\n"),
             "line 3: unknown section '-- Unknown directive' (known: asm, raw, mem, result, error, map, "
-            "options, trace, c, no register offset)");
+            "options, trace, exception_callback, c, no register offset)");
   EXPECT_EQ(ParseError("-- asm\nexit\n-- result 1\n"),
             "line 3: '-- result' takes nothing more on its line, found '1'");
   EXPECT_EQ(ParseError("-- asm\nexit\n-- result\n1\n2\n"),
