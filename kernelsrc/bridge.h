@@ -195,7 +195,10 @@ struct bpfdiff_kjit_tramp_link {
 struct bpfdiff_kjit_tramp_request {
 	const struct bpfdiff_kjit_tramp_link *links[3];
 	uint32_t counts[3];
-	uint8_t nr_args;    /* btf_func_model.nr_args, every argument 8 bytes */
+	uint8_t nr_args;    /* btf_func_model.nr_args */
+	/* Bit i: argument i is a struct of 16 bytes passed by value
+	 * (arg_size 16, BTF_FMODEL_STRUCT_ARG); the others are 8 bytes. */
+	uint8_t struct_args;
 	uint32_t flags;     /* BPF_TRAMP_F_* */
 	/* The one fentry link is a struct_ops program's
 	 * (BPF_LINK_TYPE_STRUCT_OPS, as bpf_struct_ops_prepare_trampoline

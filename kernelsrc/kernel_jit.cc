@@ -432,6 +432,7 @@ Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest& req
     bridge_request.counts[k] = static_cast<uint32_t>(links[k].size());
   }
   bridge_request.nr_args = request.nr_args;
+  bridge_request.struct_args = request.struct_args;
   bridge_request.flags = request.flags;
   bridge_request.struct_ops = request.struct_ops ? 1 : 0;
   bridge_request.func_addr = request.traced_entry;

@@ -76,7 +76,8 @@ struct TrampolineLink {
 // arch_prepare_bpf_trampoline() for (flags: oracle/trampoline.h).
 struct TrampolineRequest {
   std::vector<TrampolineLink> fentry, fexit, fmod_ret;
-  uint8_t nr_args = 0;        // every argument 8 bytes
+  uint8_t nr_args = 0;        // btf_func_model.nr_args
+  uint8_t struct_args = 0;    // bit i: argument i a 16-byte struct (BTF_FMODEL_STRUCT_ARG), else 8 bytes
   uint32_t flags = 0;         // BPF_TRAMP_F_*
   bool struct_ops = false;    // the one fentry link is a struct_ops program's
   uint64_t traced_entry = 0;  // func_addr: the traced function (struct_ops: its stub)

@@ -128,8 +128,12 @@ static int build(struct bpfdiff_kjit_session *session, struct host_objects *o,
 	void *image;
 	int size, ret, protect, i;
 
-	for (i = 0; i < request->nr_args && i < MAX_BPF_FUNC_ARGS; i++)
-		model.arg_size[i] = 8;
+	for (i = 0; i < request->nr_args && i < MAX_BPF_FUNC_ARGS; i++) {
+		const int is_struct = i < 8 && (request->struct_args >> i) & 1;
+
+		model.arg_size[i] = is_struct ? 16 : 8;
+		model.arg_flags[i] = is_struct ? BTF_FMODEL_STRUCT_ARG : 0;
+	}
 	size = arch_bpf_trampoline_size(&model, request->flags, o->links, func_addr);
 	if (size < 0) {
 		fail(session, message, message_size, "arch_bpf_trampoline_size refused", size);

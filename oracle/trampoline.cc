@@ -1,6 +1,7 @@
 #include "oracle/trampoline.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "oracle/guest_layout.h"
@@ -18,6 +19,11 @@ uint32_t Flags(const Attachment& attachment) {
                                                                                : kRestoreRegs;
   if (attachment.ip_arg) flags |= kIpArg;
   return flags;
+}
+
+uint32_t ArgumentRegisters(const Attachment& attachment) {
+  const uint32_t own = attachment.nr_args >= 8 ? 0xffu : (1u << attachment.nr_args) - 1;
+  return attachment.nr_args + static_cast<uint32_t>(std::popcount(attachment.struct_args & own));
 }
 
 Frame FrameOf(const Attachment& attachment) {
@@ -38,7 +44,7 @@ Frame FrameOf(const Attachment& attachment) {
   frame.nregs_off = size;
   size += 8;
   frame.args_off = size;
-  size += 8u * attachment.nr_args;
+  size += 8u * ArgumentRegisters(attachment);
   frame.retval_off = size;
   if ((flags & (kCallOrig | kRetFentryRet)) != 0) size += 8;
   size += 16;  // x19, x20
@@ -83,8 +89,9 @@ class Composition {
       return Finish();
     }
     if ((flags_ & kIpArg) != 0) memory.Store<uint64_t>(sp_ + frame_.ip_off, KernelAddress(spec_.traced_entry));
-    memory.Store<uint64_t>(sp_ + frame_.nregs_off, attachment_.nr_args);
-    for (uint8_t i = 0; i < attachment_.nr_args; ++i) memory.Store<uint64_t>(ctx_ + 8u * i, registers_[i]);
+    const uint32_t nregs = ArgumentRegisters(attachment_);
+    memory.Store<uint64_t>(sp_ + frame_.nregs_off, nregs);
+    for (uint32_t i = 0; i < nregs && i < kMaxArgs; ++i) memory.Store<uint64_t>(ctx_ + 8u * i, registers_[i]);
     if (Body()) {
       if (SavesReturn()) outcome_.r0 = LoadU64(memory, sp_ + frame_.retval_off);
     }
@@ -147,7 +154,7 @@ class Composition {
   bool RunTraced(uint64_t entry_sp) {
     std::array<uint64_t, 5> args{};
     for (int i = 0; i < 5; ++i) {
-      args[i] = i < attachment_.nr_args ? LoadU64(env_.memory(), ctx_ + 8u * i) : StubClobber(i);
+      args[i] = static_cast<uint32_t>(i) < ArgumentRegisters(attachment_) ? LoadU64(env_.memory(), ctx_ + 8u * i) : StubClobber(i);
     }
     return RunProgram(attachment_.traced, args, entry_sp, nullptr);
   }

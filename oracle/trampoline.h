@@ -83,7 +83,12 @@ struct Link {
 struct Attachment {
   size_t traced = 0;  // the traced program, by index in the case
   std::vector<Link> fentry, fexit, fmod_ret;
-  uint8_t nr_args = 1;  // 1..kMaxArgs argument registers, u64 each
+  uint8_t nr_args = 1;  // 1..kMaxArgs arguments (btf_func_model.nr_args)
+  // Bit i: argument i is a struct of 9 to 16 bytes passed by value, in two
+  // registers (BTF_FMODEL_STRUCT_ARG); the others are u64, one register
+  // each. More than kMaxArgs registers in all, and arm64's trampoline is
+  // refused (-ENOTSUPP).
+  uint8_t struct_args = 0;
   bool ip_arg = false;  // BPF_TRAMP_F_IP_ARG (an attached program calls bpf_get_func_ip)
   // A struct_ops trampoline: fentry holds the one struct_ops program, and
   // the call goes to the trampoline itself; `traced` is not called.
@@ -115,6 +120,10 @@ struct TrampolineCase {
 
 // The flags bpf_trampoline_update() builds the trampoline with.
 uint32_t Flags(const Attachment& attachment);
+
+// The argument registers the traced function takes (btf_func_model_nregs):
+// one per argument, two per struct argument.
+uint32_t ArgumentRegisters(const Attachment& attachment);
 
 // arm64's trampoline frame (prepare_trampoline), offsets from the SP the
 // attached programs are called with, which is the traced program's entry

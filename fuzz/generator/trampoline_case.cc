@@ -21,6 +21,8 @@ class Reader {
  public:
   explicit Reader(std::span<const uint8_t> data) : data_(data) {}
   uint8_t Byte() { return at_ < data_.size() ? data_[at_++] : 0; }
+  size_t position() const { return at_; }
+  void Seek(size_t at) { at_ = at; }
   uint64_t U64() {
     uint64_t value = 0;
     for (int i = 0; i < 8; ++i) value |= uint64_t{Byte()} << (8 * i);
@@ -204,8 +206,12 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
   // count below it; the arguments; the return value where there is one. A
   // struct_ops program reads its arguments only (btf_ctx_access).
   const bool call_orig = fexit + fmod_ret != 0;
-  const ProgramShape attached = a.struct_ops ? ProgramShape{false, 0, a.nr_args}
-                                             : ProgramShape{false, a.ip_arg ? -2 : -1, a.nr_args + (call_orig ? 1 : 0)};
+  const auto attached_shape = [&](int registers) {
+    return a.struct_ops ? ProgramShape{false, 0, registers}
+                        : ProgramShape{false, a.ip_arg ? -2 : -1, registers + (call_orig ? 1 : 0)};
+  };
+  const ProgramShape attached = attached_shape(a.nr_args);
+  std::vector<std::pair<size_t, size_t>> attached_at;  // (program, where its bytes start)
   a.traced = 0;
   c.source.programs.push_back(DecodeProgram(in, ProgramShape{true, 0, 0}));
   if (freplace) fentry = fexit = fmod_ret = 0;
@@ -224,6 +230,7 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
       link.runs = a.struct_ops || (b & 7) != 7;
       link.cookie = (b & 0x80) ? in.U64() : b;
       links.push_back(link);
+      attached_at.emplace_back(c.source.programs.size(), in.position());
       c.source.programs.push_back(DecodeProgram(in, attached));
     }
   };
@@ -244,6 +251,22 @@ trampoline::TrampolineCase DecodeTrampolineInput(std::span<const uint8_t> data) 
   // the build makes).
   const uint8_t failure = in.Byte();
   if ((failure & 0x80) != 0 && !freplace) c.fail_call = 1 + (failure & 0x0f);
+  // The byte after, past what older inputs hold: with bit 7, bits 0..6 make
+  // those of the first seven arguments structs of 16 bytes passed by value
+  // (two registers each); more than 8 registers in all, and the kernel
+  // must refuse the trampoline. The attached programs are read again from
+  // their bytes (as many as before) to read the slots of every register
+  // the trampoline saves, and the return value's after them.
+  const uint8_t structs = in.Byte();
+  if ((structs & 0x80) != 0 && !freplace) {
+    a.struct_args = static_cast<uint8_t>(structs & 0x7f & ((1u << a.nr_args) - 1));
+    const auto registers = static_cast<int>(std::min(trampoline::ArgumentRegisters(a), uint32_t{trampoline::kMaxArgs}));
+    for (const auto& [program, at] : attached_at) {
+      Reader again(data);
+      again.Seek(at);
+      c.source.programs[program] = DecodeProgram(again, attached_shape(registers));
+    }
+  }
   return c;
 }
 
@@ -263,7 +286,11 @@ std::string DescribeTrampolineCase(const trampoline::TrampolineCase& c) {
                         : a.freplace         ? "the extension"
                                              : "the trampoline");
   }
-  std::string text = fmt::format("{}, {} argument(s){}{}{}; args {:#x}\n", called, a.nr_args,
+  const std::string structs =
+      a.struct_args == 0 ? ""
+                         : fmt::format(" (struct argument mask {:#x}: {} registers)", a.struct_args,
+                                       trampoline::ArgumentRegisters(a));
+  std::string text = fmt::format("{}, {} argument(s){}{}{}{}; args {:#x}\n", called, a.nr_args, structs,
                                  a.ip_arg ? ", ip asked for" : "", c.replace ? ", replacing a first trampoline" : "",
                                  where, fmt::join(c.args, " "));
   const auto links = [&](const char* kind, const std::vector<trampoline::Link>& list) {
@@ -311,6 +338,11 @@ std::vector<std::pair<std::string_view, bool>> TrampolinePaths(const trampoline:
       // A build whose allocation fails first (arch_alloc_bpf_trampoline,
       // the arch code's RW image, its table of branches).
       {"failing_allocation", c.fail_call != 0},
+      // Arguments passed as structs by value (two registers each,
+      // btf_func_model_nregs), within arm64's 8 registers, and beyond them:
+      // arch_bpf_trampoline_size() refuses (-ENOTSUPP).
+      {"struct_arguments", a.struct_args != 0 && trampoline::ArgumentRegisters(a) <= trampoline::kMaxArgs},
+      {"argument_registers_past_8_refused", trampoline::ArgumentRegisters(a) > trampoline::kMaxArgs},
   };
 }
 

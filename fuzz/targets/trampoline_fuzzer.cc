@@ -14,7 +14,8 @@
 // Found()); the input file is its reproducer (`trampoline_fuzzer FILE`).
 // So does a case the kernel's code refused: every case is one the kernel
 // loads and attaches (valid programs, at most three links of each kind,
-// one to eight arguments), so a refusal is the kernel's or the shims'.
+// one to eight arguments, struct arguments past 8 registers refused as
+// they must be), so another refusal is the kernel's or the shims'.
 // When Unicorn fails, the target says so once and exits with status 2
 // (fuzz/targets/target_settings.h). Built only where the build has the
 // kernel's JIT.
@@ -48,6 +49,8 @@ struct Target {
   // For the stats file.
   uint64_t compared = 0, not_comparable = 0, replaced = 0, struct_ops = 0, freplace = 0, links = 0, misses = 0,
            runners = 0;
+  // Trampolines the kernel refused as it must (more than 8 argument registers).
+  uint64_t refused = 0;
   // The paths of prepare_trampoline() and bpf_arch_text_poke() a case
   // took, each counted per case that ran (fuzz::TrampolinePaths): the
   // report names those never reached.
@@ -63,6 +66,7 @@ void ReportStats() {
   file.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - target->start).count();
   file.inputs = target->inputs;
   file.counters = {{"compared", target->compared}, {"not_comparable", target->not_comparable},
+                   {"refused_as_the_kernel_must", target->refused},
                    {"replaced", target->replaced},  {"struct_ops", target->struct_ops}, {"freplace", target->freplace},
                    {"links", target->links},       {"misses", target->misses},
                    {"runners", target->runners}};
@@ -133,7 +137,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (verdict->detached.kind == Verdict::Kind::kDivergence) {
     Found(c, verdict->Describe(), fmt::format("trampoline detached: {}", verdict->detached.field));
   }
-  if (verdict->match()) {
+  if (!verdict->refused.empty()) {
+    ++target->refused;
+  } else if (verdict->match()) {
     ++target->compared;
   } else {
     ++target->not_comparable;

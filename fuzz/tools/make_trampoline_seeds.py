@@ -9,7 +9,8 @@ lies beyond a `bl`, attached through the PLT; 0x80: so does the first
 trampoline of a replace), five arguments, then the programs. The
 seeds cover every argument count, each kind of link alone and together, a
 missed enter, the ip, the replace path, struct_ops trampolines, extensions,
-far targets and a build whose allocation fails first (a last byte); the
+far targets, a build whose allocation fails first (a byte after the
+programs) and struct arguments (the byte after that); the
 programs' bytes come from a fixed seed, so the corpus is the same on every run.
 Usage: make_trampoline_seeds.py OUT_DIR
 """
@@ -27,7 +28,7 @@ def program(rng, ops):
 
 
 def seed(rng, nr_args, ip, replace, fentry, fexit, fmod_ret, miss=False, struct_ops=False, freplace=False,
-         far=False, first_far=False, fail_call=0):
+         far=False, first_far=False, fail_call=0, struct_args=None):
     flags = (nr_args - 1) | (0x08 if ip else 0) | (0x10 if replace else 0)
     flags |= 0xe0 if struct_ops else 0xc0 if freplace else 0
     counts = fentry | fexit << 2 | fmod_ret << 4 | (0x40 if far else 0) | (0x80 if first_far else 0)
@@ -41,8 +42,12 @@ def seed(rng, nr_args, ip, replace, fentry, fexit, fmod_ret, miss=False, struct_
         out += bytes([link]) + rng.getrandbits(64).to_bytes(8, "little")
         out += program(rng, rng.randrange(4, 16))
     out += rng.getrandbits(64).to_bytes(8, "little")
-    # The last byte: a build whose fail_call-th failable call fails first.
-    return out + (bytes([0x80 | (fail_call - 1)]) if fail_call else b"")
+    # The byte after: a build whose fail_call-th failable call fails first.
+    if fail_call or struct_args is not None:
+        out += bytes([0x80 | (fail_call - 1)]) if fail_call else b"\x00"
+    # The last byte: which arguments are structs passed by value (two
+    # registers each).
+    return out + (bytes([0x80 | struct_args]) if struct_args is not None else b"")
 
 
 def main():
@@ -71,6 +76,12 @@ def main():
     # the arch code's RW image, its table of fmod_ret branches.
     for fail_call in (1, 2, 3):
         seeds[f"failing_allocation{fail_call}"] = seed(rng, 2, False, False, 1, 0, 1, fail_call=fail_call)
+    # Struct arguments: within the 8 registers (fentry and fexit, the
+    # original called with every register restored), and beyond them, which
+    # the kernel refuses.
+    seeds["struct_args_fentry"] = seed(rng, 3, False, False, 1, 0, 0, struct_args=0b101)
+    seeds["struct_args_fexit"] = seed(rng, 4, True, False, 1, 1, 1, struct_args=0b0010)
+    seeds["struct_args_past_8_registers"] = seed(rng, 6, False, False, 1, 1, 0, struct_args=0b111)
     for name, data in seeds.items():
         (out_dir / f"{name}.bin").write_bytes(data)
 

@@ -60,6 +60,9 @@ Status CheckAttachment(const Attachment& a, size_t programs) {
   if (a.nr_args < 1 || a.nr_args > kMaxArgs) {
     return Fail("the traced function takes {} arguments; a trampoline here saves 1 to {}", a.nr_args, kMaxArgs);
   }
+  if ((a.struct_args >> a.nr_args) != 0) {
+    return Fail("a struct argument is named past the function's {} arguments", a.nr_args);
+  }
   if (a.traced >= programs) return Fail("the traced program is program {}; the case has {}", a.traced, programs);
   if (a.freplace) {
     // bpf_trampoline_link_prog(): an extension excludes every other link.
@@ -105,6 +108,7 @@ kernelsrc::TrampolineRequest RequestFor(const Attachment& a, const std::vector<j
   request.fexit = links_of(a.fexit);
   request.fmod_ret = links_of(a.fmod_ret);
   request.nr_args = a.nr_args;
+  request.struct_args = a.struct_args;
   request.flags = Flags(a);
   request.struct_ops = a.struct_ops;
   request.traced_entry = compiled[a.traced].entry();
@@ -250,6 +254,26 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
     verdict.trampoline_traced = traced.rx_image;
   } else {
     kernelsrc::TrampolineRequest request = RequestFor(c.attachment, compiled);
+    if (ArgumentRegisters(c.attachment) > kMaxArgs) {
+      // arm64 passes at most 8 argument registers to a trampoline's
+      // programs: arch_bpf_trampoline_size() refuses more with -ENOTSUPP
+      // (bpf_trampoline_update() then fails the attach).
+      auto attempt = jit.BuildTrampoline(request);
+      if (attempt) {
+        jit.ReleaseTrampoline(*attempt);
+        return fail(Fail("the kernel built a trampoline for a function of {} argument registers; arm64 saves {} "
+                         "at most, and must refuse it (-ENOTSUPP)",
+                         ArgumentRegisters(c.attachment), kMaxArgs));
+      }
+      if (attempt.message().find(": -524") == std::string::npos) {
+        return fail(Fail("the kernel refused a trampoline for {} argument registers otherwise than with "
+                         "-ENOTSUPP (-524): {}",
+                         ArgumentRegisters(c.attachment), attempt.message()));
+      }
+      verdict.refused = attempt.message();
+      if (const std::string failed = release(); !failed.empty()) return Fail("freeing the programs: {}", failed);
+      return verdict;
+    }
     if (c.replace) {
       request.placement = c.first_far ? jit::Placement::kFar : jit::Placement::kPacked;
       auto built = jit.BuildTrampoline(request);

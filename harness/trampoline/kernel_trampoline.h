@@ -50,6 +50,10 @@ struct TrampolineVerdict {
   uint64_t trampoline_entry = 0;
   uint32_t trampoline_words = 0;
   uint64_t trampoline_traced = 0;  // the traced program's entry
+  // The kernel's refusal of the trampoline, as arm64's must refuse a
+  // function of more than 8 argument registers (then nothing is attached
+  // and `attached` and `detached` were not run); "" otherwise.
+  std::string refused;
   // The kernel JIT's run through the trampoline, and its stubs' log.
   Outcome outcome;
   std::vector<uint64_t> log;
