@@ -1,5 +1,6 @@
 #include "harness/machine/loop_helper.h"
 
+#include "harness/machine/guest_code.h"
 #include "jit/a64/aliases.h"
 #include "jit/a64/encoder.h"
 #include "oracle/guest_layout.h"
@@ -91,17 +92,7 @@ std::vector<uint32_t> LoopHelperCode() {
 }
 
 Status InstallLoopHelper(GuestMemory& memory) {
-  const std::vector<uint32_t> code = LoopHelperCode();
-  if (code.size() * 4 > guest::kLoopHelperBytes) {
-    return Fail("bpf_loop's code has {} words, more than its {} bytes", code.size(), guest::kLoopHelperBytes);
-  }
-  for (size_t i = 0; i < code.size(); ++i) {
-    if (code[i] == a64::kBreakFault) return Fail("bpf_loop's word {} has an operand that cannot be encoded", i);
-    if (!memory.Store<uint32_t>(guest::kLoopHelperAddress + 4 * i, code[i])) {
-      return Fail("no guest memory at 0x{:x} for bpf_loop", guest::kLoopHelperAddress + 4 * i);
-    }
-  }
-  return {};
+  return InstallGuestCode(memory, guest::kLoopHelperAddress, guest::kLoopHelperBytes, LoopHelperCode(), "bpf_loop");
 }
 
 }  // namespace bpfdiff

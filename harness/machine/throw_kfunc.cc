@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/machine/guest_code.h"
 #include "jit/a64/aliases.h"
 #include "jit/a64/encoder.h"
 #include "oracle/guest_layout.h"
@@ -120,17 +121,7 @@ std::vector<uint32_t> ThrowKfuncCode() {
 }
 
 Status InstallThrowKfunc(GuestMemory& memory) {
-  const std::vector<uint32_t> code = ThrowKfuncCode();
-  if (code.size() * 4 > guest::kThrowKfuncBytes) {
-    return Fail("bpf_throw's code has {} words, more than its {} bytes", code.size(), guest::kThrowKfuncBytes);
-  }
-  for (size_t i = 0; i < code.size(); ++i) {
-    if (code[i] == a64::kBreakFault) return Fail("bpf_throw's word {} has an operand that cannot be encoded", i);
-    if (!memory.Store<uint32_t>(guest::kThrowKfuncAddress + 4 * i, code[i])) {
-      return Fail("no guest memory at 0x{:x} for bpf_throw", guest::kThrowKfuncAddress + 4 * i);
-    }
-  }
-  return {};
+  return InstallGuestCode(memory, guest::kThrowKfuncAddress, guest::kThrowKfuncBytes, ThrowKfuncCode(), "bpf_throw");
 }
 
 Status WriteThrowTable(GuestMemory& memory, std::span<const ThrowTableEntry> entries) {
