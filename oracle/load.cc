@@ -91,11 +91,9 @@ Status AddExceptionCallback(LoadedProgram& loaded, size_t index) {
   std::vector<Insn> insns = program.insns;
   insns.push_back(Insn{isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, 0, 1, 0, 0});
   insns.push_back(Insn{isa::kOpExit, 0, 0, 0, 0});
-  auto with_callback = isa::MakeProgram(std::move(insns));
+  // The rewrites are made: no map is named any more.
+  auto with_callback = isa::MakeProgram(std::move(insns), {}, start);
   if (!with_callback) return Fail("program {}: the exception callback: {}", index, with_callback.message());
-  with_callback->subprogram_starts = program.subprogram_starts;
-  with_callback->subprogram_starts.push_back(start);
-  with_callback->exception_callback = start;
   program = std::move(with_callback).value();
   const uint32_t last = loaded.source_slot.empty() ? 0 : loaded.source_slot.back();
   loaded.source_slot.push_back(last);
