@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -46,6 +47,16 @@ std::string Generated(const std::optional<CaseSource>& source) {
 // The failure message: what changed, and the case as it is now.
 std::string ChangedFormat(const std::optional<CaseSource>& source) {
   return kChangedFormat + "\nthe input now makes:\n" + (source ? DescribeSource(*source) : "(not a case)");
+}
+
+// An input of an older version that does not make `absent` (a fragment
+// of Generated()) keeps its case once upgraded to the current version.
+void ExpectUpgradeKeepsCase(std::vector<uint8_t> old, std::string_view absent) {
+  const std::string before = Generated(DecodeFuzzInput(old));
+  EXPECT_EQ(before.find(absent), std::string::npos) << before;
+  UpgradeFuzzInput(old);
+  EXPECT_EQ(old[0], kFormatVersion);
+  EXPECT_EQ(Generated(DecodeFuzzInput(old)), before);
 }
 
 TEST(FuzzGeneratorGolden, EveryReadableVersionHasGoldens) {
@@ -666,12 +677,7 @@ TEST(FuzzGeneratorGolden, Version7CallbackThroughBpfLoop) {
       "inline kptr_xchg: false\n";
   EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
   // The same bytes as version 6 are no callback; upgraded, they keep that case.
-  std::vector<uint8_t> old = Version7Callback(6);
-  const std::string before = Generated(DecodeFuzzInput(old));
-  EXPECT_EQ(before.find("18 42"), std::string::npos) << before;
-  UpgradeFuzzInput(old);
-  EXPECT_EQ(old[0], kFormatVersion);
-  EXPECT_EQ(Generated(DecodeFuzzInput(old)), before);
+  ExpectUpgradeKeepsCase(Version7Callback(6), "18 42");
 }
 
 // Version 8: an early-exit record with p0 bit 1 throws: subprogram 1
@@ -708,12 +714,7 @@ TEST(FuzzGeneratorGolden, Version8ThrowFromASubprogram) {
       "inline kptr_xchg: false\n";
   EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
   // The same bytes as version 7 are an early exit; upgraded, they keep that case.
-  std::vector<uint8_t> old = Version8Throw(7);
-  const std::string before = Generated(DecodeFuzzInput(old));
-  EXPECT_EQ(before.find("85 20"), std::string::npos) << before;
-  UpgradeFuzzInput(old);
-  EXPECT_EQ(old[0], kFormatVersion);
-  EXPECT_EQ(Generated(DecodeFuzzInput(old)), before);
+  ExpectUpgradeKeepsCase(Version8Throw(7), "85 20");
 }
 
 // Version 8, header byte 2 bit 7: the last subprogram is the program's
@@ -760,12 +761,7 @@ TEST(FuzzGeneratorGolden, Version8OwnExceptionCallback) {
   EXPECT_EQ(Generated(source), golden) << ChangedFormat(source);
   // The same bytes as version 7 have no callback of their own; upgraded,
   // they keep that case.
-  std::vector<uint8_t> old = Version8OwnCallback(7);
-  const std::string before = Generated(DecodeFuzzInput(old));
-  EXPECT_EQ(before.find("exception callback"), std::string::npos) << before;
-  UpgradeFuzzInput(old);
-  EXPECT_EQ(old[0], kFormatVersion);
-  EXPECT_EQ(Generated(DecodeFuzzInput(old)), before);
+  ExpectUpgradeKeepsCase(Version8OwnCallback(7), "exception callback");
 }
 
 }  // namespace
