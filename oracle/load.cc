@@ -38,16 +38,20 @@ bool CallbackInR2(const isa::Program& program, size_t call) {
          !IsNamedBySomeBranch(program, call);
 }
 
-bool IsThrow(const isa::Program& program, size_t pc) {
-  return !program.slots[pc].second_slot && FormById(program.slots[pc].form).shape == Shape::kCallKfunc &&
-         program.insns[pc].imm == kKfuncThrow;
+// By the fields alone (an lddw's second slot has opcode 0): every program
+// of every case is scanned, and few throw.
+bool IsThrow(const Insn& insn) {
+  return insn.opcode == isa::kOpCall && insn.src == isa::kPseudoKfuncCall && insn.imm == kKfuncThrow;
 }
+
+bool Throws(const isa::Program& program) { return std::any_of(program.insns.begin(), program.insns.end(), IsThrow); }
 
 // bpf_throw unwinds to the program's frame through BPF frames only: the
 // verifier refuses it in a callback and in whatever a callback calls
 // (check_max_stack_depth_subprog: "bpf_throw kfunc cannot be called from
 // callback subprog"), since bpf_loop's frame would stop the unwind.
 Status CheckThrows(const isa::Program& program, size_t index, const std::vector<std::vector<size_t>>& callees) {
+  if (!Throws(program)) return {};
   const size_t subprograms = program.subprogram_starts.size();
   std::vector<bool> under_callback(subprograms, false);
   std::vector<size_t> work;
@@ -66,7 +70,7 @@ Status CheckThrows(const isa::Program& program, size_t index, const std::vector<
     for (size_t callee : callees[sub]) work.push_back(callee);
   }
   for (size_t pc = 0; pc < program.size(); ++pc) {
-    if (!IsThrow(program, pc)) continue;
+    if (!IsThrow(program.insns[pc])) continue;
     const size_t sub = program.SubprogramOf(static_cast<uint32_t>(pc));
     if (under_callback[sub]) {
       return Fail("program {}, instruction {} (call kfunc): bpf_throw cannot be called from a callback or what a "
@@ -83,10 +87,7 @@ Status CheckThrows(const isa::Program& program, size_t index, const std::vector<
 // last.
 Status AddExceptionCallback(LoadedProgram& loaded, size_t index) {
   isa::Program& program = loaded.program;
-  if (program.exception_callback != 0) return {};  // the loader named one
-  bool throws = false;
-  for (size_t pc = 0; pc < program.size() && !throws; ++pc) throws = IsThrow(program, pc);
-  if (!throws) return {};
+  if (program.exception_callback != 0 || !Throws(program)) return {};  // the loader named one, or none is needed
   const auto start = static_cast<uint32_t>(program.size());
   std::vector<Insn> insns = program.insns;
   insns.push_back(Insn{isa::kClassAlu64 | isa::kSrcX | isa::kAluMov, 0, 1, 0, 0});
