@@ -127,6 +127,7 @@ void GuestEnvironment::Install(const LoadedCase& loaded) {
   // The input ends 8-byte aligned at the end of the context region, so that
   // reading past its (rounded-up) end faults on every engine.
   context_address_ = guest::kContextBase + guest::kContextSize - ((context_length_ + 7) & ~uint64_t{7});
+  if (loaded.options.null_context && context_length_ == 0) context_address_ = 0;
   initial_context_ = loaded.memory;
   std::memset(memory_.HostPointer(guest::kContextBase, guest::kContextSize), 0, guest::kContextSize);
   Reset();

@@ -466,6 +466,9 @@ Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options
     return Fail("input memory of {} bytes is larger than the {}-byte context region",
                 source.memory.size(), guest::kContextSize);
   }
+  if (options.null_context && !source.memory.empty()) {
+    return Fail("a case with no context (r1 NULL) has no input memory; this one has {} bytes", source.memory.size());
+  }
   uint64_t values_end = guest::kMapValuesBase;
   for (const auto& map : source.maps) values_end += guest::RoundUp(MapValuesBytes(map), 64);
   if (values_end > guest::kMapValuesBase + guest::kMapValuesSize) {

@@ -33,6 +33,10 @@ struct LoadOptions {
   // as the verifier does for JITs with bpf_jit_supports_ptr_xchg(). A
   // JIT-only rewrite: the kernel's interpreter calls the helper.
   bool inline_kptr_xchg = false;
+  // The program runs with no context at all: r1 (and r2, its length) are
+  // 0, as for a test_bpf case with FLAG_NO_DATA (bpf_prog_run(fp, NULL)).
+  // Only for a case without input memory.
+  bool null_context = false;
 
   bool HasJitOnlyRewrites() const { return inline_kptr_xchg; }
   // These options without the JIT-only rewrites: the interpreter's.
