@@ -35,5 +35,6 @@ void AddSweepCommand(CLI::App& app, const Settings& settings, int& exit_code);  
 void AddEnginesCommand(CLI::App& app, const Settings& settings, int& exit_code);  // engines
 void AddEmulatorsCommand(CLI::App& app, const Settings& settings, int& exit_code);  // emulators
 void AddTrampolineCommand(CLI::App& app, const Settings& settings, int& exit_code);  // trampoline
+void AddTestBpfCommand(CLI::App& app, const Settings& settings, int& exit_code);     // test-bpf
 
 }  // namespace bpfdiff::cli

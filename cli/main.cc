@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   bpfdiff::cli::AddRunCommand(app, settings, exit_code);
   bpfdiff::cli::AddTextCommands(app, settings, exit_code);
   bpfdiff::cli::AddConformanceCommand(app, settings, exit_code);
+  bpfdiff::cli::AddTestBpfCommand(app, settings, exit_code);
   bpfdiff::cli::AddPluginCommand(app, settings, exit_code);
   bpfdiff::cli::AddJitCommand(app, settings, exit_code);
   bpfdiff::cli::AddTriageCommands(app, settings, exit_code);

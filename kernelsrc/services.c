@@ -212,6 +212,12 @@ void *kvcalloc(size_t n, size_t size, int flags)
 	return size && n > SIZE_MAX / size ? NULL : kernel_alloc(n * size, 1, "kvcalloc");
 }
 void *kvmalloc(size_t size, int flags) { (void)flags; return kernel_alloc(size, 0, "kvmalloc"); }
+void *kmalloc(size_t size, int flags) { (void)flags; return kernel_alloc(size, 0, "kmalloc"); }
+void *kmalloc_array(size_t n, size_t size, int flags)
+{
+	(void)flags;
+	return size && n > SIZE_MAX / size ? NULL : kernel_alloc(n * size, 0, "kmalloc_array");
+}
 void kfree(const void *p) { kernel_free(p); }
 void kvfree(const void *p) { kernel_free(p); }
 /* kernel/bpf/core.c's allocations: programs (and blinding's clones of

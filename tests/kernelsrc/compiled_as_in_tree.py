@@ -10,7 +10,13 @@ insn.c), the compile database must show:
 and, when the tree was extracted from Debian's tarball by
 ci/kernel_source.sh, the file is byte for byte the tarball's.
 
-usage: compiled_as_in_tree.py <compile_commands.json> <tree> <file>...
+A file given as <file>@<wrapper> is compiled whole through a wrapper of
+bpfdiff's that includes it (lib/test_bpf.c: its tables are static, and
+the wrapper reads them after it): the wrapper is in the compile database
+with the tree as its last include directory (-idirafter) and no -D, and
+it includes the file by its path in the tree, once.
+
+usage: compiled_as_in_tree.py <compile_commands.json> <tree> <file>[@<wrapper>]...
 """
 import hashlib
 import json
@@ -36,6 +42,18 @@ def is_core_c_rename(relative, define):
     return value == f"core_c_{name}"
 
 
+def wrapper_problem(wrapper, relative, tree, arguments):
+    """Why `wrapper` does not compile the tree's `relative` whole, or None."""
+    with open(wrapper) as f:
+        includes = [line.strip() for line in f if line.startswith("#include")]
+    if includes.count(f'#include <{relative}>') != 1:
+        return f"{wrapper} does not include it once as <{relative}>"
+    last = [arguments[i + 1] for i, a in enumerate(arguments[:-1]) if a == "-idirafter"]
+    if not any(os.path.realpath(d) == tree for d in last):
+        return f"{wrapper} is not compiled with the tree as its last include directory (-idirafter {tree})"
+    return None
+
+
 def main():
     if len(sys.argv) < 4:
         print(__doc__)
@@ -52,23 +70,29 @@ def main():
     originals = {}
     if tarball:
         # One pass over the tarball for every file (it is 150 MB of xz).
-        members = [f"linux-source-6.12/{os.path.relpath(os.path.realpath(p), tree)}" for p in files]
+        members = [f"linux-source-6.12/{os.path.relpath(os.path.realpath(p.split('@')[0]), tree)}" for p in files]
         with tempfile.TemporaryDirectory() as scratch:
             subprocess.run(["tar", "-xJf", tarball, "-C", scratch, *members], check=True)
             for member in members:
                 with open(os.path.join(scratch, member), "rb") as f:
                     originals[member] = f.read()
-    for path in files:
+    for given in files:
+        path, _, wrapper = given.partition("@")
         path = os.path.realpath(path)
         relative = os.path.relpath(path, tree)
         if relative.startswith(".."):
             failures.append(f"{path} is not inside the tree {tree}")
             continue
-        entry = commands.get(path)
+        entry = commands.get(os.path.realpath(wrapper) if wrapper else path)
         if entry is None:
             failures.append(f"{relative}: not in the compile database: the build compiles some other file")
             continue
         arguments = entry.get("arguments") or shlex.split(entry["command"])
+        if wrapper:
+            problem = wrapper_problem(wrapper, relative, tree, arguments)
+            if problem:
+                failures.append(f"{relative}: {problem}")
+                continue
         defines = [a for a in arguments if a.startswith("-D") and a != "-DNDEBUG" and not is_core_c_rename(relative, a)]
         if defines:
             failures.append(f"{relative}: compiled with {defines}: configuration belongs in kernelsrc/prelude.h")

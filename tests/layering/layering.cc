@@ -28,6 +28,7 @@ constexpr Room kRooms[] = {
     {"harness/lifecycle", 3, 2},
     {"harness/recursion", 3, 2},
     {"harness/trampoline", 3, 2},
+    {"harness/test_bpf", 3, 2},
     // fuzz/: generators, the stats file and the kinds of findings, then
     // what runs a fuzz input (triage keys a divergence by its kind), then
     // the targets and tools that wire them.

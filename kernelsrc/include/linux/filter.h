@@ -177,3 +177,42 @@ void bpf_jit_compile(struct bpf_prog *prog);
 	((struct bpf_insn){ .code = BPF_ALU | BPF_MOV | BPF_X, .dst_reg = DST, .src_reg = DST, .off = 0, .imm = 1 })
 static inline bool bpf_prog_ebpf_jited(const struct bpf_prog *fp) { return fp->jited && bpf_jit_is_ebpf(); }
 #define BPF_SYM_ELF_TYPE 't'
+
+/* ---- What lib/test_bpf.c uses besides: the kernel's builders of the
+ * instructions the tools filter.h lacks, classic blocks for direct
+ * assignment, a helper of one argument, and the run of a program. ---- */
+
+#define BPF_ALU64_IMM_OFF(OP, DST, IMM, OFF) \
+	((struct bpf_insn){ .code = BPF_ALU64 | BPF_OP(OP) | BPF_K, .dst_reg = DST, .src_reg = 0, .off = OFF, .imm = IMM })
+#define BPF_ALU32_IMM_OFF(OP, DST, IMM, OFF) \
+	((struct bpf_insn){ .code = BPF_ALU | BPF_OP(OP) | BPF_K, .dst_reg = DST, .src_reg = 0, .off = OFF, .imm = IMM })
+/* bswap16/32/64: BPF_END in the ALU64 class, whatever the source bit says */
+#define BPF_BSWAP(DST, LEN) \
+	((struct bpf_insn){ .code = BPF_ALU64 | BPF_END | BPF_SRC(BPF_TO_LE), .dst_reg = DST, .src_reg = 0, .off = 0, .imm = LEN })
+#define BPF_LDX_MEMSX(SIZE, DST, SRC, OFF) \
+	((struct bpf_insn){ .code = BPF_LDX | BPF_SIZE(SIZE) | BPF_MEMSX, .dst_reg = DST, .src_reg = SRC, .off = OFF, .imm = 0 })
+#define __BPF_STMT(CODE, K) ((struct sock_filter)BPF_STMT(CODE, K))
+#define __BPF_JUMP(CODE, K, JT, JF) ((struct sock_filter)BPF_JUMP(CODE, K, JT, JF))
+/* A helper of one argument (the kernel's BPF_CALL_1, for the one
+ * argument type it is used with: u64). */
+#define BPF_CALL_1(name, type1, arg1)                              \
+	static inline u64 ____##name(type1 arg1);                  \
+	u64 name(u64 r1, u64 r2, u64 r3, u64 r4, u64 r5)           \
+	{                                                          \
+		(void)r2, (void)r3, (void)r4, (void)r5;            \
+		return ____##name((type1)r1);                      \
+	}                                                          \
+	static inline u64 ____##name(type1 arg1)
+/* net/core/filter.c's classic loader, which bpfdiff does not compile:
+ * classic cases are left out of bpfdiff's runs (SHIMS.md, "test_bpf.c"). */
+int bpf_prog_create(struct bpf_prog **pfp, struct sock_fprog_kern *fprog);
+void bpf_prog_destroy(struct bpf_prog *fp);
+struct bpf_prog *bpf_prog_select_runtime(struct bpf_prog *fp, int *err);
+/* bpf_prog_run() without statistics or a dispatcher: the program's entry
+ * with its context and instructions, as __bpf_prog_run() calls it. */
+static inline u32 bpf_prog_run(const struct bpf_prog *prog, const void *ctx)
+{
+	unsigned int (*bpf_func)(const void *, const struct bpf_insn *) = prog->bpf_func;
+
+	return bpf_func(ctx, prog->insnsi);
+}

@@ -34,3 +34,27 @@ ssize_t strscpy(char *dest, const char *src, size_t count);
 #define num_possible_nodes() 1
 #define SZ_2M 0x00200000
 #define PMD_SIZE SZ_2M
+#ifndef U32_MAX
+#define U32_MAX ((u32)~0U)
+#endif
+#ifndef S64_MAX
+#define S64_MAX ((s64)(~0ULL >> 1))
+#define S64_MIN ((s64)(-S64_MAX - 1))
+#endif
+/* The byte order: the kernel's byteorder headers define only the name of
+ * the build's (__LITTLE_ENDIAN on arm64 here), and code tests it with
+ * #ifdef __BIG_ENDIAN (lib/test_bpf.c's expected values). glibc's endian.h,
+ * which the tools headers bring, defines both names as constants: included
+ * here first, its __BIG_ENDIAN is taken away again. */
+#include <endian.h>
+#undef __BIG_ENDIAN
+/* Network byte order (linux/byteorder/generic.h); the host is
+ * little-endian. The compiler's swaps, not glibc's bswap_16 that the tools
+ * kernel.h names: the kernel's are constants in a static initializer. */
+#undef cpu_to_be16
+#undef cpu_to_be32
+#undef cpu_to_be64
+#define cpu_to_be16(x) ((__be16)__builtin_bswap16(x))
+#define cpu_to_be32(x) ((__be32)__builtin_bswap32(x))
+#define cpu_to_be64(x) ((__be64)__builtin_bswap64(x))
+#define htons(x) ((__be16)__builtin_bswap16((u16)(x)))

@@ -12,3 +12,5 @@ __attribute__((format(printf, 1, 2))) void bpfdiff_kernel_log(const char *fmt, .
 #define pr_err_once(fmt, ...) pr_err(fmt, ##__VA_ARGS__)
 #define pr_info_once(fmt, ...) pr_info(fmt, ##__VA_ARGS__)
 #define pr_warn_once(fmt, ...) pr_warn(fmt, ##__VA_ARGS__)
+/* A message's continuation: lib/test_bpf.c builds each case's line with it. */
+#define pr_cont(fmt, ...) bpfdiff_kernel_log(fmt, ##__VA_ARGS__)

@@ -9,3 +9,5 @@ u32 get_random_u32(void);
 void prandom_init_once(struct rnd_state *state);
 u32 prandom_u32_state(struct rnd_state *state);
 u32 get_random_u32_below(u32 ceil);
+/* lib/random32.c's seeding, as lib/test_bpf.c's classic fill helpers use it. */
+void prandom_seed_state(struct rnd_state *state, u64 seed);

@@ -17,3 +17,6 @@ void kvfree(const void *p);
 #define GFP_USER 0
 #define kfree_rcu(ptr, field) kfree(ptr)
 void *krealloc_array(void *p, size_t new_n, size_t new_size, int flags);
+#include <linux/overflow.h> /* struct_size */
+void *kmalloc(size_t size, int flags);
+void *kmalloc_array(size_t n, size_t size, int flags);

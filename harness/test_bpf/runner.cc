@@ -1,0 +1,412 @@
+#include "harness/test_bpf/runner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <regex>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "harness/diff/differential.h"
+
+namespace bpfdiff {
+namespace {
+
+using kernelsrc::TestBpfCase;
+using kernelsrc::TestBpfFile;
+using kernelsrc::TestBpfSuite;
+
+// What one engine made of one case over its sub-tests.
+struct CaseOnEngine {
+  int errors = 0;           // run_one()'s err_cnt
+  bool jited = true;        // the JIT compiled it (fp->jited)
+  bool diverged = false;
+  bool not_comparable = false;
+  std::string reason;       // the first failure, in test_bpf's words or bpfdiff's
+  bool kernel_verdict = false;
+};
+
+bool IsJit(std::string_view engine) {
+  const EngineSpec* spec = FindEngine(engine);
+  return spec != nullptr && spec->kind == EngineKind::kJit;
+}
+
+// run_one()'s judgement of one run: the program's u32 return value
+// against the sub-test's result.
+std::optional<std::string> KernelVerdict(const Outcome& outcome, uint32_t expected) {
+  if (outcome.end != EndKind::kExit) return fmt::format("did not return: {}", outcome.Summary());
+  const uint32_t ret = static_cast<uint32_t>(outcome.r0);
+  if (ret == expected) return std::nullopt;
+  return fmt::format("ret {} != {} ({:#x} != {:#x})", static_cast<int32_t>(ret), static_cast<int32_t>(expected), ret,
+                     expected);
+}
+
+// BPF_ALU | BPF_MOV | BPF_K
+constexpr uint8_t kOpMov32Imm = isa::kClassAlu | isa::kAluMov | isa::kSrcK;
+
+// One sub-test's run on every engine, folded into each engine's account.
+void Judge(const CaseRun& run, uint32_t expected, int sub, std::vector<CaseOnEngine>& on) {
+  const std::optional<Outcome>& interpreted = run.runs.front().outcome;
+  for (size_t k = 0; k < run.runs.size(); ++k) {
+    const EngineRun& engine_run = run.runs[k];
+    CaseOnEngine& state = on[k];
+    const Outcome* outcome = engine_run.outcome ? &*engine_run.outcome : nullptr;
+    if (outcome == nullptr && !engine_run.prepare_error.empty()) {
+      // bpf_prog_select_runtime() falls back to the interpreter when the
+      // JIT gives up (CONFIG_BPF_JIT_ALWAYS_ON is off in test builds):
+      // the case runs, and counts as not JIT'ed.
+      state.jited = false;
+      outcome = interpreted ? &*interpreted : nullptr;
+    }
+    auto fail = [&](std::string reason, bool kernel) {
+      if (state.reason.empty()) {
+        state.reason = run.runs.size() > 1 && sub > 0 ? fmt::format("sub-test {}: {}", sub, reason) : reason;
+        state.kernel_verdict = kernel;
+      }
+    };
+    if (outcome == nullptr) {
+      ++state.errors;
+      fail(engine_run.WhyNotRun(), true);
+      continue;
+    }
+    if (auto problem = KernelVerdict(*outcome, expected)) {
+      ++state.errors;
+      fail(*problem, true);
+    }
+    if (!engine_run.outcome) continue;  // interpreted: nothing of the JIT's to compare
+    switch (engine_run.verdict.kind) {
+      case Verdict::Kind::kMatch:
+        break;
+      case Verdict::Kind::kDivergence:
+        state.diverged = true;
+        fail(engine_run.verdict.Describe(), false);
+        break;
+      case Verdict::Kind::kNotComparable:
+        state.not_comparable = true;
+        break;
+    }
+  }
+}
+
+// The reason a case is not run by bpfdiff, if it is not.
+std::optional<std::string> LeftOut(const TestBpfCase& test) {
+  if (test.classic) {
+    return "classic BPF: its converter (net/core/filter.c, bpf_prog_create) is not compiled";
+  }
+  return std::nullopt;
+}
+
+// The fd the relocated programs name their array by.
+constexpr int32_t kArrayFd = 1;
+
+// One of prepare_tail_call_tests()'s programs, relocated as it relocates
+// them: TAIL_CALL()'s lddw of the marker names the array, its mov of the
+// marker the index (relative to the test, or the NULL entry, or one past
+// the array). A call of a helper by id (BPF_CALL_REL) it makes a call of
+// the kernel function: bpfdiff's engines have none of those helpers.
+Result<std::vector<isa::Insn>> Relocate(const kernelsrc::TestBpfTailCall& test, int which, int count,
+                                        const kernelsrc::TestBpfMarkers& markers) {
+  std::vector<isa::Insn> insns = test.insns;
+  for (size_t k = 0; k < insns.size(); ++k) {
+    isa::Insn& insn = insns[k];
+    if (insn.opcode == isa::kOpLddw && insn.imm == markers.tail_call_marker) {
+      insn.src = isa::kPseudoMapFd;
+      insn.imm = kArrayFd;
+      if (k + 1 < insns.size()) insns[++k].imm = 0;
+    } else if (insn.opcode == kOpMov32Imm && insn.imm == markers.tail_call_marker) {
+      insn.imm = insn.offset == markers.tail_call_null      ? count
+                 : insn.offset == markers.tail_call_invalid ? count + 1
+                                                            : which + insn.offset;
+      insn.offset = 0;
+    } else if (insn.opcode == isa::kOpCall && insn.src == isa::kPseudoCall) {
+      return Fail("it calls helper {} (ktime, jiffies, the NUMA node, test_func: none of them is one of "
+                  "bpfdiff's helpers)",
+                  insn.imm);
+    }
+  }
+  return insns;
+}
+
+// One run of a tail-call test on every engine: what the run alone says
+// (the JIT gave up, the outcome differs from the interpreter's).
+void JudgeRun(const CaseRun& run, std::vector<CaseOnEngine>& on) {
+  for (size_t k = 0; k < run.runs.size(); ++k) {
+    const EngineRun& engine_run = run.runs[k];
+    CaseOnEngine& state = on[k];
+    if (!engine_run.outcome) {
+      if (!engine_run.prepare_error.empty()) state.jited = false;
+      continue;
+    }
+    if (engine_run.verdict.kind == Verdict::Kind::kDivergence && !state.diverged) {
+      state.diverged = true;
+      if (state.reason.empty()) state.reason = engine_run.verdict.Describe();
+    } else if (engine_run.verdict.kind == Verdict::Kind::kNotComparable) {
+      state.not_comparable = true;
+    }
+  }
+}
+
+class Suites {
+ public:
+  Suites(const TestBpfOptions& options, const TestBpfFile& file, DifferentialRunner& runner,
+         std::vector<std::string> engines, std::ostream& out)
+      : options_(options), file_(file), runner_(runner), engines_(std::move(engines)), out_(out) {}
+
+  Status RunCases(TestBpfSummary& summary, const std::optional<std::regex>& filter) {
+    auto range = file_.Select(TestBpfSuite::kCases, options_.selection);
+    if (!range) return range.error();
+    summary.cases = Tallies();
+    for (int i = range->first; i <= range->second; ++i) {
+      const TestBpfCase test = file_.Case(i);
+      if (filter && !std::regex_search(test.name, *filter)) continue;
+      if (auto reason = LeftOut(test)) {
+        ++summary.left_out[*reason];
+        continue;
+      }
+      auto program = file_.Program(i);
+      if (!program) {
+        // test_bpf(): "FAIL to prog_fill", counted neither way.
+        ++summary.left_out[fmt::format("its fill helper failed: {}", program.message())];
+        continue;
+      }
+      std::vector<CaseOnEngine> on(engines_.size());
+      bool ran = true;
+      for (size_t sub = 0; sub < test.subtests.size() && ran; ++sub) {
+        auto context = file_.Context(i, static_cast<int>(sub));
+        if (!context) {
+          for (auto& state : on) {
+            ++state.errors;
+            state.reason = context.message();
+            state.kernel_verdict = true;
+          }
+          break;
+        }
+        CaseSource source;
+        source.programs = {*program};
+        source.memory = std::move(context).value();
+        source.options.null_context = test.no_data;  // generate_test_data(): NULL
+        const CaseRun run = runner_.Run(source);
+        if (run.load_error) {
+          ++summary.left_out[fmt::format("bpfdiff's load step refuses it: {}", WithoutPlace(*run.load_error))];
+          if (options_.every_case) fmt::print(out_, "#{} {}: left out: {}\n", i, test.name, *run.load_error);
+          ran = false;
+          break;
+        }
+        Judge(run, test.subtests[sub].result, static_cast<int>(sub), on);
+      }
+      if (!ran) continue;
+      Record("test_bpf", i, test.name, on, summary.cases, summary.failures);
+    }
+    PrintTallies("test_bpf", summary.cases);
+    return {};
+  }
+
+  // test_tail_calls(): every test is an entry of one program array, its
+  // markers relocated as prepare_tail_call_tests() does, and runs
+  // MAX_TESTRUNS times, which matters only where the context carries a
+  // count from run to run (FLAG_NEED_STATE).
+  Status RunTailCalls(TestBpfSummary& summary, const std::optional<std::regex>& filter) {
+    auto range = file_.Select(TestBpfSuite::kTailCalls, options_.selection);
+    if (!range) return range.error();
+    summary.tail_calls = Tallies();
+    const int count = file_.Count(TestBpfSuite::kTailCalls);
+    const kernelsrc::TestBpfMarkers markers = file_.Markers();
+    std::vector<kernelsrc::TestBpfTailCall> tests;
+    std::vector<Result<std::vector<isa::Insn>>> relocated;
+    for (int j = 0; j < count; ++j) {
+      tests.push_back(file_.TailCall(j));
+      relocated.push_back(Relocate(tests.back(), j, count, markers));
+    }
+    // The array: entry j holds test j's program (an entry bpfdiff could
+    // not build stays empty), and the last entry is NULL.
+    isa::MapSpec array;
+    array.fd = kArrayFd;
+    array.type = isa::MapType::kProgArray;
+    array.key_size = 4;
+    array.value_size = 4;
+    array.max_entries = static_cast<uint32_t>(count + 1);
+    std::vector<std::vector<isa::Insn>> entries;
+    for (int j = 0; j < count; ++j) {
+      if (relocated[j]) {
+        entries.push_back(*relocated[j]);
+        array.programs.push_back(static_cast<int32_t>(entries.size()));  // after the main program
+      } else {
+        array.programs.push_back(-1);
+      }
+    }
+    array.programs.push_back(-1);
+
+    for (int i = range->first; i <= range->second; ++i) {
+      const kernelsrc::TestBpfTailCall& test = tests[i];
+      if (filter && !std::regex_search(test.name, *filter)) continue;
+      if (!relocated[i]) {
+        ++summary.left_out[fmt::format("tail-call test: {}", relocated[i].message())];
+        continue;
+      }
+      CaseSource source;
+      source.programs.push_back(*relocated[i]);
+      source.programs.insert(source.programs.end(), entries.begin(), entries.end());
+      source.maps = {array};
+      source.options.null_context = !test.needs_state;
+      if (test.needs_state) source.memory.assign(sizeof(int32_t), 0);  // int state = 0
+      const int runs = test.result_in_state ? markers.max_testruns : 1;
+      std::vector<CaseOnEngine> on(engines_.size());
+      std::vector<const Outcome*> last(engines_.size(), nullptr);
+      std::optional<CaseRun> run;
+      for (int r = 0; r < runs; ++r) {
+        run = runner_.Run(source);
+        if (run->load_error) break;
+        if (!run->runs.front().outcome) break;
+        JudgeRun(*run, on);
+        // The count goes on from the interpreter's: an engine that agreed
+        // on every run holds the same.
+        source.memory = run->runs.front().outcome->memory.context;
+      }
+      if (run->load_error) {
+        ++summary.left_out[fmt::format("bpfdiff's load step refuses it: {}", WithoutPlace(*run->load_error))];
+        continue;
+      }
+      for (size_t k = 0; k < run->runs.size(); ++k) {
+        const EngineRun& engine_run = run->runs[k];
+        const Outcome* outcome = engine_run.outcome ? &*engine_run.outcome : &*run->runs.front().outcome;
+        if (!run->runs.front().outcome) {
+          ++on[k].errors;
+          if (on[k].reason.empty()) on[k].reason = run->runs.front().WhyNotRun();
+          continue;
+        }
+        int32_t ret = static_cast<int32_t>(outcome->r0);
+        if (test.result_in_state && outcome->memory.context.size() >= sizeof(ret)) {
+          std::memcpy(&ret, outcome->memory.context.data(), sizeof(ret));
+        }
+        if (outcome->end != EndKind::kExit) {
+          ++on[k].errors;
+          if (on[k].reason.empty()) on[k].reason = fmt::format("did not return: {}", outcome->Summary());
+        } else if (ret != test.result) {
+          ++on[k].errors;
+          if (on[k].reason.empty()) on[k].reason = fmt::format("ret {} != {}", ret, test.result);
+        }
+      }
+      Record("test_tail_calls", i, test.name, on, summary.tail_calls, summary.failures);
+    }
+    PrintTallies("test_tail_calls", summary.tail_calls);
+    return {};
+  }
+
+ private:
+  // A load error without the instruction it names, so that a summary
+  // counts the cases one rule refuses together.
+  static std::string WithoutPlace(const std::string& message) {
+    static const std::regex place(R"(instruction \d+ \([^)]*\): )");
+    return std::regex_replace(message, place, "");
+  }
+
+  std::vector<TestBpfTally> Tallies() const {
+    std::vector<TestBpfTally> tallies;
+    for (const auto& engine : engines_) tallies.push_back({.engine = engine});
+    return tallies;
+  }
+
+  void Record(std::string_view suite, int index, const std::string& name, const std::vector<CaseOnEngine>& on,
+              std::vector<TestBpfTally>& tallies, std::vector<TestBpfFailure>& failures) {
+    for (size_t k = 0; k < on.size(); ++k) {
+      const CaseOnEngine& state = on[k];
+      TestBpfTally& tally = tallies[k];
+      const bool jited = IsJit(engines_[k]) && state.jited;
+      ++tally.run;
+      if (jited) ++tally.jited;
+      if (state.errors == 0) {
+        ++tally.passed;
+      } else {
+        ++tally.failed;
+      }
+      if (state.diverged) {
+        ++tally.diverged;
+      } else if (state.not_comparable) {
+        ++tally.not_comparable;
+      } else {
+        ++tally.agreed;
+      }
+      const bool failed = state.errors != 0 || state.diverged;
+      if (options_.every_case) {
+        fmt::print(out_, "{}: #{} {} jited:{} {}\n", engines_[k], index, name, jited ? 1 : 0,
+                   failed ? fmt::format("FAIL: {}", state.reason) : std::string("PASS"));
+      }
+      if (failed) {
+        failures.push_back({std::string(suite), index, name, engines_[k], state.reason, state.errors != 0});
+        if (!options_.every_case) {
+          fmt::print(out_, "{}: {}: #{} {}: {}{}\n", engines_[k], suite, index, name,
+                     state.errors != 0 ? "FAIL " : "diverges from the interpreter: ", state.reason);
+        }
+      }
+    }
+  }
+
+  void PrintTallies(std::string_view suite, const std::vector<TestBpfTally>& tallies) {
+    // The module's own lines (test_tail_calls names its function).
+    const std::string prefix = suite == "test_bpf" ? "test_bpf" : fmt::format("test_bpf: {}", suite);
+    for (const TestBpfTally& t : tallies) {
+      fmt::print(out_, "{}: {}: Summary: {} PASSED, {} FAILED, [{}/{} JIT'ed]\n", t.engine, prefix, t.passed,
+                 t.failed, t.jited, t.run);
+    }
+    for (const TestBpfTally& t : tallies) {
+      if (t.engine == engines_.front()) continue;  // the reference
+      fmt::print(out_, "{}: bpfdiff: {}: {} agree with the interpreter, {} diverge, {} not comparable\n", t.engine,
+                 suite, t.agreed, t.diverged, t.not_comparable);
+    }
+  }
+
+  const TestBpfOptions& options_;
+  const TestBpfFile& file_;
+  DifferentialRunner& runner_;
+  std::vector<std::string> engines_;
+  std::ostream& out_;
+};
+
+}  // namespace
+
+bool TestBpfSummary::AllPassed() const {
+  auto clean = [](const std::vector<TestBpfTally>& tallies) {
+    return std::all_of(tallies.begin(), tallies.end(),
+                       [](const TestBpfTally& t) { return t.failed == 0 && t.diverged == 0; });
+  };
+  return clean(cases) && clean(tail_calls);
+}
+
+Result<TestBpfSummary> RunTestBpf(const TestBpfOptions& options, std::ostream& out) {
+  auto file = TestBpfFile::Open();
+  if (!file) return file.error();
+  std::optional<std::regex> filter;
+  try {
+    if (options.filter) filter.emplace(*options.filter);
+  } catch (const std::regex_error& e) {
+    return Fail("bad regular expression {}: {}", *options.filter, e.what());
+  }
+  SandboxOptions sandbox_options;
+  sandbox_options.keep_unchanged_translations = true;  // a slot is freed and reloaded per case
+  sandbox_options.machine_factory = options.machine_factory;
+  auto sandbox = Sandbox::Create(sandbox_options);
+  if (!sandbox) return sandbox.error();
+  auto engines = MakeEngines(**sandbox, options.engine);
+  if (!engines) return engines.error();
+  std::vector<std::string> names;
+  for (const auto& engine : *engines) names.emplace_back(engine->name());
+  if (names.front() != "interp") {
+    return Fail("test-bpf compares every engine with the interpreter: the engine choice {} must include interp",
+                options.engine);
+  }
+  DifferentialRunner runner(**sandbox, std::move(engines).value());
+  Suites suites(options, *file, runner, names, out);
+
+  TestBpfSummary summary;
+  if (!options.suite || *options.suite == TestBpfSuite::kCases) {
+    if (auto status = suites.RunCases(summary, filter); !status) return status.error();
+  }
+  if (!options.suite || *options.suite == TestBpfSuite::kTailCalls) {
+    if (auto status = suites.RunTailCalls(summary, filter); !status) return status.error();
+  }
+  if (auto failure = (*sandbox)->UnicornFailure()) return Fail("could not run: {}", *failure);
+  for (const auto& [reason, count] : summary.left_out) fmt::print(out, "left out: {} cases: {}\n", count, reason);
+  return summary;
+}
+
+}  // namespace bpfdiff

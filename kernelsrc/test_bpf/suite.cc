@@ -1,0 +1,127 @@
+#include "kernelsrc/test_bpf/suite.h"
+
+#include <array>
+
+#include "kernelsrc/test_bpf/bridge.h"
+
+namespace bpfdiff::kernelsrc {
+namespace {
+
+isa::Insn FromKernel(const bpfdiff_kjit_insn& insn) {
+  isa::Insn out;
+  out.opcode = insn.code;
+  out.dst = insn.regs & 0x0f;
+  out.src = insn.regs >> 4;
+  out.offset = insn.off;
+  out.imm = insn.imm;
+  return out;
+}
+
+std::vector<isa::Insn> FromKernel(const bpfdiff_kjit_insn* insns, uint32_t length) {
+  std::vector<isa::Insn> out;
+  out.reserve(length);
+  for (uint32_t i = 0; i < length; ++i) out.push_back(FromKernel(insns[i]));
+  return out;
+}
+
+bpfdiff_test_bpf_suite ToBridge(TestBpfSuite suite) {
+  return suite == TestBpfSuite::kTailCalls ? BPFDIFF_TEST_BPF_TAIL_CALLS : BPFDIFF_TEST_BPF_CASES;
+}
+
+bpfdiff_test_bpf_constants Constants() {
+  bpfdiff_test_bpf_constants constants;
+  bpfdiff_test_bpf_get_constants(&constants);
+  return constants;
+}
+
+}  // namespace
+
+Result<TestBpfFile> TestBpfFile::Open() { return TestBpfFile(); }
+
+int TestBpfFile::Count(TestBpfSuite suite) const { return bpfdiff_test_bpf_count(ToBridge(suite)); }
+
+TestBpfMarkers TestBpfFile::Markers() const {
+  const bpfdiff_test_bpf_constants c = Constants();
+  return {c.max_testruns, c.tail_call_marker, c.tail_call_null, c.tail_call_invalid, c.func_test_func};
+}
+
+Result<std::pair<int, int>> TestBpfFile::Select(TestBpfSuite suite, const TestBpfSelection& selection) const {
+  std::array<char, 256> message{};
+  int first = 0, last = 0;
+  if (bpfdiff_test_bpf_select(ToBridge(suite), selection.name.c_str(), selection.id, selection.first,
+                              selection.last, &first, &last, message.data(), message.size()) != 0) {
+    return Fail("{}", message.data());
+  }
+  // Past the suite's end, test_bpf's loop stops at its last case.
+  return std::pair{first, std::min(last, Count(suite) - 1)};
+}
+
+TestBpfCase TestBpfFile::Case(int index) const {
+  const bpfdiff_test_bpf_constants c = Constants();
+  bpfdiff_test_bpf_case raw;
+  bpfdiff_test_bpf_get_case(index, &raw);
+  TestBpfCase out;
+  out.index = index;
+  out.name = raw.descr;
+  out.classic = (raw.aux & c.type_classic) != 0;
+  out.no_data = (raw.aux & c.flag_no_data) != 0;
+  out.large_mem = (raw.aux & c.flag_large_mem) != 0;
+  out.skb_frag = (raw.aux & c.flag_skb_frag) != 0;
+  out.expected_fail = (raw.aux & c.flag_expected_fail) != 0;
+  out.verifier_zext = (raw.aux & c.flag_verifier_zext) != 0;
+  out.expected_errcode = raw.expected_errcode;
+  out.stack_depth = raw.stack_depth;
+  out.runs = raw.nr_testruns;
+  out.has_fill_helper = raw.has_fill_helper != 0;
+  for (int i = 0; i < raw.subtests; ++i) out.subtests.push_back(TestBpfSubtest{raw.data_size[i], raw.result[i]});
+  return out;
+}
+
+Result<std::vector<isa::Insn>> TestBpfFile::Program(int index) const {
+  std::vector<isa::Insn> program;
+  std::array<char, 256> message{};
+  auto take = [](void* owner, const bpfdiff_kjit_insn* insns, uint32_t length) {
+    *static_cast<std::vector<isa::Insn>*>(owner) = FromKernel(insns, length);
+  };
+  if (bpfdiff_test_bpf_program(index, take, &program, message.data(), message.size()) != 0) {
+    return Fail("{}", message.data());
+  }
+  return program;
+}
+
+Result<std::vector<uint8_t>> TestBpfFile::Context(int index, int sub) const {
+  // A socket buffer or data_size bytes; test_bpf's data sizes are small
+  // (MAX_DATA) but FLAG_LARGE_MEM's are not.
+  const TestBpfCase test = Case(index);
+  size_t capacity = 4096;
+  if (sub < static_cast<int>(test.subtests.size()) && test.subtests[sub].data_size > 0) {
+    capacity = std::max(capacity, static_cast<size_t>(test.subtests[sub].data_size));
+  }
+  std::vector<uint8_t> bytes(capacity);
+  std::array<char, 256> message{};
+  size_t size = 0;
+  if (bpfdiff_test_bpf_context(index, sub, bytes.data(), bytes.size(), &size, message.data(), message.size()) != 0) {
+    return Fail("{}", message.data());
+  }
+  if (size > capacity) return Fail("the context of {} is {} bytes, more than the {} read", test.name, size, capacity);
+  bytes.resize(size);
+  return bytes;
+}
+
+TestBpfTailCall TestBpfFile::TailCall(int index) const {
+  const bpfdiff_test_bpf_constants c = Constants();
+  bpfdiff_test_bpf_tail_call raw;
+  bpfdiff_test_bpf_get_tail_call(index, &raw);
+  TestBpfTailCall out;
+  out.index = index;
+  out.name = raw.descr;
+  out.insns = FromKernel(raw.insns, raw.length);
+  out.needs_state = (raw.flags & c.tail_flag_need_state) != 0;
+  out.result_in_state = (raw.flags & c.tail_flag_result_in_state) != 0;
+  out.result = raw.result;
+  out.stack_depth = raw.stack_depth;
+  out.has_tail_call = raw.has_tail_call != 0;
+  return out;
+}
+
+}  // namespace bpfdiff::kernelsrc
