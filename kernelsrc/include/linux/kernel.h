@@ -20,6 +20,11 @@
 #ifndef U16_MAX
 #define U16_MAX ((u16)~0U)
 #endif
+/* linux/wordpart.h's halves of a number (older trees' lib/insn.c uses them). */
+#ifndef upper_32_bits
+#define upper_32_bits(n) ((u32)(((n) >> 16) >> 16))
+#define lower_32_bits(n) ((u32)((n) & 0xffffffff))
+#endif
 #define kmsan_unpoison_memory(address, size) ((void)(address), (void)(size))
 #ifndef __cacheline_aligned
 #define __cacheline_aligned __attribute__((aligned(64)))
