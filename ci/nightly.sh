@@ -9,7 +9,11 @@
 #     own vectors ran. Extra arguments go to `bpfdiff conformance`. When
 #     the build has the kernel's own JIT (kernelsrc/), the same suites on
 #     interp, kernel-jit, kernel-jit-cbpf and kernel-jit-llsc too, naming the tree; its known
-#     findings (kernelsrc/known_findings.txt) are reported, not run.
+#     findings (kernelsrc/known_findings.txt) are reported, not run. Then
+#     the tree's lib/test_bpf.c (`bpfdiff test-bpf`) on the interpreter
+#     and every kernel engine, shown as a table per engine; a failure or a
+#     divergence fails the night (BPFDIFF_NIGHTLY_TEST_BPF, default 1; 0
+#     skips).
 #  2. Fuzzing: each of BPFDIFF_NIGHTLY_FUZZ_TARGETS for
 #     BPFDIFF_NIGHTLY_FUZZ_SECONDS (default 60; 0 skips fuzzing and
 #     coverage) with libFuzzer's -fork over BPFDIFF_NIGHTLY_CORES workers
@@ -88,6 +92,7 @@ cores="${BPFDIFF_NIGHTLY_CORES:-$(nproc)}"
 kept_corpus="${BPFDIFF_NIGHTLY_CORPUS:-$cache/corpus}"
 coverage="${BPFDIFF_NIGHTLY_COVERAGE:-1}"
 planted_gate="${BPFDIFF_NIGHTLY_PLANTED_GATE:-1}"
+test_bpf="${BPFDIFF_NIGHTLY_TEST_BPF:-1}"
 planted_seconds="${BPFDIFF_NIGHTLY_PLANTED_SECONDS:-30}"
 planted_empty_seeds="${BPFDIFF_NIGHTLY_PLANTED_EMPTY_SEEDS-1 2 3}"
 soak_hours="${BPFDIFF_NIGHTLY_SOAK_HOURS:-0}"
@@ -102,6 +107,7 @@ bad_setting() { echo "nightly: $*" >&2; exit 2; }
 [[ "$cores" =~ ^[1-9][0-9]*$ ]] || bad_setting "BPFDIFF_NIGHTLY_CORES must be a positive number"
 [[ "$coverage" == 0 || "$coverage" == 1 ]] || bad_setting "BPFDIFF_NIGHTLY_COVERAGE must be 0 or 1"
 [[ "$planted_gate" == 0 || "$planted_gate" == 1 ]] || bad_setting "BPFDIFF_NIGHTLY_PLANTED_GATE must be 0 or 1"
+[[ "$test_bpf" == 0 || "$test_bpf" == 1 ]] || bad_setting "BPFDIFF_NIGHTLY_TEST_BPF must be 0 or 1"
 [[ "$soak_hours" =~ ^[0-9]*\.?[0-9]+$ ]] || bad_setting "BPFDIFF_NIGHTLY_SOAK_HOURS must be a number of hours"
 if [[ -n "$upstream_suite" && ! -d "$upstream_suite" ]]; then
   bad_setting "BPFDIFF_UPSTREAM_SUITE=$upstream_suite is not a directory (a checkout of bpf_conformance's tests/)"
@@ -196,6 +202,11 @@ if kernel_tree=$("$bpfdiff" engines --kernel); then
   echo "nightly: known findings in the kernel's JIT, not run: $known (kernelsrc/SHIMS.md)"
   "$bpfdiff" conformance "${suites[@]}" --engine kernel --include-groups callx --quiet \
     ${known:+--exclude "$known"} --json "$out/conformance-kernel.json" "$@" || failed=1
+  if ((test_bpf)); then
+    echo "== test_bpf (lib/test_bpf.c of the tree) =="
+    "$bpfdiff" test-bpf --engine kernel --json "$out/test-bpf.json" || failed=1
+    [[ -s "$out/test-bpf.json" ]] && report_args+=(--test-bpf "$out/test-bpf.json")
+  fi
 else
   echo "nightly: the kernel's JIT: $kernel_tree"
 fi

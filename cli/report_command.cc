@@ -26,6 +26,7 @@ struct ReportArgs {
   std::string conformance;
   std::vector<std::string> fuzz_stats;
   std::string fuzz_runs, planted, planted_gate, history, out, timestamp;
+  std::string test_bpf;
   std::string upstream_suite;  // empty: the night ran only the project's own vectors
   std::string coverage, coverage_root = ".", coverage_html;
   std::string kernel_coverage, kernel_tree, uncovered_reasons;
@@ -38,6 +39,7 @@ int Run(const ReportArgs& args) {
   if (!args.fuzz_runs.empty()) inputs.fuzz_runs = args.fuzz_runs;
   if (!args.planted.empty()) inputs.planted = args.planted;
   if (!args.planted_gate.empty()) inputs.planted_gate = args.planted_gate;
+  if (!args.test_bpf.empty()) inputs.test_bpf = args.test_bpf;
   if (!args.upstream_suite.empty()) inputs.upstream_suite = args.upstream_suite;
   if (!args.coverage.empty()) inputs.coverage = args.coverage;
   inputs.checkout = args.coverage_root;
@@ -117,6 +119,8 @@ void AddReportCommand(CLI::App& app, const Settings& /*settings*/, int& exit_cod
                   "The bug-finding benchmark (ci/planted_benchmark.sh): a measurement, judged against the history");
   cmd->add_option("--planted-gate", args->planted_gate,
                   "The planted-bug gate (ci/planted_gate.py --json): every planted bug caught by its reproducer");
+  cmd->add_option("--test-bpf", args->test_bpf,
+                  "Results of `bpfdiff test-bpf --json`: lib/test_bpf.c on every engine");
   cmd->add_option("--upstream-suite", args->upstream_suite,
                   "The bpf_conformance tests/ directory the night's conformance run was given "
                   "(without it the report says only the project's own vectors ran)");

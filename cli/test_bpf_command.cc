@@ -10,6 +10,8 @@
 #include "cli/commands.h"
 #include "cli/executor_option.h"
 #include "harness/test_bpf/runner.h"
+#include "report/test_bpf_json.h"
+#include "support/files.h"
 
 namespace bpfdiff::cli {
 namespace {
@@ -21,6 +23,7 @@ struct TestBpfArgs {
   int id = -1;        // test_id
   std::vector<int> range;  // test_range
   std::string filter;
+  std::string json;
   std::string executor = "unicorn";
   bool every_case = false;
 };
@@ -65,6 +68,12 @@ int Run(const TestBpfArgs& args) {
     fmt::print(stderr, "bpfdiff test-bpf: {}\n", summary.message());
     return kExitBadInput;
   }
+  if (!args.json.empty()) {
+    if (auto written = WriteFile(args.json, DumpJson(report::TestBpfToJson(*summary))); !written) {
+      fmt::print(stderr, "bpfdiff test-bpf: {}\n", written.message());
+      return kExitBadInput;
+    }
+  }
   return summary->AllPassed() ? kExitOk : kExitFailed;
 }
 
@@ -84,6 +93,7 @@ void AddTestBpfCommand(CLI::App& app, const Settings& settings, int& exit_code) 
   cmd->add_option("--test-range", args->range, "test_range: FIRST LAST, indices of the cases to run")
       ->expected(2);
   cmd->add_option("--filter", args->filter, "Only cases whose description matches this regex");
+  cmd->add_option("--json", args->json, "Also write the results as JSON (for `bpfdiff report --test-bpf`)");
   cmd->add_flag("--every-case", args->every_case, "A line per case and engine, as test_bpf prints them");
   AddExecutorOption(cmd, &args->executor);
   cmd->callback([args, &exit_code] { exit_code = Run(*args); });

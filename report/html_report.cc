@@ -144,6 +144,53 @@ std::string Linked(std::string_view href, std::string_view text) {
   return href.empty() ? std::string(text) : fmt::format("<a href=\"{}\">{}</a>", E(href), text);
 }
 
+// lib/test_bpf.c on every engine: a table per suite, test_bpf's own
+// counts beside bpfdiff's comparison, then the failures and what was left
+// out with why.
+void TestBpfSection(Out out, const std::optional<TestBpfSummary>& summary) {
+  fmt::format_to(out, "<h2>test_bpf</h2>\n");
+  if (!summary) {
+    fmt::format_to(out, "<p class=\"muted\">Not run (no Linux tree in this build, or no results given).</p>\n");
+    return;
+  }
+  fmt::format_to(out,
+                 "<p class=\"muted\">lib/test_bpf.c of {} (test_bpf.ko, the JIT maintainers' suite), its eBPF "
+                 "cases and tail-call tests judged as the module judges them, then every outcome compared with "
+                 "the interpreter's.</p>\n",
+                 summary->tree.empty() ? std::string("the tree") : E(summary->tree));
+  for (const auto& [suite, tallies] : {std::pair{"test_bpf", &summary->cases},
+                                        std::pair{"test_tail_calls", &summary->tail_calls}}) {
+    if (tallies->empty()) continue;
+    fmt::format_to(out, "<h3>{}</h3>\n<table id=\"test-bpf-{}\"><thead><tr><th>engine</th><th>passed</th>"
+                        "<th>failed</th><th>JIT'ed</th><th>agree</th><th>diverge</th><th>not comparable</th>"
+                        "</tr></thead><tbody>\n",
+                   suite, suite);
+    for (const TestBpfTally& t : *tallies) {
+      fmt::format_to(out,
+                     "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td class=\"num\">{}/{}"
+                     "</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td class=\"num\">{}</td></tr>\n",
+                     E(t.engine), t.passed, t.failed ? " bad" : "", t.failed, t.jited, t.run, t.agreed,
+                     t.diverged ? " bad" : "", t.diverged, t.not_comparable);
+    }
+    fmt::format_to(out, "</tbody></table>\n");
+  }
+  if (!summary->failures.empty()) {
+    fmt::format_to(out, "<h3>Failures</h3>\n<ul id=\"test-bpf-failures\">\n");
+    for (const auto& f : summary->failures) {
+      fmt::format_to(out, "<li>{} #{} <code>{}</code> on {}: {}{}</li>\n", E(f.suite), f.index, E(f.name),
+                     E(f.engine), f.kernel_verdict ? "" : "(bpfdiff only) ", E(f.reason));
+    }
+    fmt::format_to(out, "</ul>\n");
+  }
+  if (!summary->left_out.empty()) {
+    fmt::format_to(out, "<h3>Left out</h3>\n<ul id=\"test-bpf-left-out\">\n");
+    for (const auto& [reason, cases] : summary->left_out) {
+      fmt::format_to(out, "<li>{} cases: {}</li>\n", cases, E(reason));
+    }
+    fmt::format_to(out, "</ul>\n");
+  }
+}
+
 // The Linux tree's files the kernel engines compile (what the nights
 // test), least covered first, and the functions never run with why.
 void KernelCoverageSection(Out out, const std::optional<KernelCoverage>& coverage) {
@@ -511,6 +558,7 @@ std::string HtmlReport(const ReportModel& model) {
   Planted(out, model);
   Fuzz(out, model.fuzz);
   Coverage(out, model.fuzz);
+  TestBpfSection(out, model.test_bpf);
   KernelCoverageSection(out, model.kernel_coverage);
   SourceCoverageSection(out, model.source_coverage);
   Trend(out, model);

@@ -1,6 +1,7 @@
 // report.json: every input merged, with the verdict, for tools that want
 // more than the text and less work than the inputs.
 #include "report/conformance_json.h"
+#include "report/test_bpf_json.h"
 #include "report/history.h"
 #include "report/planted_trend.h"
 #include "report/report_writers.h"
@@ -122,6 +123,7 @@ std::string JsonReport(const ReportModel& model) {
   json["conformance"] = ConformanceToJson(model.conformance);
   json["upstream_suite"] = model.upstream_suite ? Json(*model.upstream_suite) : Json(nullptr);
   json["kernel_coverage"] = model.kernel_coverage ? KernelCoverageToJson(*model.kernel_coverage) : Json(nullptr);
+  json["test_bpf"] = model.test_bpf ? TestBpfToJson(*model.test_bpf) : Json(nullptr);
   json["source_coverage"] = model.source_coverage ? SourceCoverageToJson(*model.source_coverage) : Json(nullptr);
   json["fuzz"] = Json::array();
   for (const auto& target : model.fuzz) json["fuzz"].push_back(FuzzToJson(target));

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "report/conformance_json.h"
+#include "report/test_bpf_json.h"
 
 namespace bpfdiff::report {
 namespace {
@@ -121,6 +122,12 @@ Result<ConformanceSummary> LoadConformance(const std::filesystem::path& path) {
   return ConformanceFromJson(*json, fmt::format("conformance results {}", path.string()));
 }
 
+Result<TestBpfSummary> LoadTestBpf(const std::filesystem::path& path) {
+  auto json = ReadJsonFile(path);
+  if (!json) return json.error();
+  return TestBpfFromJson(*json, fmt::format("test_bpf results {}", path.string()));
+}
+
 Result<FuzzStats> LoadFuzzStats(const std::filesystem::path& path) { return fuzz::ReadFuzzStatsFile(path); }
 
 Result<std::vector<FuzzRun>> LoadFuzzRuns(const std::filesystem::path& path) {
@@ -173,6 +180,7 @@ Result<ReportModel> LoadReportInputs(const ReportInputs& inputs) {
     if (auto loaded = take(LoadPlanted(*inputs.planted))) model.planted = std::move(*loaded);
   }
   if (inputs.planted_gate) model.planted_gate = take(LoadPlantedGate(*inputs.planted_gate));
+  if (inputs.test_bpf) model.test_bpf = take(LoadTestBpf(*inputs.test_bpf));
   model.upstream_suite = inputs.upstream_suite;
   if (inputs.coverage) {
     model.source_coverage = take(LoadSourceCoverage(*inputs.coverage, inputs.checkout));

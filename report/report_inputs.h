@@ -44,6 +44,8 @@ struct ReportInputs {
   std::optional<std::filesystem::path> kernel_coverage;
   std::filesystem::path kernel_tree;
   std::optional<std::filesystem::path> uncovered_reasons;
+  // `bpfdiff test-bpf --json` (report/test_bpf_json.h).
+  std::optional<std::filesystem::path> test_bpf;
 };
 
 // Every input loaded and merged; the timestamp, history and notes are the
@@ -53,6 +55,7 @@ struct ReportInputs {
 Result<ReportModel> LoadReportInputs(const ReportInputs& inputs);
 
 Result<ConformanceSummary> LoadConformance(const std::filesystem::path& path);
+Result<TestBpfSummary> LoadTestBpf(const std::filesystem::path& path);
 Result<FuzzStats> LoadFuzzStats(const std::filesystem::path& path);
 Result<std::vector<FuzzRun>> LoadFuzzRuns(const std::filesystem::path& path);
 

@@ -27,7 +27,8 @@ std::string StatesSummary(const FuzzStats& stats) {
 bool ReportModel::Passed() const {
   const bool fuzz_clean = std::none_of(fuzz.begin(), fuzz.end(), [](const FuzzTarget& t) { return t.failed(); });
   const bool gate_passed = !planted_gate || planted_gate->Passed();
-  return conformance.failed == 0 && fuzz_clean && gate_passed && PlantedRegressions(*this).empty();
+  const bool test_bpf_passed = !test_bpf || test_bpf->AllPassed();
+  return conformance.failed == 0 && test_bpf_passed && fuzz_clean && gate_passed && PlantedRegressions(*this).empty();
 }
 
 HistoryEntry ReportModel::Headline() const {

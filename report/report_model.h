@@ -14,6 +14,7 @@
 
 #include "fuzz/stats/stats_file.h"
 #include "harness/conformance/results.h"
+#include "harness/test_bpf/results.h"
 #include "report/kernel_coverage.h"
 #include "report/planted_gate.h"
 #include "report/planted_results.h"
@@ -100,6 +101,8 @@ struct ReportModel {
   std::optional<SourceCoverage> source_coverage;
   // The Linux tree's files the kernel engines compile: what the nights test.
   std::optional<KernelCoverage> kernel_coverage;
+  // lib/test_bpf.c of that tree on every engine (bpfdiff test-bpf).
+  std::optional<TestBpfSummary> test_bpf;
   std::vector<FuzzTarget> fuzz;
   std::vector<PlantedCheck> planted;  // the benchmark: a measurement
   std::optional<PlantedGate> planted_gate;  // the deterministic check of every planted bug
@@ -109,7 +112,8 @@ struct ReportModel {
   // its file (LoadReportInputs): the report is made from the others.
   std::vector<std::string> inputs_left_out;
 
-  // Every part passed: no conformance failure, no fuzz finding or error,
+  // Every part passed: no conformance failure, no test_bpf failure or
+  // divergence, no fuzz finding or error,
   // every planted bug caught by the gate, and no regression of the
   // benchmark against the history (planted_trend.h). A bug the benchmark
   // did not detect within its limit is not, by itself, a failure.

@@ -247,6 +247,28 @@ void AppendTrend(std::string& out, const ReportModel& model) {
                  }));
 }
 
+// lib/test_bpf.c's suites: a line per suite and engine, test_bpf's
+// Summary and bpfdiff's comparison, then each failure and what was left out.
+void AppendTestBpf(std::string& out, const TestBpfSummary& summary) {
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "test_bpf ({}), per engine: test_bpf's summary | bpfdiff against the interpreter:\n",
+                 summary.tree.empty() ? "lib/test_bpf.c" : summary.tree);
+  for (const auto& [suite, tallies] : {std::pair{"test_bpf", &summary.cases},
+                                        std::pair{"test_tail_calls", &summary.tail_calls}}) {
+    for (const TestBpfTally& t : *tallies) {
+      fmt::format_to(o, "  {:<16} {:<22} {:>4} PASSED, {:>3} FAILED, [{}/{} JIT'ed] | {} agree, {} diverge, {} not comparable\n",
+                     suite, t.engine, t.passed, t.failed, t.jited, t.run, t.agreed, t.diverged, t.not_comparable);
+    }
+  }
+  for (const auto& f : summary.failures) {
+    out += OneLine(fmt::format("  FAIL {} #{} {} on {}: {}", f.suite, f.index, f.name, f.engine, f.reason),
+                   kReasonWidth) + "\n";
+  }
+  for (const auto& [reason, cases] : summary.left_out) {
+    out += OneLine(fmt::format("  left out: {} cases: {}", cases, reason), kReasonWidth) + "\n";
+  }
+}
+
 }  // namespace
 
 std::string TextReport(const ReportModel& model) {
@@ -266,6 +288,7 @@ std::string TextReport(const ReportModel& model) {
       }
     }
   }
+  if (model.test_bpf) AppendTestBpf(out, *model.test_bpf);
   if (model.kernel_coverage) AppendKernelCoverage(out, *model.kernel_coverage);
   if (model.source_coverage) AppendSourceCoverage(out, *model.source_coverage);
   if (model.planted_gate) AppendGate(out, *model.planted_gate);

@@ -8,6 +8,7 @@
 #include <fmt/ostream.h>
 
 #include "harness/diff/differential.h"
+#include "kernelsrc/kernel_jit.h"
 
 namespace bpfdiff {
 namespace {
@@ -364,14 +365,6 @@ class Suites {
 
 }  // namespace
 
-bool TestBpfSummary::AllPassed() const {
-  auto clean = [](const std::vector<TestBpfTally>& tallies) {
-    return std::all_of(tallies.begin(), tallies.end(),
-                       [](const TestBpfTally& t) { return t.failed == 0 && t.diverged == 0; });
-  };
-  return clean(cases) && clean(tail_calls);
-}
-
 Result<TestBpfSummary> RunTestBpf(const TestBpfOptions& options, std::ostream& out) {
   auto file = TestBpfFile::Open();
   if (!file) return file.error();
@@ -398,6 +391,7 @@ Result<TestBpfSummary> RunTestBpf(const TestBpfOptions& options, std::ostream& o
   Suites suites(options, *file, runner, names, out);
 
   TestBpfSummary summary;
+  if (auto tree = kernelsrc::BuiltKernelTree()) summary.tree = tree->version.empty() ? tree->path : tree->version;
   if (!options.suite || *options.suite == TestBpfSuite::kCases) {
     if (auto status = suites.RunCases(summary, filter); !status) return status.error();
   }

@@ -6,13 +6,12 @@
 // set per engine, so that they read as a maintainer's dmesg does.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
-#include <vector>
 
 #include "harness/diff/engines.h"
+#include "harness/test_bpf/results.h"
 #include "harness/machine/sandbox.h"
 #include "kernelsrc/test_bpf/suite.h"
 #include "support/result.h"
@@ -28,32 +27,6 @@ struct TestBpfOptions {
   std::optional<std::string> filter;  // regex over case names, after the selection
   MachineFactory machine_factory = nullptr;
   bool every_case = false;  // a line per case and engine, as dmesg shows them
-};
-
-// One engine's account of one suite: test_bpf's counts, then bpfdiff's.
-struct TestBpfTally {
-  std::string engine;
-  int passed = 0, failed = 0, jited = 0, run = 0;  // test_bpf's Summary line
-  int agreed = 0;          // every sub-test's outcome equals the interpreter's
-  int diverged = 0;        // some sub-test's outcome differs from it
-  int not_comparable = 0;  // some sub-test could not be compared
-};
-
-struct TestBpfFailure {
-  std::string suite;   // "test_bpf" or "test_tail_calls"
-  int index = 0;
-  std::string name;
-  std::string engine;
-  std::string reason;  // test_bpf's words ("ret 1 != 2"), or bpfdiff's divergence
-  bool kernel_verdict = true;  // test_bpf's own verdict failed (else only bpfdiff's)
-};
-
-struct TestBpfSummary {
-  std::vector<TestBpfTally> cases;       // per engine, tests[]
-  std::vector<TestBpfTally> tail_calls;  // per engine, tail_call_tests[]
-  std::map<std::string, int> left_out;   // cases bpfdiff does not run, by reason
-  std::vector<TestBpfFailure> failures;
-  bool AllPassed() const;
 };
 
 // Runs the selection and prints, per suite, the failures and each

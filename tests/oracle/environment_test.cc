@@ -167,6 +167,16 @@ TEST(oracle_environment, ContextEndsAtTheRegionEndEightByteAligned) {
   EXPECT_EQ(env->context_length(), 0u);
 }
 
+TEST(oracle_environment, ACaseWithNoContextHasANullR1) {
+  auto env = NewEnvironment();
+  ASSERT_NE(env, nullptr);
+  LoadedCase loaded = Loaded({});
+  loaded.options.null_context = true;  // test_bpf's FLAG_NO_DATA: bpf_prog_run(fp, NULL)
+  env->Install(loaded);
+  EXPECT_EQ(env->context_address(), 0u);
+  EXPECT_EQ(env->context_length(), 0u);
+}
+
 TEST(oracle_environment, InstallWritesMapAndProgramObjects) {
   auto env = NewEnvironment();
   ASSERT_NE(env, nullptr);

@@ -37,6 +37,18 @@ const std::vector<Insn>& InsnsOf(const LoadedCase& loaded, size_t program = 0) {
 
 // --- Rewrites ---
 
+TEST(oracle_load, NoContextAndInputMemoryAreRefusedTogether) {
+  CaseSource source = Source({"mov %r0, 0\nexit"});
+  source.options.null_context = true;
+  EXPECT_TRUE(LoadCase(source));
+  source.memory = {1, 2, 3};
+  auto refused = LoadCase(source);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.message().find("no context (r1 NULL) has no input memory; this one has 3 bytes"),
+            std::string::npos)
+      << refused.message();
+}
+
 TEST(oracle_load, MapFdBecomesTheMapObjectAddress) {
   const LoadedCase loaded =
       MustLoad(Source({"lddw %r1, map:9\nlddw %r2, map:3\nmov %r0, 0\nexit"}, {ArrayMap(3, 8, 4), ArrayMap(9, 8, 4)}));
