@@ -28,8 +28,9 @@ struct TestBpfArgs {
   bool every_case = false;
 };
 
-int Run(const TestBpfArgs& args) {
+int Run(const TestBpfArgs& args, const Settings& settings) {
   TestBpfOptions options;
+  options.bugs = settings.bugs;
   options.engine = args.engine;
   if (args.suite == "test_bpf") {
     options.suite = kernelsrc::TestBpfSuite::kCases;
@@ -80,7 +81,6 @@ int Run(const TestBpfArgs& args) {
 }  // namespace
 
 void AddTestBpfCommand(CLI::App& app, const Settings& settings, int& exit_code) {
-  (void)settings;  // the kernel's suite runs with no planted bug
   auto args = std::make_shared<TestBpfArgs>();
   CLI::App* cmd = app.add_subcommand(
       "test-bpf",
@@ -96,7 +96,7 @@ void AddTestBpfCommand(CLI::App& app, const Settings& settings, int& exit_code) 
   cmd->add_option("--json", args->json, "Also write the results as JSON (for `bpfdiff report --test-bpf`)");
   cmd->add_flag("--every-case", args->every_case, "A line per case and engine, as test_bpf prints them");
   AddExecutorOption(cmd, &args->executor);
-  cmd->callback([args, &exit_code] { exit_code = Run(*args); });
+  cmd->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings); });
 }
 
 }  // namespace bpfdiff::cli

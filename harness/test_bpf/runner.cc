@@ -8,6 +8,8 @@
 #include <fmt/ostream.h>
 
 #include "harness/diff/differential.h"
+#include "harness/diff/localize.h"
+#include "isa/disassembler.h"
 #include "kernelsrc/kernel_jit.h"
 
 namespace bpfdiff {
@@ -24,7 +26,16 @@ struct CaseOnEngine {
   bool diverged = false;
   bool not_comparable = false;
   std::string reason;       // the first failure, in test_bpf's words or bpfdiff's
-  bool kernel_verdict = false;
+  std::string culprit;      // of its first divergence, when it was the run's first
+
+  // A failure of test_bpf's own verdict.
+  void Error(std::string why) {
+    ++errors;
+    Note(std::move(why));
+  }
+  void Note(std::string why) {
+    if (reason.empty()) reason = std::move(why);
+  }
 };
 
 bool IsJit(std::string_view engine) {
@@ -42,12 +53,31 @@ std::optional<std::string> KernelVerdict(const Outcome& outcome, uint32_t expect
                      expected);
 }
 
+// The first divergence of `run` localized (harness/diff/localize.h): the
+// engine it is in and its culprit, the first instruction after which that
+// engine and the interpreter part, as one line.
+std::pair<std::string, std::string> CulpritOf(DifferentialRunner& runner, const CaseRun& run) {
+  const Localization localization = LocalizeFirstDivergence(runner, run, RunOptions{});
+  if (!localization.culprit) return {localization.engine, fmt::format("no culprit: {}", localization.why_not)};
+  const Culprit& culprit = *localization.culprit;
+  if (culprit.prologue) return {localization.engine, "culprit: the prologue"};
+  const auto& insns = run.loaded->programs.at(culprit.program).program.insns;
+  const isa::Insn* next = culprit.slot + 1 < insns.size() ? &insns[culprit.slot + 1] : nullptr;
+  return {localization.engine,
+          fmt::format("culprit: {}slot {}, {}", culprit.program == 0 ? "" : fmt::format("program {} ", culprit.program),
+                      culprit.source_slot, isa::DisassembleInsn(insns.at(culprit.slot), next))};
+}
+
 // BPF_ALU | BPF_MOV | BPF_K
 constexpr uint8_t kOpMov32Imm = isa::kClassAlu | isa::kAluMov | isa::kSrcK;
 
-// One sub-test's run on every engine, folded into each engine's account.
-void Judge(const CaseRun& run, uint32_t expected, int sub, std::vector<CaseOnEngine>& on) {
+// One sub-test's run on every engine, folded into each engine's account;
+// the first divergence gets its culprit.
+void Judge(DifferentialRunner& runner, const CaseRun& run, uint32_t expected, int sub,
+           std::vector<CaseOnEngine>& on) {
   const std::optional<Outcome>& interpreted = run.runs.front().outcome;
+  std::pair<std::string, std::string> culprit;  // engine, its culprit
+  if (run.FirstDivergence() != nullptr) culprit = CulpritOf(runner, run);
   for (size_t k = 0; k < run.runs.size(); ++k) {
     const EngineRun& engine_run = run.runs[k];
     CaseOnEngine& state = on[k];
@@ -59,28 +89,20 @@ void Judge(const CaseRun& run, uint32_t expected, int sub, std::vector<CaseOnEng
       state.jited = false;
       outcome = interpreted ? &*interpreted : nullptr;
     }
-    auto fail = [&](std::string reason, bool kernel) {
-      if (state.reason.empty()) {
-        state.reason = run.runs.size() > 1 && sub > 0 ? fmt::format("sub-test {}: {}", sub, reason) : reason;
-        state.kernel_verdict = kernel;
-      }
-    };
+    auto where = [sub](std::string why) { return sub > 0 ? fmt::format("sub-test {}: {}", sub, why) : why; };
     if (outcome == nullptr) {
-      ++state.errors;
-      fail(engine_run.WhyNotRun(), true);
+      state.Error(where(engine_run.WhyNotRun()));
       continue;
     }
-    if (auto problem = KernelVerdict(*outcome, expected)) {
-      ++state.errors;
-      fail(*problem, true);
-    }
+    if (auto problem = KernelVerdict(*outcome, expected)) state.Error(where(*problem));
     if (!engine_run.outcome) continue;  // interpreted: nothing of the JIT's to compare
     switch (engine_run.verdict.kind) {
       case Verdict::Kind::kMatch:
         break;
       case Verdict::Kind::kDivergence:
         state.diverged = true;
-        fail(engine_run.verdict.Describe(), false);
+        state.Note(where(engine_run.verdict.Describe()));
+        if (engine_run.engine == culprit.first && state.culprit.empty()) state.culprit = where(culprit.second);
         break;
       case Verdict::Kind::kNotComparable:
         state.not_comparable = true;
@@ -130,7 +152,9 @@ Result<std::vector<isa::Insn>> Relocate(const kernelsrc::TestBpfTailCall& test, 
 
 // One run of a tail-call test on every engine: what the run alone says
 // (the JIT gave up, the outcome differs from the interpreter's).
-void JudgeRun(const CaseRun& run, std::vector<CaseOnEngine>& on) {
+void JudgeRun(DifferentialRunner& runner, const CaseRun& run, std::vector<CaseOnEngine>& on) {
+  std::pair<std::string, std::string> culprit;  // engine, its culprit
+  if (run.FirstDivergence() != nullptr) culprit = CulpritOf(runner, run);
   for (size_t k = 0; k < run.runs.size(); ++k) {
     const EngineRun& engine_run = run.runs[k];
     CaseOnEngine& state = on[k];
@@ -140,7 +164,8 @@ void JudgeRun(const CaseRun& run, std::vector<CaseOnEngine>& on) {
     }
     if (engine_run.verdict.kind == Verdict::Kind::kDivergence && !state.diverged) {
       state.diverged = true;
-      if (state.reason.empty()) state.reason = engine_run.verdict.Describe();
+      state.Note(engine_run.verdict.Describe());
+      if (engine_run.engine == culprit.first) state.culprit = culprit.second;
     } else if (engine_run.verdict.kind == Verdict::Kind::kNotComparable) {
       state.not_comparable = true;
     }
@@ -172,14 +197,11 @@ class Suites {
       }
       std::vector<CaseOnEngine> on(engines_.size());
       bool ran = true;
-      for (size_t sub = 0; sub < test.subtests.size() && ran; ++sub) {
+      for (size_t sub = 0; sub < test.subtests.size(); ++sub) {
         auto context = file_.Context(i, static_cast<int>(sub));
         if (!context) {
-          for (auto& state : on) {
-            ++state.errors;
-            state.reason = context.message();
-            state.kernel_verdict = true;
-          }
+          // run_one(): "data generation failed", and no further sub-test.
+          for (auto& state : on) state.Error(context.message());
           break;
         }
         CaseSource source;
@@ -193,7 +215,7 @@ class Suites {
           ran = false;
           break;
         }
-        Judge(run, test.subtests[sub].result, static_cast<int>(sub), on);
+        Judge(runner_, run, test.subtests[sub].result, static_cast<int>(sub), on);
       }
       if (!ran) continue;
       Record("test_bpf", i, test.name, on, summary.cases, summary.failures);
@@ -252,13 +274,12 @@ class Suites {
       if (test.needs_state) source.memory.assign(sizeof(int32_t), 0);  // int state = 0
       const int runs = test.result_in_state ? markers.max_testruns : 1;
       std::vector<CaseOnEngine> on(engines_.size());
-      std::vector<const Outcome*> last(engines_.size(), nullptr);
       std::optional<CaseRun> run;
       for (int r = 0; r < runs; ++r) {
         run = runner_.Run(source);
         if (run->load_error) break;
         if (!run->runs.front().outcome) break;
-        JudgeRun(*run, on);
+        JudgeRun(runner_, *run, on);
         // The count goes on from the interpreter's: an engine that agreed
         // on every run holds the same.
         source.memory = run->runs.front().outcome->memory.context;
@@ -267,24 +288,23 @@ class Suites {
         ++summary.left_out[fmt::format("bpfdiff's load step refuses it: {}", WithoutPlace(*run->load_error))];
         continue;
       }
+      const std::optional<Outcome>& interpreted = run->runs.front().outcome;
       for (size_t k = 0; k < run->runs.size(); ++k) {
-        const EngineRun& engine_run = run->runs[k];
-        const Outcome* outcome = engine_run.outcome ? &*engine_run.outcome : &*run->runs.front().outcome;
-        if (!run->runs.front().outcome) {
-          ++on[k].errors;
-          if (on[k].reason.empty()) on[k].reason = run->runs.front().WhyNotRun();
+        if (!interpreted) {
+          on[k].Error(run->runs.front().WhyNotRun());
           continue;
         }
-        int32_t ret = static_cast<int32_t>(outcome->r0);
-        if (test.result_in_state && outcome->memory.context.size() >= sizeof(ret)) {
-          std::memcpy(&ret, outcome->memory.context.data(), sizeof(ret));
+        // An engine whose JIT gave up ran interpreted (as above).
+        const EngineRun& engine_run = run->runs[k];
+        const Outcome& outcome = engine_run.outcome ? *engine_run.outcome : *interpreted;
+        int32_t ret = static_cast<int32_t>(outcome.r0);
+        if (test.result_in_state && outcome.memory.context.size() >= sizeof(ret)) {
+          std::memcpy(&ret, outcome.memory.context.data(), sizeof(ret));
         }
-        if (outcome->end != EndKind::kExit) {
-          ++on[k].errors;
-          if (on[k].reason.empty()) on[k].reason = fmt::format("did not return: {}", outcome->Summary());
+        if (outcome.end != EndKind::kExit) {
+          on[k].Error(fmt::format("did not return: {}", outcome.Summary()));
         } else if (ret != test.result) {
-          ++on[k].errors;
-          if (on[k].reason.empty()) on[k].reason = fmt::format("ret {} != {}", ret, test.result);
+          on[k].Error(fmt::format("ret {} != {}", ret, test.result));
         }
       }
       Record("test_tail_calls", i, test.name, on, summary.tail_calls, summary.failures);
@@ -328,15 +348,17 @@ class Suites {
         ++tally.agreed;
       }
       const bool failed = state.errors != 0 || state.diverged;
+      const std::string reason =
+          state.culprit.empty() ? state.reason : fmt::format("{} ({})", state.reason, state.culprit);
       if (options_.every_case) {
         fmt::print(out_, "{}: #{} {} jited:{} {}\n", engines_[k], index, name, jited ? 1 : 0,
-                   failed ? fmt::format("FAIL: {}", state.reason) : std::string("PASS"));
+                   failed ? fmt::format("FAIL: {}", reason) : std::string("PASS"));
       }
       if (failed) {
-        failures.push_back({std::string(suite), index, name, engines_[k], state.reason, state.errors != 0});
+        failures.push_back({std::string(suite), index, name, engines_[k], reason, state.errors != 0});
         if (!options_.every_case) {
           fmt::print(out_, "{}: {}: #{} {}: {}{}\n", engines_[k], suite, index, name,
-                     state.errors != 0 ? "FAIL " : "diverges from the interpreter: ", state.reason);
+                     state.errors != 0 ? "FAIL " : "diverges from the interpreter: ", reason);
         }
       }
     }
@@ -377,9 +399,10 @@ Result<TestBpfSummary> RunTestBpf(const TestBpfOptions& options, std::ostream& o
   SandboxOptions sandbox_options;
   sandbox_options.keep_unchanged_translations = true;  // a slot is freed and reloaded per case
   sandbox_options.machine_factory = options.machine_factory;
+  sandbox_options.pack_bugs = options.bugs.pack;
   auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) return sandbox.error();
-  auto engines = MakeEngines(**sandbox, options.engine);
+  auto engines = MakeEngines(**sandbox, options.engine, options.bugs.jit);
   if (!engines) return engines.error();
   std::vector<std::string> names;
   for (const auto& engine : *engines) names.emplace_back(engine->name());

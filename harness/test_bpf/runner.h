@@ -13,6 +13,7 @@
 #include "harness/diff/engines.h"
 #include "harness/test_bpf/results.h"
 #include "harness/machine/sandbox.h"
+#include "harness/planted/planted_bugs.h"
 #include "kernelsrc/test_bpf/suite.h"
 #include "support/result.h"
 
@@ -26,6 +27,7 @@ struct TestBpfOptions {
   kernelsrc::TestBpfSelection selection;
   std::optional<std::string> filter;  // regex over case names, after the selection
   MachineFactory machine_factory = nullptr;
+  PlantedBugs bugs;  // negative controls only (see harness/planted/planted_bugs.h)
   bool every_case = false;  // a line per case and engine, as dmesg shows them
 };
 
