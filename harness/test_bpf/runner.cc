@@ -25,14 +25,21 @@ struct CaseOnEngine {
   bool jited = true;        // the JIT compiled it (fp->jited)
   bool diverged = false;
   bool not_comparable = false;
-  std::string reason;       // the first failure, in test_bpf's words or bpfdiff's
+  // The first failure of test_bpf's own verdict, else bpfdiff's first
+  // divergence.
+  std::string reason;
+  bool reason_is_error = false;
   std::string culprit;      // of its first divergence, when it was the run's first
 
   // A failure of test_bpf's own verdict.
   void Error(std::string why) {
     ++errors;
-    Note(std::move(why));
+    if (!reason_is_error) {
+      reason = std::move(why);
+      reason_is_error = true;
+    }
   }
+  // A divergence from the interpreter.
   void Note(std::string why) {
     if (reason.empty()) reason = std::move(why);
   }
