@@ -50,7 +50,9 @@ Result<std::pair<int, int>> TestBpfFile::Select(TestBpfSuite suite, const TestBp
   int first = 0, last = 0;
   if (bpfdiff_test_bpf_select(ToBridge(suite), selection.name.c_str(), selection.id, selection.first,
                               selection.last, &first, &last, message.data(), message.size()) != 0) {
-    return Fail("{}", message.data());
+    std::string_view text(message.data());
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+    return Fail("{}", text);
   }
   // Past the suite's end, test_bpf's loop stops at its last case.
   return std::pair{first, std::min(last, Count(suite) - 1)};
