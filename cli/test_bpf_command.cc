@@ -2,7 +2,6 @@
 // JIT maintainers load) on bpfdiff's engines, with the module's own
 // selection parameters and summary lines, then bpfdiff's comparison with
 // the interpreter.
-#include <climits>
 #include <iostream>
 
 #include <fmt/format.h>

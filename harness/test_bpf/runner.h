@@ -11,9 +11,9 @@
 #include <string>
 
 #include "harness/diff/engines.h"
-#include "harness/test_bpf/results.h"
 #include "harness/machine/sandbox.h"
 #include "harness/planted/planted_bugs.h"
+#include "harness/test_bpf/results.h"
 #include "kernelsrc/test_bpf/suite.h"
 #include "support/result.h"
 

@@ -1,6 +1,8 @@
 #include "kernelsrc/test_bpf/suite.h"
 
+#include <algorithm>
 #include <array>
+#include <string_view>
 
 #include "kernelsrc/test_bpf/bridge.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 /* lib/test_bpf.c is a module. bpfdiff never loads it: its parameters are
- * plain variables (kernelsrc/test_bpf.c sets them for a selection), and
+ * plain variables (kernelsrc/test_bpf/file.c sets them for a selection), and
  * its init and exit functions stay referenced, never called. */
 #include <linux/kernel.h>
 #define module_param(name, type, perm)

@@ -6,7 +6,7 @@ static inline void migrate_enable(void) {}
 /* The functions lib/test_bpf.c's tail-call runner calls programs through
  * (as helpers): of linux/topology.h, linux/timekeeping.h and
  * linux/jiffies.h, which the kernel's sched.h brings. bpfdiff's runner
- * relocates those calls itself (kernelsrc/test_bpf.c); these are only the
+ * relocates those calls itself (harness/test_bpf); these are only the
  * addresses the file takes. */
 #include <linux/types.h>
 int numa_node_id(void);

@@ -76,7 +76,7 @@ static inline void skb_reserve(struct sk_buff *skb, int len)
 	skb->data += len;
 	skb->tail += len;
 }
-/* Allocations, the buffers' growth and their fragments (kernelsrc/test_bpf.c). */
+/* Allocations, the buffers' growth and their fragments (kernelsrc/test_bpf/services.c). */
 struct sk_buff *alloc_skb(unsigned int size, int gfp);
 struct sk_buff *dev_alloc_skb(unsigned int length);
 void kfree_skb(struct sk_buff *skb);
