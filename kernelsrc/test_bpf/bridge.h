@@ -27,9 +27,6 @@ struct bpfdiff_test_bpf_case {
 	int subtests; /* as run_one() counts them */
 	int data_size[BPFDIFF_TEST_BPF_MAX_SUBTESTS];
 	uint32_t result[BPFDIFF_TEST_BPF_MAX_SUBTESTS];
-	int expected_errcode;
-	int stack_depth;
-	int nr_testruns; /* as run_one() takes it: MAX_TESTRUNS when 0, capped */
 	int has_fill_helper;
 };
 
@@ -41,14 +38,13 @@ struct bpfdiff_test_bpf_tail_call {
 	uint32_t length; /* as prepare_tail_call_tests() counts it */
 	int flags;       /* FLAG_NEED_STATE, FLAG_RESULT_IN_STATE */
 	int result;
-	int stack_depth;
 	int has_tail_call;
 };
 
 /* test_bpf's constants the runner needs (its flags and markers). */
 struct bpfdiff_test_bpf_constants {
 	int max_testruns;
-	uint8_t flag_no_data, flag_expected_fail, flag_skb_frag, flag_verifier_zext, flag_large_mem;
+	uint8_t flag_no_data, flag_large_mem;
 	uint8_t type_classic, type_internal;
 	int tail_flag_need_state, tail_flag_result_in_state;
 	int32_t tail_call_marker;

@@ -33,9 +33,6 @@ void bpfdiff_test_bpf_get_constants(struct bpfdiff_test_bpf_constants *out)
 	*out = (struct bpfdiff_test_bpf_constants){
 		.max_testruns = MAX_TESTRUNS,
 		.flag_no_data = FLAG_NO_DATA,
-		.flag_expected_fail = FLAG_EXPECTED_FAIL,
-		.flag_skb_frag = FLAG_SKB_FRAG,
-		.flag_verifier_zext = FLAG_VERIFIER_ZEXT,
 		.flag_large_mem = FLAG_LARGE_MEM,
 		.type_classic = CLASSIC,
 		.type_internal = INTERNAL,
@@ -70,9 +67,6 @@ void bpfdiff_test_bpf_get_case(int index, struct bpfdiff_test_bpf_case *out)
 		out->result[i] = test->test[i].result;
 		out->subtests++;
 	}
-	out->expected_errcode = test->expected_errcode;
-	out->stack_depth = test->stack_depth;
-	out->nr_testruns = test->nr_testruns ? min(test->nr_testruns, MAX_TESTRUNS) : MAX_TESTRUNS;
 	out->has_fill_helper = test->fill_helper != NULL;
 }
 
@@ -96,47 +90,69 @@ void bpfdiff_test_bpf_get_tail_call(int index, struct bpfdiff_test_bpf_tail_call
 		.length = (uint32_t)len,
 		.flags = test->flags,
 		.result = test->result,
-		.stack_depth = test->stack_depth,
 		.has_tail_call = test->has_tail_call,
 	};
 }
 
-static void stopped(const struct bpfdiff_kjit_session *session, char *message, size_t message_size)
+/* Runs `work` in a session of the kernel services: what the file's code
+ * allocates is the kernel's and is freed after it, and a BUG() in that
+ * code ends it with -1 and the kernel's last message. */
+static int in_session(int (*work)(void *args), void *args, char *message, size_t message_size)
 {
-	snprintf(message, message_size, "the kernel's code stopped: %s (%s)", session->log, session->warning);
+	struct bpfdiff_kjit_session session = { .world = &quiet_world };
+	int err;
+
+	message[0] = '\0';
+	bpfdiff_kjit_enter(&session);
+	if (setjmp(session.on_bug) != 0) {
+		snprintf(message, message_size, "the kernel's code stopped: %s (%s)", session.log, session.warning);
+		err = -1;
+	} else {
+		err = work(args);
+	}
+	bpfdiff_kjit_free_leftovers(&session);
+	bpfdiff_kjit_leave();
+	return err;
+}
+
+struct program_args {
+	int index;
+	void (*take)(void *owner, const struct bpfdiff_kjit_insn *insns, uint32_t length);
+	void *owner;
+	char *message;
+	size_t message_size;
+};
+
+/* As test_bpf(): fill, take the filter, free what the fill made. */
+static int build_program(void *args)
+{
+	const struct program_args *a = args;
+	struct bpf_test *test = &tests[a->index];
+
+	if (test->fill_helper) {
+		int err = test->fill_helper(test);
+
+		if (err < 0) {
+			snprintf(a->message, a->message_size, "FAIL to prog_fill: %d", err);
+			return err;
+		}
+	}
+	a->take(a->owner, filter_pointer(a->index), (uint32_t)filter_length(a->index));
+	if (test->fill_helper)
+		kfree(test->u.ptr.insns);
+	return 0;
 }
 
 int bpfdiff_test_bpf_program(int index, void (*take)(void *owner, const struct bpfdiff_kjit_insn *insns,
 						     uint32_t length),
 			     void *owner, char *message, size_t message_size)
 {
-	struct bpfdiff_kjit_session session = { .world = &quiet_world };
-	struct bpf_test *test = &tests[index];
-	int err = 0;
+	struct program_args args = { index, take, owner, message, message_size };
+	int err = in_session(build_program, &args, message, message_size);
 
-	message[0] = '\0';
-	bpfdiff_kjit_enter(&session);
-	if (setjmp(session.on_bug) != 0) {
-		stopped(&session, message, message_size);
-		err = -1;
-		goto out;
-	}
-	/* As test_bpf(): fill, take the filter, free what the fill made. */
-	if (test->fill_helper) {
-		err = test->fill_helper(test);
-		if (err < 0) {
-			snprintf(message, message_size, "FAIL to prog_fill: %d", err);
-			goto out;
-		}
-	}
-	take(owner, filter_pointer(index), (uint32_t)filter_length(index));
-out:
-	if (test->fill_helper) {
-		kfree(test->u.ptr.insns);
-		test->u.ptr.insns = NULL;
-	}
-	bpfdiff_kjit_free_leftovers(&session);
-	bpfdiff_kjit_leave();
+	/* Freed by build_program or, after a BUG, with the session. */
+	if (tests[index].fill_helper)
+		tests[index].u.ptr.insns = NULL;
 	return err;
 }
 
@@ -156,41 +172,44 @@ static size_t skb_bytes(const struct sk_buff *skb, uint8_t *bytes, size_t capaci
 	return sizeof(copy);
 }
 
+struct context_args {
+	int index, sub;
+	uint8_t *bytes;
+	size_t capacity, *size;
+	char *message;
+	size_t message_size;
+};
+
+/* As run_one(): generate_test_data(), then release_test_data(). */
+static int build_context(void *args)
+{
+	const struct context_args *a = args;
+	struct bpf_test *test = &tests[a->index];
+	void *data = generate_test_data(test, a->sub);
+
+	if (!data) {
+		if (test->aux & FLAG_NO_DATA)
+			return 0;
+		snprintf(a->message, a->message_size, "data generation failed");
+		return -1;
+	}
+	if (test->aux & FLAG_LARGE_MEM) {
+		*a->size = test->test[a->sub].data_size;
+		memset(a->bytes, 0, min(a->capacity, *a->size));
+	} else {
+		*a->size = skb_bytes(data, a->bytes, a->capacity);
+	}
+	release_test_data(test, data);
+	return 0;
+}
+
 int bpfdiff_test_bpf_context(int index, int sub, uint8_t *bytes, size_t capacity, size_t *size, char *message,
 			     size_t message_size)
 {
-	struct bpfdiff_kjit_session session = { .world = &quiet_world };
-	struct bpf_test *test = &tests[index];
-	void *data = NULL;
-	int err = 0;
+	struct context_args args = { index, sub, bytes, capacity, size, message, message_size };
 
-	message[0] = '\0';
 	*size = 0;
-	bpfdiff_kjit_enter(&session);
-	if (setjmp(session.on_bug) != 0) {
-		stopped(&session, message, message_size);
-		err = -1;
-		goto out;
-	}
-	data = generate_test_data(test, sub);
-	if (!data) {
-		if (!(test->aux & FLAG_NO_DATA)) {
-			snprintf(message, message_size, "data generation failed");
-			err = -1;
-		}
-		goto out;
-	}
-	if (test->aux & FLAG_LARGE_MEM) {
-		*size = test->test[sub].data_size;
-		memset(bytes, 0, min(capacity, *size));
-	} else {
-		*size = skb_bytes(data, bytes, capacity);
-	}
-	release_test_data(test, data);
-out:
-	bpfdiff_kjit_free_leftovers(&session);
-	bpfdiff_kjit_leave();
-	return err;
+	return in_session(build_context, &args, message, message_size);
 }
 
 int bpfdiff_test_bpf_select(enum bpfdiff_test_bpf_suite suite, const char *name, int id, int first, int last,

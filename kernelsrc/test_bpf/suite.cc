@@ -70,12 +70,6 @@ TestBpfCase TestBpfFile::Case(int index) const {
   out.classic = (raw.aux & c.type_classic) != 0;
   out.no_data = (raw.aux & c.flag_no_data) != 0;
   out.large_mem = (raw.aux & c.flag_large_mem) != 0;
-  out.skb_frag = (raw.aux & c.flag_skb_frag) != 0;
-  out.expected_fail = (raw.aux & c.flag_expected_fail) != 0;
-  out.verifier_zext = (raw.aux & c.flag_verifier_zext) != 0;
-  out.expected_errcode = raw.expected_errcode;
-  out.stack_depth = raw.stack_depth;
-  out.runs = raw.nr_testruns;
   out.has_fill_helper = raw.has_fill_helper != 0;
   for (int i = 0; i < raw.subtests; ++i) out.subtests.push_back(TestBpfSubtest{raw.data_size[i], raw.result[i]});
   return out;
@@ -123,7 +117,6 @@ TestBpfTailCall TestBpfFile::TailCall(int index) const {
   out.needs_state = (raw.flags & c.tail_flag_need_state) != 0;
   out.result_in_state = (raw.flags & c.tail_flag_result_in_state) != 0;
   out.result = raw.result;
-  out.stack_depth = raw.stack_depth;
   out.has_tail_call = raw.has_tail_call != 0;
   return out;
 }

@@ -40,12 +40,6 @@ struct TestBpfCase {
   bool classic = false;   // CLASSIC (else INTERNAL: eBPF)
   bool no_data = false;   // FLAG_NO_DATA: the context is NULL
   bool large_mem = false; // FLAG_LARGE_MEM: the context is data_size bytes, not a socket buffer
-  bool skb_frag = false;  // FLAG_SKB_FRAG
-  bool expected_fail = false;  // FLAG_EXPECTED_FAIL, with expected_errcode
-  bool verifier_zext = false;  // FLAG_VERIFIER_ZEXT
-  int expected_errcode = 0;
-  int stack_depth = 0;
-  int runs = 0;  // run_one()'s: nr_testruns, or MAX_TESTRUNS
   bool has_fill_helper = false;
   std::vector<TestBpfSubtest> subtests;
 };
@@ -59,7 +53,6 @@ struct TestBpfTailCall {
   bool needs_state = false;      // FLAG_NEED_STATE: the context is an int, 0
   bool result_in_state = false;  // FLAG_RESULT_IN_STATE: the int is the result
   int32_t result = 0;
-  int stack_depth = 0;
   bool has_tail_call = false;
 };
 
