@@ -195,9 +195,18 @@ Status CheckProgram(const isa::Program& program, size_t index) {
 constexpr uint16_t kUndefinedAtTailCallEntry =
     RegisterBit(3) | RegisterBit(6) | RegisterBit(7) | RegisterBit(8) | RegisterBit(9);
 constexpr int64_t kAtEntry = -2;  // clobbered_by: undefined since the program's entry
+
+// Where the registers undefined since the entry (`undefined_at_entry`) are
+// so, for the finding's words.
+struct EntryRule {
+  uint16_t undefined_at_entry = 0;
+  std::string_view where;  // "where a tail call enters the program"
+};
+constexpr EntryRule kTailCallEntry{kUndefinedAtTailCallEntry, "where a tail call enters the program"};
 constexpr int64_t kAtExceptionCallback = -3;  // clobbered_by: undefined since the exception callback's entry
 
-std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t index, bool tail_call_target) {
+std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t index, const EntryRule& entry) {
+  const bool undefined_at_entry = entry.undefined_at_entry != 0;
   const auto& slots = program.slots;
   const size_t n = program.size();
   // Only a call leaves registers undefined: a program without one (the
@@ -210,7 +219,7 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
     has_call = shape == Shape::kCallHelper || shape == Shape::kCallLocal || shape == Shape::kCallReg ||
                shape == Shape::kCallKfunc || shape == Shape::kTailCall || shape == Shape::kLdAbs || shape == Shape::kLdInd;
   }
-  if (!has_call && !tail_call_target) return std::nullopt;
+  if (!has_call && !undefined_at_entry) return std::nullopt;
   // Per slot: registers that may be clobbered on entry, and by which call.
   std::vector<uint16_t> in(n, 0);
   std::vector<bool> seen(n, false);
@@ -220,8 +229,8 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
     seen[start] = true;
     work.push_back(start);
   }
-  if (tail_call_target && n != 0) {
-    in[0] = kUndefinedAtTailCallEntry;
+  if (undefined_at_entry && n != 0) {
+    in[0] = entry.undefined_at_entry;
     clobbered_by[0] = kAtEntry;
   }
   // An exception callback takes one argument, the cookie in r1; bpf_throw's
@@ -256,9 +265,8 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
                                   "given (it takes the cookie, r1)",
                                   index, pc, form.name, reg)
                 : since_entry
-                    ? fmt::format("program {}, instruction {} ({}) reads r{}, which is undefined where a tail "
-                                  "call enters the program",
-                                  index, pc, form.name, reg)
+                    ? fmt::format("program {}, instruction {} ({}) reads r{}, which is undefined {}", index, pc,
+                                  form.name, reg, entry.where)
                     : fmt::format("program {}, instruction {} ({}) reads r{}, which the call at instruction {} "
                                   "left undefined",
                                   index, pc, form.name, reg, clobbered_by[pc]);
@@ -448,7 +456,12 @@ std::span<const int32_t> LoadOptions::JitInlinedHelpers() const {
 }
 
 std::optional<std::string> FindReadAtTailCallEntry(const isa::Program& program, size_t index) {
-  return FindClobberedRead(program, index, true);
+  return FindClobberedRead(program, index, kTailCallEntry);
+}
+
+std::optional<std::string> FindReadOfUndefinedAtEntry(const isa::Program& program, size_t index, uint16_t undefined,
+                                                      std::string_view where) {
+  return FindClobberedRead(program, index, EntryRule{undefined, where});
 }
 
 Result<LoadedCase> LoadCase(const CaseSource& source) { return LoadCase(source, source.options); }
@@ -511,14 +524,14 @@ Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options
     if (!loaded_program) return loaded_program.error();
     if (auto status = AddExceptionCallback(*loaded_program, i); !status) return status.error();
     if (!loaded.clobbered_read) {
-      loaded.clobbered_read = FindClobberedRead(loaded_program->program, i, false);
+      loaded.clobbered_read = FindClobberedRead(loaded_program->program, i, EntryRule{});
     }
     // Programs after the first are entered only by tail calls, through a prog_array.
     const bool tail_call_target =
         i > 0 && std::any_of(source.maps.begin(), source.maps.end(),
                              [](const isa::MapSpec& map) { return map.type == isa::MapType::kProgArray; });
     if (tail_call_target && !loaded.read_at_tail_call_entry) {
-      loaded.read_at_tail_call_entry = FindClobberedRead(loaded_program->program, i, true);
+      loaded.read_at_tail_call_entry = FindClobberedRead(loaded_program->program, i, kTailCallEntry);
     }
     loaded.programs.push_back(std::move(loaded_program).value());
   }

@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "isa/insn.h"
@@ -98,5 +99,11 @@ Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options
 // enter it: for programs that are both entered directly and by tail calls
 // (the lifecycle world's), which LoadCase cannot know of.
 std::optional<std::string> FindReadAtTailCallEntry(const isa::Program& program, size_t index);
+// The first read of a register of `undefined` (a mask of RegisterBit(),
+// oracle/register_use.h) that nothing wrote since the entry of program
+// `index`, or one a call left undefined; `where` says where they are
+// undefined ("at the entry of a test_bpf case"), for the finding's words.
+std::optional<std::string> FindReadOfUndefinedAtEntry(const isa::Program& program, size_t index, uint16_t undefined,
+                                                      std::string_view where);
 
 }  // namespace bpfdiff

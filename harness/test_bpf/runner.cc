@@ -9,6 +9,7 @@
 
 #include "harness/diff/differential.h"
 #include "harness/diff/localize.h"
+#include "harness/test_bpf/tail_call_suite.h"
 #include "isa/disassembler.h"
 #include "kernelsrc/kernel_jit.h"
 
@@ -75,9 +76,6 @@ std::pair<std::string, std::string> CulpritOf(DifferentialRunner& runner, const 
                       culprit.source_slot, isa::DisassembleInsn(insns.at(culprit.slot), next))};
 }
 
-// BPF_ALU | BPF_MOV | BPF_K
-constexpr uint8_t kOpMov32Imm = isa::kClassAlu | isa::kAluMov | isa::kSrcK;
-
 // One sub-test's run on every engine, folded into each engine's account;
 // the first divergence gets its culprit.
 void Judge(DifferentialRunner& runner, const CaseRun& run, uint32_t expected, int sub,
@@ -124,37 +122,6 @@ std::optional<std::string> LeftOut(const TestBpfCase& test) {
     return "classic BPF: its converter (net/core/filter.c, bpf_prog_create) is not compiled";
   }
   return std::nullopt;
-}
-
-// The fd the relocated programs name their array by.
-constexpr int32_t kArrayFd = 1;
-
-// One of prepare_tail_call_tests()'s programs, relocated as it relocates
-// them: TAIL_CALL()'s lddw of the marker names the array, its mov of the
-// marker the index (relative to the test, or the NULL entry, or one past
-// the array). A call of a helper by id (BPF_CALL_REL) it makes a call of
-// the kernel function: bpfdiff's engines have none of those helpers.
-Result<std::vector<isa::Insn>> Relocate(const kernelsrc::TestBpfTailCall& test, int which, int count,
-                                        const kernelsrc::TestBpfMarkers& markers) {
-  std::vector<isa::Insn> insns = test.insns;
-  for (size_t k = 0; k < insns.size(); ++k) {
-    isa::Insn& insn = insns[k];
-    if (insn.opcode == isa::kOpLddw && insn.imm == markers.tail_call_marker) {
-      insn.src = isa::kPseudoMapFd;
-      insn.imm = kArrayFd;
-      if (k + 1 < insns.size()) insns[++k].imm = 0;
-    } else if (insn.opcode == kOpMov32Imm && insn.imm == markers.tail_call_marker) {
-      insn.imm = insn.offset == markers.tail_call_null      ? count
-                 : insn.offset == markers.tail_call_invalid ? count + 1
-                                                            : which + insn.offset;
-      insn.offset = 0;
-    } else if (insn.opcode == isa::kOpCall && insn.src == isa::kPseudoCall) {
-      return Fail("it calls helper {} (ktime, jiffies, the NUMA node, test_func: none of them is one of "
-                  "bpfdiff's helpers)",
-                  insn.imm);
-    }
-  }
-  return insns;
 }
 
 // One run of a tail-call test on every engine: what the run alone says
@@ -240,46 +207,20 @@ class Suites {
     if (!range) return range.error();
     summary.tail_calls = Tallies();
     const int count = file_.Count(TestBpfSuite::kTailCalls);
-    const kernelsrc::TestBpfMarkers markers = file_.Markers();
     std::vector<kernelsrc::TestBpfTailCall> tests;
-    std::vector<Result<std::vector<isa::Insn>>> relocated;
-    for (int j = 0; j < count; ++j) {
-      tests.push_back(file_.TailCall(j));
-      relocated.push_back(Relocate(tests.back(), j, count, markers));
-    }
-    // The array: entry j holds test j's program (an entry bpfdiff could
-    // not build stays empty), and the last entry is NULL.
-    isa::MapSpec array;
-    array.fd = kArrayFd;
-    array.type = isa::MapType::kProgArray;
-    array.key_size = 4;
-    array.value_size = 4;
-    array.max_entries = static_cast<uint32_t>(count + 1);
-    std::vector<std::vector<isa::Insn>> entries;
-    for (int j = 0; j < count; ++j) {
-      if (relocated[j]) {
-        entries.push_back(*relocated[j]);
-        array.programs.push_back(static_cast<int32_t>(entries.size()));  // after the main program
-      } else {
-        array.programs.push_back(-1);
-      }
-    }
-    array.programs.push_back(-1);
+    for (int j = 0; j < count; ++j) tests.push_back(file_.TailCall(j));
+    const TailCallSuite suite(tests, file_.Markers());
+    const int max_testruns = file_.Markers().max_testruns;
 
     for (int i = range->first; i <= range->second; ++i) {
       const kernelsrc::TestBpfTailCall& test = tests[i];
       if (filter && !std::regex_search(test.name, *filter)) continue;
-      if (!relocated[i]) {
-        ++summary.left_out[fmt::format("tail-call test: {}", relocated[i].message())];
+      if (!suite.Relocated(i)) {
+        ++summary.left_out[fmt::format("tail-call test: {}", suite.Relocated(i).message())];
         continue;
       }
-      CaseSource source;
-      source.programs.push_back(*relocated[i]);
-      source.programs.insert(source.programs.end(), entries.begin(), entries.end());
-      source.maps = {array};
-      source.options.null_context = !test.needs_state;
-      if (test.needs_state) source.memory.assign(sizeof(int32_t), 0);  // int state = 0
-      const int runs = test.result_in_state ? markers.max_testruns : 1;
+      CaseSource source = suite.CaseOf(i, test.needs_state);
+      const int runs = test.result_in_state ? max_testruns : 1;
       std::vector<CaseOnEngine> on(engines_.size());
       std::optional<CaseRun> run;
       for (int r = 0; r < runs; ++r) {
@@ -395,7 +336,7 @@ class Suites {
 }  // namespace
 
 Result<TestBpfSummary> RunTestBpf(const TestBpfOptions& options, std::ostream& out) {
-  auto file = TestBpfFile::Open();
+  Result<TestBpfFile> file = options.file != nullptr ? *options.file : TestBpfFile::Open();
   if (!file) return file.error();
   std::optional<std::regex> filter;
   try {

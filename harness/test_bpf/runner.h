@@ -20,6 +20,9 @@
 namespace bpfdiff {
 
 struct TestBpfOptions {
+  // The compiled lib/test_bpf.c to run: nullptr, the tree's
+  // (kernelsrc::TestBpfFile::Open).
+  const kernelsrc::TestBpfFile* file = nullptr;
   std::string engine{kAllEngines};  // a name of harness/diff/engines.h, or a group
   // test_suite: nullopt runs both of the JIT's suites, as the module does
   // without the parameter.

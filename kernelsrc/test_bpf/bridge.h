@@ -44,6 +44,7 @@ struct bpfdiff_test_bpf_tail_call {
 /* test_bpf's constants the runner needs (its flags and markers). */
 struct bpfdiff_test_bpf_constants {
 	int max_testruns;
+	int max_insns; /* MAX_INSNS: an entry's instructions */
 	uint8_t flag_no_data, flag_large_mem;
 	uint8_t type_classic, type_internal;
 	int tail_flag_need_state, tail_flag_result_in_state;
@@ -51,38 +52,44 @@ struct bpfdiff_test_bpf_constants {
 	int16_t tail_call_null, tail_call_invalid;
 	int32_t func_test_func; /* BPF_FUNC_test_func */
 };
-void bpfdiff_test_bpf_get_constants(struct bpfdiff_test_bpf_constants *out);
 
-int bpfdiff_test_bpf_count(enum bpfdiff_test_bpf_suite suite);
-void bpfdiff_test_bpf_get_case(int index, struct bpfdiff_test_bpf_case *out);
-void bpfdiff_test_bpf_get_tail_call(int index, struct bpfdiff_test_bpf_tail_call *out);
+/* A compiled lib/test_bpf.c, read through its accessors
+ * (file_accessors.h). */
+struct bpfdiff_test_bpf_file {
+	void (*get_constants)(struct bpfdiff_test_bpf_constants *out);
+	int (*count)(enum bpfdiff_test_bpf_suite suite);
+	void (*get_case)(int index, struct bpfdiff_test_bpf_case *out);
+	void (*get_tail_call)(int index, struct bpfdiff_test_bpf_tail_call *out);
 
-/* Case `index`'s program, as test_bpf() gets it (the fill helper run if
- * it has one, filter_pointer() and filter_length()), handed to `take`
- * and freed again. Returns 0, or the fill helper's error (test_bpf's
- * "FAIL to prog_fill"), or -1 when the kernel's code stopped (the message
- * in `message`). */
-int bpfdiff_test_bpf_program(int index, void (*take)(void *owner, const struct bpfdiff_kjit_insn *insns,
-						     uint32_t length),
-			     void *owner, char *message, size_t message_size);
+	/* Case `index`'s program, as test_bpf() gets it (the fill helper run if
+	 * it has one, filter_pointer() and filter_length()), handed to `take`
+	 * and freed again. Returns 0, or the fill helper's error (test_bpf's
+	 * "FAIL to prog_fill"), or -1 when the kernel's code stopped (the message
+	 * in `message`). */
+	int (*program)(int index, void (*take)(void *owner, const struct bpfdiff_kjit_insn *insns, uint32_t length),
+		       void *owner, char *message, size_t message_size);
 
-/* The context subtest `sub` of case `index` runs with, as
- * generate_test_data() builds it: nothing (FLAG_NO_DATA), data_size
- * bytes (FLAG_LARGE_MEM, kmalloc's: bpfdiff's are zero), or the bytes of
- * the struct sk_buff populate_skb() fills, its host pointers cleared.
- * Writes at most `capacity` bytes to `bytes` and the size to `*size`.
- * Returns 0, or -1 when the file could not generate it (test_bpf's "data
- * generation failed"), with the reason in `message`. */
-int bpfdiff_test_bpf_context(int index, int sub, uint8_t *bytes, size_t capacity, size_t *size, char *message,
-			     size_t message_size);
+	/* The context subtest `sub` of case `index` runs with, as
+	 * generate_test_data() builds it: nothing (FLAG_NO_DATA), data_size
+	 * bytes (FLAG_LARGE_MEM, kmalloc's: bpfdiff's are zero), or the bytes of
+	 * the struct sk_buff populate_skb() fills, its host pointers cleared.
+	 * Writes at most `capacity` bytes to `bytes` and the size to `*size`.
+	 * Returns 0, or -1 when the file could not generate it (test_bpf's "data
+	 * generation failed"), with the reason in `message`. */
+	int (*context)(int index, int sub, uint8_t *bytes, size_t capacity, size_t *size, char *message,
+		       size_t message_size);
 
-/* The selection of test_bpf's module parameters (test_suite, test_name,
- * test_id, test_range), decided by its own prepare_test_range(): the
- * range of indices of `suite` it runs. `name` NULL or "": none; `id` -1:
- * none; `first`/`last` 0 and INT_MAX: the whole suite. Returns 0, or -1
- * with test_bpf's own message. */
-int bpfdiff_test_bpf_select(enum bpfdiff_test_bpf_suite suite, const char *name, int id, int first, int last,
-			    int *range_first, int *range_last, char *message, size_t message_size);
+	/* The selection of test_bpf's module parameters (test_suite, test_name,
+	 * test_id, test_range), decided by its own prepare_test_range(): the
+	 * range of indices of `suite` it runs. `name` NULL or "": none; `id` -1:
+	 * none; `first`/`last` 0 and INT_MAX: the whole suite. Returns 0, or -1
+	 * with test_bpf's own message. */
+	int (*select)(enum bpfdiff_test_bpf_suite suite, const char *name, int id, int first, int last,
+		      int *range_first, int *range_last, char *message, size_t message_size);
+};
+
+/* The tree's lib/test_bpf.c (file.c). */
+const struct bpfdiff_test_bpf_file *bpfdiff_test_bpf_tree_file(void);
 
 #ifdef __cplusplus
 }

@@ -30,27 +30,27 @@ bpfdiff_test_bpf_suite ToBridge(TestBpfSuite suite) {
   return suite == TestBpfSuite::kTailCalls ? BPFDIFF_TEST_BPF_TAIL_CALLS : BPFDIFF_TEST_BPF_CASES;
 }
 
-bpfdiff_test_bpf_constants Constants() {
+bpfdiff_test_bpf_constants Constants(const bpfdiff_test_bpf_file* file) {
   bpfdiff_test_bpf_constants constants;
-  bpfdiff_test_bpf_get_constants(&constants);
+  file->get_constants(&constants);
   return constants;
 }
 
 }  // namespace
 
-Result<TestBpfFile> TestBpfFile::Open() { return TestBpfFile(); }
+Result<TestBpfFile> TestBpfFile::Open() { return TestBpfFile(bpfdiff_test_bpf_tree_file()); }
 
-int TestBpfFile::Count(TestBpfSuite suite) const { return bpfdiff_test_bpf_count(ToBridge(suite)); }
+int TestBpfFile::Count(TestBpfSuite suite) const { return file_->count(ToBridge(suite)); }
 
 TestBpfMarkers TestBpfFile::Markers() const {
-  const bpfdiff_test_bpf_constants c = Constants();
-  return {c.max_testruns, c.tail_call_marker, c.tail_call_null, c.tail_call_invalid, c.func_test_func};
+  const bpfdiff_test_bpf_constants c = Constants(file_);
+  return {c.max_testruns, c.max_insns, c.tail_call_marker, c.tail_call_null, c.tail_call_invalid, c.func_test_func};
 }
 
 Result<std::pair<int, int>> TestBpfFile::Select(TestBpfSuite suite, const TestBpfSelection& selection) const {
   std::array<char, 256> message{};
   int first = 0, last = 0;
-  if (bpfdiff_test_bpf_select(ToBridge(suite), selection.name.c_str(), selection.id, selection.first,
+  if (file_->select(ToBridge(suite), selection.name.c_str(), selection.id, selection.first,
                               selection.last, &first, &last, message.data(), message.size()) != 0) {
     std::string_view text(message.data());
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
@@ -61,9 +61,9 @@ Result<std::pair<int, int>> TestBpfFile::Select(TestBpfSuite suite, const TestBp
 }
 
 TestBpfCase TestBpfFile::Case(int index) const {
-  const bpfdiff_test_bpf_constants c = Constants();
+  const bpfdiff_test_bpf_constants c = Constants(file_);
   bpfdiff_test_bpf_case raw;
-  bpfdiff_test_bpf_get_case(index, &raw);
+  file_->get_case(index, &raw);
   TestBpfCase out;
   out.index = index;
   out.name = raw.descr;
@@ -81,7 +81,7 @@ Result<std::vector<isa::Insn>> TestBpfFile::Program(int index) const {
   auto take = [](void* owner, const bpfdiff_kjit_insn* insns, uint32_t length) {
     *static_cast<std::vector<isa::Insn>*>(owner) = FromKernel(insns, length);
   };
-  if (bpfdiff_test_bpf_program(index, take, &program, message.data(), message.size()) != 0) {
+  if (file_->program(index, take, &program, message.data(), message.size()) != 0) {
     return Fail("{}", message.data());
   }
   return program;
@@ -98,7 +98,7 @@ Result<std::vector<uint8_t>> TestBpfFile::Context(int index, int sub) const {
   std::vector<uint8_t> bytes(capacity);
   std::array<char, 256> message{};
   size_t size = 0;
-  if (bpfdiff_test_bpf_context(index, sub, bytes.data(), bytes.size(), &size, message.data(), message.size()) != 0) {
+  if (file_->context(index, sub, bytes.data(), bytes.size(), &size, message.data(), message.size()) != 0) {
     return Fail("{}", message.data());
   }
   if (size > capacity) return Fail("the context of {} is {} bytes, more than the {} read", test.name, size, capacity);
@@ -107,9 +107,9 @@ Result<std::vector<uint8_t>> TestBpfFile::Context(int index, int sub) const {
 }
 
 TestBpfTailCall TestBpfFile::TailCall(int index) const {
-  const bpfdiff_test_bpf_constants c = Constants();
+  const bpfdiff_test_bpf_constants c = Constants(file_);
   bpfdiff_test_bpf_tail_call raw;
-  bpfdiff_test_bpf_get_tail_call(index, &raw);
+  file_->get_tail_call(index, &raw);
   TestBpfTailCall out;
   out.index = index;
   out.name = raw.descr;

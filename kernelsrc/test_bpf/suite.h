@@ -14,6 +14,8 @@
 #include "isa/insn.h"
 #include "support/result.h"
 
+struct bpfdiff_test_bpf_file;
+
 namespace bpfdiff::kernelsrc {
 
 // test_bpf's suites, by its test_suite parameter: "test_bpf" (tests[]) and
@@ -59,6 +61,7 @@ struct TestBpfTailCall {
 // test_bpf's markers and limits that a runner of its tail-call tests needs.
 struct TestBpfMarkers {
   int max_testruns = 0;
+  int max_insns = 0;              // MAX_INSNS: the instructions an entry holds
   int32_t tail_call_marker = 0;   // TAIL_CALL_MARKER in lddw r2 and mov r3
   int16_t tail_call_null = 0;     // TAIL_CALL(TAIL_CALL_NULL): the empty slot
   int16_t tail_call_invalid = 0;  // TAIL_CALL(TAIL_CALL_INVALID): past the array
@@ -70,6 +73,9 @@ class TestBpfFile {
   // The file of the tree this bpfdiff was built with; fails when it was
   // built without one.
   static Result<TestBpfFile> Open();
+  // Another compiled copy, read through its accessors (test_bpf/bridge.h:
+  // the export check's copy with entries added).
+  static TestBpfFile Of(const bpfdiff_test_bpf_file* accessors) { return TestBpfFile(accessors); }
 
   int Count(TestBpfSuite suite) const;
   TestBpfMarkers Markers() const;
@@ -88,7 +94,9 @@ class TestBpfFile {
   TestBpfTailCall TailCall(int index) const;
 
  private:
-  TestBpfFile() = default;
+  explicit TestBpfFile(const bpfdiff_test_bpf_file* accessors) : file_(accessors) {}
+
+  const bpfdiff_test_bpf_file* file_;
 };
 
 }  // namespace bpfdiff::kernelsrc
