@@ -8,6 +8,9 @@
 //   minimize ARTIFACT -o OUT.data   shrinks while the same divergence persists
 //   export ARTIFACT -o OUT.data     a .data test whose expectations are the
 //                                   interpreter's
+//   export --format test-bpf ARTIFACT -o OUT.c
+//                                   entries of lib/test_bpf.c's tests[] or
+//                                   tail_call_tests[] (harness/test_bpf/export.h)
 //
 // A planted bug (BPFDIFF_PLANTED_BUG) applies as in the fuzz targets, so a
 // planted bug's findings replay. A Unicorn failure (BPFDIFF_UNICORN_FAULT
@@ -16,6 +19,8 @@
 #include "cli/executor_option.h"
 #include "harness/diff/engines.h"
 
+#include <filesystem>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -23,6 +28,8 @@
 #include "fuzz/diff/triage.h"
 #include "fuzz/findings/divergence_kind.h"
 #include "harness/conformance/export.h"
+#include "harness/diff/differential.h"
+#include "harness/test_bpf/export.h"
 #include "isa/disassembler.h"
 #include "jit/a64/disasm/a64_disassembler.h"
 #include "support/files.h"
@@ -157,6 +164,49 @@ int Export(const std::string& artifact, const std::string& output, const Setting
   return kExitOk;
 }
 
+// The artifact as entries of lib/test_bpf.c: results computed by the
+// interpreter on what each entry runs.
+int ExportTestBpf(const std::string& artifact, const std::string& output, const std::string& name) {
+  auto file = kernelsrc::TestBpfFile::Open();
+  auto source = file ? LoadArtifact(artifact) : Result<CaseSource>(file.error());
+  if (!source) {
+    fmt::print(stderr, "bpfdiff export: {}\n", source.message());
+    return kExitBadInput;
+  }
+  auto sandbox = Sandbox::Create();
+  auto engines = sandbox ? MakeEngines(**sandbox, "interp") : Result<std::vector<std::unique_ptr<Engine>>>(sandbox.error());
+  if (!engines) {
+    fmt::print(stderr, "bpfdiff export: {}\n", engines.message());
+    return kExitBadInput;
+  }
+  DifferentialRunner runner(**sandbox, std::move(engines).value());
+  const InterpretCase interpret = [&runner](const CaseSource& c) -> Result<Outcome> {
+    const CaseRun run = runner.Run(c);
+    if (run.load_error) return Fail("it does not load: {}", *run.load_error);
+    if (!run.runs.front().outcome) return Fail("{}", run.runs.front().WhyNotRun());
+    return *run.runs.front().outcome;
+  };
+  const std::string entry_name = name.empty() ? std::filesystem::path(artifact).stem().string() : name;
+  const std::string comment = fmt::format("{}: exported by bpfdiff from {}; results are bpfdiff's interpreter's.",
+                                          entry_name, std::filesystem::path(artifact).filename().string());
+  auto exported = ExportAsTestBpf(*source, interpret, file->Markers(), {entry_name, comment});
+  if (!exported) {
+    fmt::print(stderr, "bpfdiff export: {}: cannot be an entry of lib/test_bpf.c: {}\n", artifact, exported.message());
+    return kExitBadInput;
+  }
+  if (auto status = WriteFile(output, exported->text); !status) {
+    fmt::print(stderr, "bpfdiff export: {}\n", status.message());
+    return kExitBadInput;
+  }
+  fmt::print("written {}: {} {} of {}\n", output, exported->names.size(),
+             exported->names.size() == 1 ? "entry" : "entries",
+             exported->suite == kernelsrc::TestBpfSuite::kCases ? "tests[]" : "tail_call_tests[]");
+  for (size_t k = 0; k < exported->names.size(); ++k) {
+    fmt::print("  \"{}\": result {:#x}\n", exported->names[k], static_cast<uint32_t>(exported->results[k]));
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddTriageCommands(CLI::App& app, const Settings& settings, int& exit_code) {
@@ -188,10 +238,30 @@ void AddTriageCommands(CLI::App& app, const Settings& settings, int& exit_code) 
   });
 
   auto exp_in = std::make_shared<std::string>(), exp_out = std::make_shared<std::string>();
-  CLI::App* exporter = app.add_subcommand("export", "Write an artifact as a .data regression test");
+  auto exp_format = std::make_shared<std::string>("data"), exp_name = std::make_shared<std::string>();
+  CLI::App* exporter = app.add_subcommand(
+      "export", "Write an artifact as a .data regression test, or as entries of lib/test_bpf.c (--format test-bpf)");
   exporter->add_option("artifact", *exp_in)->required();
-  exporter->add_option("-o,--output", *exp_out, "The .data file")->required();
-  exporter->callback([exp_in, exp_out, &settings, &exit_code] { exit_code = Export(*exp_in, *exp_out, settings); });
+  exporter->add_option("-o,--output", *exp_out, "The .data file, or the C of the entries")->required();
+  exporter->add_option("--format", *exp_format,
+                       "data: a .data file; test-bpf: entries for lib/test_bpf.c's tests[] (or tail_call_tests[] "
+                       "for a case with tail calls), in its own macros")
+      ->check(CLI::IsMember({"data", "test-bpf"}));
+  exporter->add_option("--name", *exp_name, "test-bpf: the entries' name, after \"bpfdiff: \" (default: the "
+                                            "artifact's file name)");
+  exporter->callback([exp_in, exp_out, exp_format, exp_name, &settings, &exit_code] {
+    if (*exp_format == "test-bpf") {
+      if (!settings.bugs.name.empty()) {
+        fmt::print(stderr, "bpfdiff export: a planted bug does not apply to --format test-bpf (the interpreter "
+                           "gives the results)\n");
+        exit_code = kExitBadInput;
+        return;
+      }
+      exit_code = ExportTestBpf(*exp_in, *exp_out, *exp_name);
+    } else {
+      exit_code = Export(*exp_in, *exp_out, settings);
+    }
+  });
 }
 
 }  // namespace bpfdiff::cli

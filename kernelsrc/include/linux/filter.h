@@ -191,6 +191,9 @@ static inline bool bpf_prog_ebpf_jited(const struct bpf_prog *fp) { return fp->j
 	((struct bpf_insn){ .code = BPF_ALU64 | BPF_END | BPF_SRC(BPF_TO_LE), .dst_reg = DST, .src_reg = 0, .off = 0, .imm = LEN })
 #define BPF_LDX_MEMSX(SIZE, DST, SRC, OFF) \
 	((struct bpf_insn){ .code = BPF_LDX | BPF_SIZE(SIZE) | BPF_MEMSX, .dst_reg = DST, .src_reg = SRC, .off = OFF, .imm = 0 })
+/* gotol: the long jump, its distance in imm (entries bpfdiff exports use it) */
+#define BPF_JMP32_A(IMM) \
+	((struct bpf_insn){ .code = BPF_JMP32 | BPF_JA, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = IMM })
 #define __BPF_STMT(CODE, K) ((struct sock_filter)BPF_STMT(CODE, K))
 #define __BPF_JUMP(CODE, K, JT, JF) ((struct sock_filter)BPF_JUMP(CODE, K, JT, JF))
 /* A helper of one argument (the kernel's BPF_CALL_1, for the one
