@@ -222,6 +222,31 @@ TEST(isaProgram, RejectsProgramsThatDoNotEndInExitOrJa) {
   EXPECT_EQ(Rejection({kExit, Make(kClassJmp32 | kJmpJa, 0, 0, 0, -2)}), "");
 }
 
+// test_bpf's cases load without the verifier, and some hold code after
+// their last exit: what no path reaches cannot run off the end.
+TEST(isaProgram, TakesAnEndNoPathReaches) {
+  // "JMP_EXIT": mov32 r0, 0x4711; exit; mov32 r0, 0x4712.
+  EXPECT_EQ(Rejection({Make(kMov64Imm), kExit, Make(kMov64Imm)}), "");
+  // "Short relative jump: offset=0": the jump lands on the exit either way.
+  EXPECT_EQ(Rejection({Make(kMov64Imm), Make(kClassJmp | kSrcK | kJmpJeq, 0, 0, 0), kExit, Make(kMov64Imm)}), "");
+  // Jumped over, and an lddw no path reaches.
+  EXPECT_EQ(Rejection({Make(kJa, 0, 0, 1), Make(kMov64Imm), kExit, Make(kOpLddw, 1), Make(0)}), "");
+  // Reached by a jump, by either way of a condition, or by falling through
+  // a call, it runs off the end.
+  EXPECT_EQ(Rejection({Make(kJa, 0, 0, 1), kExit, Make(kMov64Imm)}),
+            "instruction 2 (mov imm): the program must end in exit or an unconditional jump");
+  EXPECT_EQ(Rejection({Make(kClassJmp | kSrcK | kJmpJeq, 0, 0, 1), kExit, Make(kMov64Imm)}),
+            "instruction 2 (mov imm): the program must end in exit or an unconditional jump");
+  EXPECT_EQ(Rejection({Make(kClassJmp | kSrcK | kJmpJeq, 0, 0, 1), Make(kMov64Imm), kExit, Make(kOpLddw, 1), Make(0)}),
+            "");
+  EXPECT_EQ(Rejection({Make(kClassJmp | kSrcK | kJmpJeq, 0, 0, 2), Make(kMov64Imm), kExit, Make(kOpLddw, 1), Make(0)}),
+            "instruction 4: the last instruction of a subprogram must be exit or a jump, not lddw");
+  // A subprogram's first slot is reached by its callers: subprogram 1 (slot
+  // 2 on) runs off the end.
+  EXPECT_EQ(Rejection({Make(kOpCall, 0, kPseudoCall, 0, 1), kExit, Make(kMov64Imm)}),
+            "instruction 2 (mov imm): subprogram 1 must end in exit or an unconditional jump");
+}
+
 TEST(isaProgram, RejectsUndeclaredOrUnfitMaps) {
   EXPECT_EQ(Rejection({Make(kOpLddw, 1, kPseudoMapFd, 0, 3), Make(0), kExit}),
             "instruction 0 (lddw map_fd): map fd 3 is not declared");
