@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstring>
 #include <map>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -36,6 +37,8 @@ struct KernelJit::Impl {
   jit::Placement placement = jit::Placement::kPacked;
   // Who loads the program of the compile in progress, on what CPU.
   KernelLoader loader = kRootLoader;
+  // The BPF stack of each function of the compile in progress.
+  uint32_t stack_depth = kStackDepth;
 
   bpfdiff_kjit_world Bridge();
 };
@@ -281,6 +284,14 @@ Result<std::vector<uint32_t>> KernelJit::BlindedLineInfo(const isa::Program& pro
   return lines;
 }
 
+FailingCompile KernelJit::CompileFailing(const isa::Program& program, const KernelLoader& loader, uint32_t fail_call,
+                                         uint32_t stack_depth) {
+  impl_->stack_depth = stack_depth;
+  FailingCompile attempt = CompileFailing(program, loader, fail_call);
+  impl_->stack_depth = kStackDepth;
+  return attempt;
+}
+
 FailingCompile KernelJit::CompileFailing(const isa::Program& program, const KernelLoader& loader,
                                          uint32_t fail_call) {
   impl_->loader = loader;
@@ -302,7 +313,7 @@ FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t f
   }
   const bpfdiff_kjit_program request{insns.data(), static_cast<uint32_t>(insns.size()),
                                      program.subprogram_starts.data(), static_cast<uint32_t>(count),
-                                     kStackDepth, impl.loader.classic ? 1 : 0, ExceptionCallbackOf(program),
+                                     impl.stack_depth, impl.loader.classic ? 1 : 0, ExceptionCallbackOf(program),
                                      Throws(program) ? 1 : 0};
   bpfdiff_kjit_world bridge = impl.Bridge();
   bridge.fail_call = fail_call;
@@ -536,24 +547,43 @@ std::optional<uint64_t> PushedBytes(uint32_t word) {
   return static_cast<uint64_t>(-imm7) * 8;
 }
 
-// SUB (immediate, 64-bit) sp, sp, #imm12: the BPF stack, the prologue's end.
-bool IsStackReservation(uint32_t word) { return (word & 0xffc003ff) == 0xd10003ff; }
+// SUB (immediate, 64-bit) sp, sp, #imm12{, lsl #12}: the BPF stack.
+// 1101 0001 0 sh imm12 Rn(11111) Rd(11111).
+std::optional<uint64_t> ReservedBytes(uint32_t word) {
+  if ((word & 0xff8003ff) != 0xd10003ff) return std::nullopt;
+  const uint64_t imm12 = (word >> 10) & 0xfff;
+  return (word & (1u << 22)) != 0 ? imm12 << 12 : imm12;
+}
 
-constexpr size_t kLongestPrologue = 24;
+// More than any prologue of 6.12 (the exception boundary's pushes and the
+// arena base included).
+constexpr size_t kLongestPrologue = 32;
+
+// The words of a subprogram's prologue: those before its first BPF
+// instruction's (offsets[0]); empty when it has no such map.
+std::span<const uint32_t> PrologueWords(const jit::CompiledSubprogram& subprogram) {
+  if (subprogram.offsets.empty() || subprogram.offsets.front() > subprogram.words.size()) return {};
+  return std::span(subprogram.words).first(subprogram.offsets.front());
+}
 
 }  // namespace
 
 std::optional<uint64_t> PrologueFrameBytes(const jit::CompiledSubprogram& subprogram) {
+  const std::span<const uint32_t> prologue = PrologueWords(subprogram);
+  if (prologue.empty() || prologue.size() > kLongestPrologue) return std::nullopt;
   uint64_t pushed = 0;
-  for (size_t i = 0; i < subprogram.words.size() && i < kLongestPrologue; ++i) {
-    const uint32_t word = subprogram.words[i];
-    if (auto bytes = PushedBytes(word)) {
-      pushed += *bytes;
-      continue;
-    }
-    if (IsStackReservation(word)) return pushed;
+  for (const uint32_t word : prologue) {
+    if (auto bytes = PushedBytes(word)) pushed += *bytes;
   }
-  return std::nullopt;
+  return pushed;
+}
+
+uint64_t StackReservationBytes(const jit::CompiledSubprogram& subprogram) {
+  uint64_t reserved = 0;
+  for (const uint32_t word : PrologueWords(subprogram)) {
+    if (auto bytes = ReservedBytes(word)) reserved += *bytes;
+  }
+  return reserved;
 }
 
 std::optional<uint32_t> TailCallEntryWords(const jit::CompiledSubprogram& main_subprogram) {

@@ -162,6 +162,11 @@ class KernelJit {
   FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call);
   // CompileFailing, as `loader` loads the program.
   FailingCompile CompileFailing(const isa::Program& program, const KernelLoader& loader, uint32_t fail_call);
+  // CompileFailing, as `loader` loads the program, each of its functions
+  // with `stack_depth` bytes of BPF stack (prog->aux->stack_depth; the
+  // others give kStackDepth).
+  FailingCompile CompileFailing(const isa::Program& program, const KernelLoader& loader, uint32_t fail_call,
+                                uint32_t stack_depth);
 
   // What the tree's constant blinding under `loader` leaves of the line
   // info of `program`, one line per instruction (line i at instruction i),
@@ -210,11 +215,15 @@ class KernelJit {
 };
 
 // Read from the kernel's code of one subprogram (bpf_jit_comp.c's
-// build_prologue): the bytes its prologue pushes below the SP it is entered
-// with (frame record, tail-call count, the callee-saved registers in use),
-// where it sets r10 (x25) if it does. nullopt when the prologue is not of
-// that shape.
+// build_prologue, the words before its first BPF instruction's): the bytes
+// its prologue pushes below the SP it is entered with (frame record,
+// tail-call count, the callee-saved registers in use), where it sets r10
+// (x25) if it does. nullopt when the prologue is not of that shape.
 std::optional<uint64_t> PrologueFrameBytes(const jit::CompiledSubprogram& subprogram);
+// Read from the same prologue: the BPF stack it reserves below r10 (`sub
+// sp, sp, #N`, N = round_up(stack_depth, 16)); 0 when it reserves none, as
+// for a stack depth of 0.
+uint64_t StackReservationBytes(const jit::CompiledSubprogram& subprogram);
 
 // Read from a main program's prologue: the words before where a tail call
 // enters it (PROLOGUE_OFFSET, after `mov x26, sp`); nullopt when the

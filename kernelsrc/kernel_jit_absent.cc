@@ -42,6 +42,11 @@ FailingCompile KernelJit::CompileFailing(const isa::Program& program, const Kern
   return CompileFailing(program, fail_call);
 }
 
+FailingCompile KernelJit::CompileFailing(const isa::Program& program, const KernelLoader&, uint32_t fail_call,
+                                         uint32_t) {
+  return CompileFailing(program, fail_call);
+}
+
 FailingCompile KernelJit::CompileFailing(const isa::Program&, uint32_t) {
   FailingCompile attempt;
   attempt.compiled = Fail("this bpfdiff was built without a Linux tree");
@@ -72,6 +77,8 @@ Status KernelJit::JumpEntry(const jit::CompiledSubprogram&, uint64_t, uint64_t) 
 std::optional<jit::Fixup> KernelJit::Fixup(const uint8_t*, uint64_t, uint32_t, uint64_t) { return std::nullopt; }
 
 std::optional<uint64_t> PrologueFrameBytes(const jit::CompiledSubprogram&) { return std::nullopt; }
+
+uint64_t StackReservationBytes(const jit::CompiledSubprogram&) { return 0; }
 
 std::optional<uint32_t> TailCallEntryWords(const jit::CompiledSubprogram&) { return std::nullopt; }
 

@@ -466,6 +466,36 @@ std::optional<std::string> FindReadOfUndefinedAtEntry(const isa::Program& progra
 
 Result<LoadedCase> LoadCase(const CaseSource& source) { return LoadCase(source, source.options); }
 
+namespace {
+
+// A stack depth a case names must hold every access its program makes
+// through r10 itself (the verifier computes the depth from them): a JIT
+// reserves only that much below r10, and an access past it would write
+// where an interrupt may. An access through a copy of r10 is not checked.
+Status CheckStackDepth(const isa::Program& program, uint32_t depth) {
+  for (size_t pc = 0; pc < program.insns.size(); ++pc) {
+    if (program.slots[pc].second_slot) continue;
+    const Insn& insn = program.insns[pc];
+    const Form& form = FormById(program.slots[pc].form);
+    uint8_t base = 0;
+    switch (form.shape) {
+      case Shape::kLoad: base = insn.src; break;
+      case Shape::kStoreImm:
+      case Shape::kStoreReg:
+      case Shape::kAtomic: base = insn.dst; break;
+      default: continue;
+    }
+    if (base != isa::kFramePointer) continue;
+    if (int64_t{insn.offset} < -int64_t{depth}) {
+      return Fail("instruction {} ({}) accesses r10{}, past the stack depth of {} bytes", pc, form.name,
+                  insn.offset, depth);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options) {
   if (source.programs.empty()) return Fail("the case has no program");
   if (source.programs.size() > guest::kMaxPrograms) {
@@ -523,6 +553,16 @@ Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options
     auto loaded_program = LoadProgram(std::move(program).value(), i, source.maps, value_addresses, options);
     if (!loaded_program) return loaded_program.error();
     if (auto status = AddExceptionCallback(*loaded_program, i); !status) return status.error();
+    if (i < source.stack_depths.size()) {
+      if (source.stack_depths[i] > static_cast<uint32_t>(isa::kStackSize)) {
+        return Fail("program {}: a stack depth of {} bytes is more than the {} the verifier allows", i,
+                    source.stack_depths[i], isa::kStackSize);
+      }
+      if (auto status = CheckStackDepth(loaded_program->program, source.stack_depths[i]); !status) {
+        return Fail("program {}: {}", i, status.message());
+      }
+      loaded_program->stack_depth = source.stack_depths[i];
+    }
     if (!loaded.clobbered_read) {
       loaded.clobbered_read = FindClobberedRead(loaded_program->program, i, EntryRule{});
     }

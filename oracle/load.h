@@ -59,6 +59,11 @@ struct CaseSource {
   // "exception_callback:"), which nothing calls. A program that throws and
   // names none gets the verifier's hidden one.
   std::vector<uint32_t> exception_callbacks;
+  // Per program (absent: isa::kStackSize): the BPF stack its loader gives
+  // each of its functions (prog->aux->stack_depth), as a test_bpf case
+  // names it; the verifier computes it from the accesses. At most
+  // isa::kStackSize, and enough for every access the program makes.
+  std::vector<uint32_t> stack_depths;
   std::vector<isa::MapSpec> maps;
   std::vector<uint8_t> memory;  // context / packet
   LoadOptions options;
@@ -68,6 +73,8 @@ struct LoadedProgram {
   isa::Program program;  // after rewrites
   // For each slot of `program`, the slot of the source program it came from.
   std::vector<uint32_t> source_slot;
+  // The BPF stack of each of its functions (CaseSource::stack_depths).
+  uint32_t stack_depth = static_cast<uint32_t>(isa::kStackSize);
 };
 
 struct LoadedCase {

@@ -23,7 +23,7 @@ class ModelGenerator final : public CodeGenerator {
   std::optional<std::string> VerifierRefusal(const isa::Program& program) const override {
     return kernelsrc::VerifierRefusal(answers_, program);
   }
-  Result<jit::CompiledProgram> Compile(const isa::Program& program) override { return jit_.Compile(program); }
+  Result<jit::CompiledProgram> Compile(const LoadedProgram& program) override { return jit_.Compile(program.program); }
   Status Release(jit::CompiledProgram& program) override {
     jit_.Release(program);
     return {};
@@ -83,15 +83,16 @@ class KernelGenerator final : public CodeGenerator {
     }
   }
   const kernelsrc::KernelLoader* loader() const override { return loader_; }
-  Result<jit::CompiledProgram> Compile(const isa::Program& program) override {
+  Result<jit::CompiledProgram> Compile(const LoadedProgram& program) override {
     return CompileFailing(program, 0).compiled;
   }
-  // Under the case's loader (BeginCase), as Compile.
-  kernelsrc::FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call) override {
-    if (loader_ == nullptr) return jit_->CompileFailing(program, fail_call);
-    kernelsrc::FailingCompile attempt = jit_->CompileFailing(program, *loader_, fail_call);
+  // Under the case's loader (BeginCase, else root), as Compile.
+  kernelsrc::FailingCompile CompileFailing(const LoadedProgram& loaded, uint32_t fail_call) override {
+    const isa::Program& program = loaded.program;
+    const kernelsrc::KernelLoader& loader = loader_ != nullptr ? *loader_ : kernelsrc::kRootLoader;
+    kernelsrc::FailingCompile attempt = jit_->CompileFailing(program, loader, fail_call, loaded.stack_depth);
     Result<jit::CompiledProgram>& compiled = attempt.compiled;
-    if (compiled && kernelsrc::BlindsConstants(*loader_)) {
+    if (compiled && kernelsrc::BlindsConstants(loader)) {
       if (auto left = ConstantLeftByBlinding(program, *compiled)) {
         // A finding of its own kind, not an outcome: the code computes the
         // same either way.
@@ -200,7 +201,15 @@ Result<CodeConventions> KernelConventions(std::span<const jit::CompiledProgram* 
   }
   if (functions.empty()) return Fail("nothing compiled");
   const uint64_t main_frame = functions.front().prologue_bytes;
-  conventions.geometry = {main_frame, kernelsrc::kStackDepth + main_frame};
+  // A callee's r10 lies its caller's BPF stack and its own pushes below its
+  // caller's. Every function of a program reserves the program's stack
+  // depth (CaseSource::stack_depths; 512 unless a case names one), read
+  // from the first program's code: the programs of one case that reserve
+  // other depths (a test_bpf tail-call group) make no calls.
+  const jit::CompiledProgram* first = *std::find_if(compiled.begin(), compiled.end(),
+                                                    [](const jit::CompiledProgram* p) { return p != nullptr && !p->subprograms.empty(); });
+  const uint64_t main_stack = kernelsrc::StackReservationBytes(first->subprograms.front());
+  conventions.geometry = {main_frame, main_stack + main_frame};
   const bool alike = std::all_of(functions.begin(), functions.end(),
                                  [&](const FunctionFrame& f) { return f.prologue_bytes == main_frame; });
   if (!alike) conventions.geometry.functions = std::move(functions);

@@ -16,6 +16,7 @@
 #include "isa/program.h"
 #include "jit/jit.h"
 #include "kernelsrc/kernel_jit.h"
+#include "oracle/load.h"
 #include "support/result.h"
 
 namespace bpfdiff {
@@ -29,12 +30,16 @@ class CodeGenerator {
   // The loader of the case begun, when the generator varies it; nullptr
   // otherwise.
   virtual const kernelsrc::KernelLoader* loader() const { return nullptr; }
-  virtual Result<jit::CompiledProgram> Compile(const isa::Program& program) = 0;
+  // Compiles a loaded program: its instructions, with the stack depth its
+  // loader gives it (bpfdiff's model gives every function 512 bytes
+  // whatever it is given: a deeper frame than the program needs is as
+  // good).
+  virtual Result<jit::CompiledProgram> Compile(const LoadedProgram& program) = 0;
   // Compile with the `fail_call`-th call (from 1) of a kernel service the
   // JIT checks for failure made to fail, and what the kernel's error path
   // did (kernelsrc/kernel_jit.h). bpfdiff's model calls no such service:
   // its compile is a plain one, with nothing injected.
-  virtual kernelsrc::FailingCompile CompileFailing(const isa::Program& program, uint32_t fail_call) {
+  virtual kernelsrc::FailingCompile CompileFailing(const LoadedProgram& program, uint32_t fail_call) {
     (void)fail_call;
     kernelsrc::FailingCompile plain;
     plain.compiled = Compile(program);

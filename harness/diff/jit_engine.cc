@@ -68,7 +68,7 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
   }
   if (!loaded.programs.empty()) generator_->BeginCase(loaded.programs.front().program);
   for (size_t i = 0; i < loaded.programs.size(); ++i) {
-    auto compiled = generator_->Compile(loaded.programs[i].program);
+    auto compiled = generator_->Compile(loaded.programs[i]);
     if (!compiled) {
       Release();
       return loaded.programs.size() == 1 ? compiled.error()

@@ -189,7 +189,7 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what, 
   // A generator whose loader varies (kernel-jit-blind: bpf_jit_harden,
   // chosen by the program) chooses it for this load.
   generator_->BeginCase(loaded->programs.front().program);
-  kernelsrc::FailingCompile attempt = generator_->CompileFailing(loaded->programs.front().program, fail_call);
+  kernelsrc::FailingCompile attempt = generator_->CompileFailing(loaded->programs.front(), fail_call);
   last_loader_ = generator_->loader();
   if (failing != nullptr) failing->injected = attempt.injected;
   if (!attempt.breach.empty()) {

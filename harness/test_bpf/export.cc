@@ -152,7 +152,7 @@ std::string Instructions(const std::vector<std::string>& lines) {
 constexpr std::string_view kEntryFollows = "/* The entry, for tests[] */\n";
 
 constexpr std::string_view kStackNote =
-    "\t\t/* bpfdiff's engines give every program MAX_BPF_STACK */\n\t\t.stack_depth = 512,\n";
+    "\t\t/* MAX_BPF_STACK, as the reproducer ran */\n\t\t.stack_depth = 512,\n";
 
 // The function that builds a long program: its instructions as runs of
 // one repeated (`runs`, from TestBpfRuns), copied out as the file's own

@@ -179,7 +179,8 @@ class Suites {
           break;
         }
         CaseSource source;
-        source.programs = {*program};
+        source.programs = {program->insns};
+        source.stack_depths = {program->stack_depth};  // fp->aux->stack_depth
         source.memory = std::move(context).value();
         source.options.null_context = test.no_data;  // generate_test_data(): NULL
         const CaseRun run = runner_.Run(source);

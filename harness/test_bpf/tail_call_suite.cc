@@ -44,7 +44,10 @@ Result<std::vector<isa::Insn>> Relocate(const kernelsrc::TestBpfTailCall& test, 
 TailCallSuite::TailCallSuite(const std::vector<kernelsrc::TestBpfTailCall>& tests,
                              const kernelsrc::TestBpfMarkers& markers) {
   const int count = static_cast<int>(tests.size());
-  for (int j = 0; j < count; ++j) relocated_.push_back(Relocate(tests[static_cast<size_t>(j)], j, count, markers));
+  for (int j = 0; j < count; ++j) {
+    relocated_.push_back(Relocate(tests[static_cast<size_t>(j)], j, count, markers));
+    stack_depths_.push_back(tests[static_cast<size_t>(j)].stack_depth);
+  }
   // Entry j holds test j's program (an entry bpfdiff could not build stays
   // empty), and the last entry is NULL.
   array_.fd = kArrayFd;
@@ -52,9 +55,10 @@ TailCallSuite::TailCallSuite(const std::vector<kernelsrc::TestBpfTailCall>& test
   array_.key_size = 4;
   array_.value_size = 4;
   array_.max_entries = static_cast<uint32_t>(count + 1);
-  for (const auto& relocated : relocated_) {
-    if (relocated) {
+  for (size_t j = 0; j < relocated_.size(); ++j) {
+    if (const auto& relocated = relocated_[j]) {
       entries_.push_back(*relocated);
+      entry_stack_depths_.push_back(stack_depths_[j]);
       array_.programs.push_back(static_cast<int32_t>(entries_.size()));  // after the main program
     } else {
       array_.programs.push_back(-1);
@@ -67,6 +71,8 @@ CaseSource TailCallSuite::CaseOf(int which, bool needs_state) const {
   CaseSource source;
   source.programs.push_back(*Relocated(which));
   source.programs.insert(source.programs.end(), entries_.begin(), entries_.end());
+  source.stack_depths.push_back(stack_depths_.at(static_cast<size_t>(which)));
+  source.stack_depths.insert(source.stack_depths.end(), entry_stack_depths_.begin(), entry_stack_depths_.end());
   source.maps = {array_};
   source.options.null_context = !needs_state;
   if (needs_state) source.memory.assign(sizeof(int32_t), 0);  // int state = 0

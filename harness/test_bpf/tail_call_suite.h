@@ -25,13 +25,16 @@ class TailCallSuite {
   const Result<std::vector<isa::Insn>>& Relocated(int which) const { return relocated_.at(static_cast<size_t>(which)); }
   // Test `which` (relocated) as test_tail_calls() runs it: r1 a pointer to
   // an int 0 (FLAG_NEED_STATE) or NULL, the array holding every test
-  // bpfdiff could build and NULL last.
+  // bpfdiff could build and NULL last, each program with its own stack
+  // depth.
   CaseSource CaseOf(int which, bool needs_state) const;
 
  private:
   std::vector<Result<std::vector<isa::Insn>>> relocated_;
+  std::vector<uint32_t> stack_depths_;  // of each test
   isa::MapSpec array_;
   std::vector<std::vector<isa::Insn>> entries_;  // the array's programs, in order
+  std::vector<uint32_t> entry_stack_depths_;
 };
 
 }  // namespace bpfdiff

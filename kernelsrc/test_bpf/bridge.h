@@ -39,6 +39,7 @@ struct bpfdiff_test_bpf_tail_call {
 	int flags;       /* FLAG_NEED_STATE, FLAG_RESULT_IN_STATE */
 	int result;
 	int has_tail_call;
+	int stack_depth; /* fp->aux->stack_depth */
 };
 
 /* test_bpf's constants the runner needs (its flags and markers). */
@@ -66,7 +67,9 @@ struct bpfdiff_test_bpf_file {
 	 * and freed again. Returns 0, or the fill helper's error (test_bpf's
 	 * "FAIL to prog_fill"), or -1 when the kernel's code stopped (the message
 	 * in `message`). */
-	int (*program)(int index, void (*take)(void *owner, const struct bpfdiff_kjit_insn *insns, uint32_t length),
+	int (*program)(int index,
+		       void (*take)(void *owner, const struct bpfdiff_kjit_insn *insns, uint32_t length,
+				    uint32_t stack_depth),
 		       void *owner, char *message, size_t message_size);
 
 	/* The context subtest `sub` of case `index` runs with, as

@@ -84,6 +84,7 @@ static void get_tail_call(int index, struct bpfdiff_test_bpf_tail_call *out)
 		.flags = test->flags,
 		.result = test->result,
 		.has_tail_call = test->has_tail_call,
+		.stack_depth = test->stack_depth,
 	};
 }
 
@@ -110,7 +111,7 @@ static int in_session(int (*work)(void *args), void *args, char *message, size_t
 
 struct program_args {
 	int index;
-	void (*take)(void *owner, const struct bpfdiff_kjit_insn *insns, uint32_t length);
+	void (*take)(void *owner, const struct bpfdiff_kjit_insn *insns, uint32_t length, uint32_t stack_depth);
 	void *owner;
 	char *message;
 	size_t message_size;
@@ -130,13 +131,16 @@ static int build_program(void *args)
 			return err;
 		}
 	}
-	a->take(a->owner, filter_pointer(a->index), (uint32_t)filter_length(a->index));
+	/* generate_filter() reads the depth after the fill, which may set it
+	 * (__bpf_fill_stxdw: 40). */
+	a->take(a->owner, filter_pointer(a->index), (uint32_t)filter_length(a->index), (uint32_t)test->stack_depth);
 	if (test->fill_helper)
 		kfree(test->u.ptr.insns);
 	return 0;
 }
 
-static int program(int index, void (*take)(void *owner, const struct bpfdiff_kjit_insn *insns, uint32_t length),
+static int program(int index,
+		   void (*take)(void *owner, const struct bpfdiff_kjit_insn *insns, uint32_t length, uint32_t stack_depth),
 		   void *owner, char *message, size_t message_size)
 {
 	struct program_args args = { index, take, owner, message, message_size };

@@ -75,11 +75,13 @@ TestBpfCase TestBpfFile::Case(int index) const {
   return out;
 }
 
-Result<std::vector<isa::Insn>> TestBpfFile::Program(int index) const {
-  std::vector<isa::Insn> program;
+Result<TestBpfProgram> TestBpfFile::Program(int index) const {
+  TestBpfProgram program;
   std::array<char, 256> message{};
-  auto take = [](void* owner, const bpfdiff_kjit_insn* insns, uint32_t length) {
-    *static_cast<std::vector<isa::Insn>*>(owner) = FromKernel(insns, length);
+  auto take = [](void* owner, const bpfdiff_kjit_insn* insns, uint32_t length, uint32_t stack_depth) {
+    auto* out = static_cast<TestBpfProgram*>(owner);
+    out->insns = FromKernel(insns, length);
+    out->stack_depth = stack_depth;
   };
   if (file_->program(index, take, &program, message.data(), message.size()) != 0) {
     return Fail("{}", message.data());
@@ -118,6 +120,7 @@ TestBpfTailCall TestBpfFile::TailCall(int index) const {
   out.result_in_state = (raw.flags & c.tail_flag_result_in_state) != 0;
   out.result = raw.result;
   out.has_tail_call = raw.has_tail_call != 0;
+  out.stack_depth = static_cast<uint32_t>(raw.stack_depth);
   return out;
 }
 

@@ -46,6 +46,14 @@ struct TestBpfCase {
   std::vector<TestBpfSubtest> subtests;
 };
 
+// A case's program as test_bpf() builds it.
+struct TestBpfProgram {
+  std::vector<isa::Insn> insns;
+  // fp->aux->stack_depth, as generate_filter() reads it after the fill
+  // helper (which may set it); most cases name none: 0.
+  uint32_t stack_depth = 0;
+};
+
 // One entry of tail_call_tests[]: its instructions as written (TAIL_CALL()
 // markers and helper ids unrelocated), and what it must give.
 struct TestBpfTailCall {
@@ -56,6 +64,7 @@ struct TestBpfTailCall {
   bool result_in_state = false;  // FLAG_RESULT_IN_STATE: the int is the result
   int32_t result = 0;
   bool has_tail_call = false;
+  uint32_t stack_depth = 0;  // fp->aux->stack_depth
 };
 
 // test_bpf's markers and limits that a runner of its tail-call tests needs.
@@ -86,7 +95,7 @@ class TestBpfFile {
   TestBpfCase Case(int index) const;
   // The case's program as test_bpf() builds it (its fill helper's, or the
   // table's); the fill helper's failure otherwise.
-  Result<std::vector<isa::Insn>> Program(int index) const;
+  Result<TestBpfProgram> Program(int index) const;
   // The context sub-test `sub` runs with, as generate_test_data() builds
   // it: empty for FLAG_NO_DATA.
   Result<std::vector<uint8_t>> Context(int index, int sub) const;

@@ -74,7 +74,38 @@ TEST(kernel_jit, CompilesMovExitAsTheKernelDoes) {
   ASSERT_NE(rx, nullptr);
   std::memcpy(&target, rx, 8);
   EXPECT_EQ(target, guest::kDummyTrampAddress);
+  EXPECT_EQ(kernelsrc::PrologueFrameBytes(sub), 32u);
+  EXPECT_EQ(kernelsrc::StackReservationBytes(sub), 512u);
   EXPECT_TRUE(f.jit->Release(*compiled).ok());
+}
+
+// The stack depth a loader gives (prog->aux->stack_depth): none reserves
+// no stack; another is rounded up to 16 bytes. The pushes are the same,
+// and bpfdiff reads both from the prologue.
+TEST(kernel_jit, ReservesTheStackDepthItIsGiven) {
+  KernelJitFixture f(jit::AtomicLowering::kLse);
+  ASSERT_NE(f.jit, nullptr);
+  const isa::Program program = MustProgram(Asm("mov %r0, 42\nexit"));
+  kernelsrc::FailingCompile none = f.jit->CompileFailing(program, kernelsrc::kRootLoader, 0, 0);
+  ASSERT_TRUE(none.compiled.ok()) << none.compiled.message();
+  const auto& sub = none.compiled->subprograms[0];
+  const std::vector<std::string> expected = {
+      "bti jc", "add x9, x30, #0", "nop", "paciasp", "stp x29, x30, [sp, #-16]!", "mov x29, sp",
+      "stp xzr, x26, [sp, #-16]!", "mov x26, sp", "bti j",
+      "mov x7, #42",
+      "ldp xzr, x26, [sp], #16", "ldp x29, x30, [sp], #16", "add x0, x7, #0",
+      "autiasp", "ret",
+      "nop", "ldr x10, #8", "br x10"};
+  EXPECT_EQ(Listing(sub), expected);
+  EXPECT_EQ(kernelsrc::PrologueFrameBytes(sub), 32u);
+  EXPECT_EQ(kernelsrc::StackReservationBytes(sub), 0u);
+  EXPECT_TRUE(f.jit->Release(*none.compiled).ok());
+
+  kernelsrc::FailingCompile some = f.jit->CompileFailing(program, kernelsrc::kRootLoader, 0, 40);
+  ASSERT_TRUE(some.compiled.ok()) << some.compiled.message();
+  EXPECT_EQ(kernelsrc::PrologueFrameBytes(some.compiled->subprograms[0]), 32u);
+  EXPECT_EQ(kernelsrc::StackReservationBytes(some.compiled->subprograms[0]), 48u);
+  EXPECT_TRUE(f.jit->Release(*some.compiled).ok());
 }
 
 // Every program of the corpora, compiled by the kernel's JIT with both

@@ -43,9 +43,23 @@ TEST(TestBpfSuite, ACaseOfTheTableKeepsItsProgramAndSubtests) {
   EXPECT_EQ(test.subtests[0].result, 0x4711u);
   auto program = file.Program(index);
   ASSERT_TRUE(program) << program.message();
-  ASSERT_EQ(program->size(), 3u);  // filter_length(): up to the last non-zero slot
-  EXPECT_EQ((*program)[0].imm, 0x4711);
-  EXPECT_EQ((*program)[1].opcode, isa::kOpExit);
+  ASSERT_EQ(program->insns.size(), 3u);  // filter_length(): up to the last non-zero slot
+  EXPECT_EQ(program->insns[0].imm, 0x4711);
+  EXPECT_EQ(program->insns[1].opcode, isa::kOpExit);
+  EXPECT_EQ(program->stack_depth, 0u);  // it names none
+}
+
+// fp->aux->stack_depth is the table's, or what the fill helper set.
+TEST(TestBpfSuite, AProgramHasItsStackDepthAsGenerateFilterReadsIt) {
+  const TestBpfFile file = File();
+  // { BPF_ST_MEM(BPF_DW, R10, -40, 10), ... }, .stack_depth = 40.
+  auto table = file.Program(IndexOf(file, "STX_MEM_DW: Store double word: first word in memory"));
+  ASSERT_TRUE(table) << table.message();
+  EXPECT_EQ(table->stack_depth, 40u);
+  // __bpf_fill_stxdw() sets self->stack_depth = 40; the entry names none.
+  auto filled = file.Program(IndexOf(file, "STX_XADD_W: X + 1 + 1 + 1 + ..."));
+  ASSERT_TRUE(filled) << filled.message();
+  EXPECT_EQ(filled->stack_depth, 40u);
 }
 
 TEST(TestBpfSuite, AFillHelperBuildsTheProgramOfALargeCase) {
@@ -56,12 +70,12 @@ TEST(TestBpfSuite, AFillHelperBuildsTheProgramOfALargeCase) {
     if (!test.has_fill_helper || test.classic) continue;
     auto program = file.Program(i);
     ASSERT_TRUE(program) << test.name << ": " << program.message();
-    EXPECT_GT(program->size(), 1u) << test.name;
+    EXPECT_GT(program->insns.size(), 1u) << test.name;
     // The fill's memory is freed and the table's pointer cleared again,
     // as test_bpf() does: a second build gives the same program.
     auto again = file.Program(i);
     ASSERT_TRUE(again);
-    EXPECT_EQ(*again, *program) << test.name;
+    EXPECT_EQ(again->insns, program->insns) << test.name;
     return;
   }
   FAIL() << "no eBPF case with a fill helper";

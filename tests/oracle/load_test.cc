@@ -343,6 +343,26 @@ TEST(oracle_load, RejectsMemoryLargerThanTheContextRegion) {
   EXPECT_EQ(LoadError(source), "");
 }
 
+// A stack depth a case names (a test_bpf case's fp->aux->stack_depth):
+// every program of the case gets its own, at most 512, and it must hold
+// what the program reads and writes through r10.
+TEST(oracle_load, AStackDepthHoldsTheAccessesThroughR10) {
+  CaseSource source = Source({"stxdw [%r10-40], %r1\nldxw %r0, [%r10-40]\nexit", "mov %r0, 0\nexit"});
+  EXPECT_EQ(MustLoad(source).programs[0].stack_depth, 512u);  // named by none: MAX_BPF_STACK
+  source.stack_depths = {40, 0};
+  const LoadedCase loaded = MustLoad(source);
+  EXPECT_EQ(loaded.programs[0].stack_depth, 40u);
+  EXPECT_EQ(loaded.programs[1].stack_depth, 0u);
+  source.stack_depths = {32};
+  EXPECT_EQ(LoadError(source),
+            "program 0: instruction 0 (stxdw) accesses r10-40, past the stack depth of 32 bytes");
+  source.stack_depths = {0, 8};
+  EXPECT_EQ(LoadError(source),
+            "program 0: instruction 0 (stxdw) accesses r10-40, past the stack depth of 0 bytes");
+  source.stack_depths = {520};
+  EXPECT_EQ(LoadError(source), "program 0: a stack depth of 520 bytes is more than the 512 the verifier allows");
+}
+
 TEST(oracle_load, RejectsInvalidPrograms) {
   EXPECT_EQ(LoadError(Source({"mov %r0, 0"})),
             "program 0: instruction 0 (mov imm): the program must end in exit or an unconditional jump");
