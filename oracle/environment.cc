@@ -174,12 +174,15 @@ void GuestEnvironment::ResetCpu(int cpu, uint64_t stack_top) {
 MemorySnapshot GuestEnvironment::Capture(int cpu, const StackGeometry& geometry) const {
   MemorySnapshot snapshot;
   if (!geometry.per_function()) {
+    // Each frame's slot holds its 512 bytes below r10; of those, the
+    // bytes below the stack the frame owns are left 0.
     snapshot.stack.resize(static_cast<size_t>(isa::kStackSize) * isa::kMaxCallDepth);
+    const uint64_t own = geometry.OwnStackBytes();
     for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
+      if (own == 0) break;
       const uint64_t fp = geometry.FramePointer(cpu, depth);
-      const uint8_t* frame = memory_.HostPointer(fp - isa::kStackSize, isa::kStackSize);
-      std::memcpy(snapshot.stack.data() + static_cast<size_t>(depth) * isa::kStackSize, frame,
-                  isa::kStackSize);
+      const uint8_t* frame = memory_.HostPointer(fp - own, own);
+      std::memcpy(snapshot.stack.data() + static_cast<size_t>(depth + 1) * isa::kStackSize - own, frame, own);
     }
   }
   CaptureShared(snapshot);
@@ -235,8 +238,9 @@ MemoryDigest GuestEnvironment::Digest(int cpu, const StackGeometry& geometry) co
   if (!geometry.per_function()) {
     for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
       const uint64_t fp = geometry.FramePointer(cpu, depth);
+      const uint64_t own = geometry.OwnStackBytes();
       digest.stack_frames[static_cast<size_t>(depth)] =
-          DigestBytes(memory_.HostPointer(fp - isa::kStackSize, isa::kStackSize), isa::kStackSize);
+          own == 0 ? DigestBytes(nullptr, 0) : DigestBytes(memory_.HostPointer(fp - own, own), own);
     }
   }
   DigestShared(digest);

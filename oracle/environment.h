@@ -7,6 +7,7 @@
 // maps the same host buffers), which is what makes pointers comparable.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -64,6 +65,10 @@ struct StackGeometry {
   }
   // The caller's r10 less the SP its callee is entered with (its BPF stack).
   uint64_t CallerStackBytes() const { return call_frame_bytes - fp_below_entry_sp; }
+  // The BPF stack below each r10 that a frame owns, and that its
+  // comparison holds: what the code reserves, at most MAX_BPF_STACK (below
+  // that, an interrupt or a callee may write).
+  uint64_t OwnStackBytes() const { return std::min<uint64_t>(CallerStackBytes(), isa::kStackSize); }
 
   // r10 of call depth `depth`, when every function's frame is alike.
   uint64_t FramePointer(int cpu, int depth) const {

@@ -40,7 +40,7 @@ ProgramRun::ProgramRun(GuestEnvironment& env, const LoadedCase& loaded, const In
 
 void ProgramRun::EnterFunction(uint64_t fp) {
   r_[isa::kFramePointer] = fp;
-  window_->Enter(fp, isa::kStackSize,
+  window_->Enter(fp, options_.geometry.OwnStackBytes(),
                  options_.geometry.PrologueBytes(static_cast<uint32_t>(program_index_), function_));
 }
 

@@ -494,7 +494,37 @@ Status CheckStackDepth(const isa::Program& program, uint32_t depth) {
   return {};
 }
 
+// The deepest byte below r10 that `program` reaches through r10 itself, or
+// nullopt when it reads r10 otherwise.
+std::optional<uint32_t> DirectStackDepth(const isa::Program& program) {
+  uint32_t depth = 0;
+  for (size_t pc = 0; pc < program.insns.size(); ++pc) {
+    if (program.slots[pc].second_slot) continue;
+    const Insn& insn = program.insns[pc];
+    const Form& form = FormById(program.slots[pc].form);
+    if ((UseOf(insn, form).reads & RegisterBit(isa::kFramePointer)) == 0) continue;
+    const bool base_only = (form.shape == Shape::kLoad && insn.src == isa::kFramePointer) ||
+                           (form.shape == Shape::kStoreImm && insn.dst == isa::kFramePointer) ||
+                           ((form.shape == Shape::kStoreReg || form.shape == Shape::kAtomic) &&
+                            insn.dst == isa::kFramePointer && insn.src != isa::kFramePointer);
+    if (!base_only) return std::nullopt;
+    if (insn.offset < 0) depth = std::max(depth, static_cast<uint32_t>(-int32_t{insn.offset}));
+  }
+  return std::min(depth, static_cast<uint32_t>(isa::kStackSize));
+}
+
 }  // namespace
+
+std::vector<uint32_t> VerifierStackDepths(const std::vector<const isa::Program*>& programs) {
+  const auto most = static_cast<uint32_t>(isa::kStackSize);
+  uint32_t depth = 0;
+  for (const isa::Program* program : programs) {
+    const std::optional<uint32_t> direct = DirectStackDepth(*program);
+    depth = program->subprogram_starts.size() > 1 || !direct ? most : std::max(depth, *direct);
+    if (depth == most) break;
+  }
+  return std::vector<uint32_t>(programs.size(), depth);
+}
 
 Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options) {
   if (source.programs.empty()) return Fail("the case has no program");
@@ -574,6 +604,12 @@ Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options
       loaded.read_at_tail_call_entry = FindClobberedRead(loaded_program->program, i, kTailCallEntry);
     }
     loaded.programs.push_back(std::move(loaded_program).value());
+  }
+  std::vector<const isa::Program*> programs;
+  for (const LoadedProgram& p : loaded.programs) programs.push_back(&p.program);
+  const std::vector<uint32_t> computed = VerifierStackDepths(programs);
+  for (size_t i = source.stack_depths.size(); i < loaded.programs.size(); ++i) {
+    loaded.programs[i].stack_depth = computed[i];
   }
   return loaded;
 }

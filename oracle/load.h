@@ -59,10 +59,10 @@ struct CaseSource {
   // "exception_callback:"), which nothing calls. A program that throws and
   // names none gets the verifier's hidden one.
   std::vector<uint32_t> exception_callbacks;
-  // Per program (absent: isa::kStackSize): the BPF stack its loader gives
-  // each of its functions (prog->aux->stack_depth), as a test_bpf case
-  // names it; the verifier computes it from the accesses. At most
-  // isa::kStackSize, and enough for every access the program makes.
+  // Per program: the BPF stack its loader gives each of its functions
+  // (prog->aux->stack_depth), as a test_bpf case names it; at most
+  // isa::kStackSize, and enough for every access the program makes
+  // through r10. A program it does not name gets VerifierStackDepths'.
   std::vector<uint32_t> stack_depths;
   std::vector<isa::MapSpec> maps;
   std::vector<uint8_t> memory;  // context / packet
@@ -101,6 +101,14 @@ uint64_t MapValuesBytes(const isa::MapSpec& map);
 Result<LoadedCase> LoadCase(const CaseSource& source);
 // The same with other load options than the source's.
 Result<LoadedCase> LoadCase(const CaseSource& source, const LoadOptions& options);
+
+// The stack depth of each program of a case, as the verifier would compute
+// it (subprog_info's stack_depth: the deepest byte an access through r10
+// itself reaches, 0 for none), where bpfdiff's frames can follow it: they
+// lay a case out with one depth, so every program gets the deepest of the
+// case's, and MAX_BPF_STACK (the most the verifier gives) when one reads
+// r10 otherwise (a copy, a pointer handed on) or has calls.
+std::vector<uint32_t> VerifierStackDepths(const std::vector<const isa::Program*>& programs);
 
 // read_at_tail_call_entry for program `index` of a case, were a tail call to
 // enter it: for programs that are both entered directly and by tail calls

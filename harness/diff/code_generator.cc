@@ -202,14 +202,18 @@ Result<CodeConventions> KernelConventions(std::span<const jit::CompiledProgram* 
   if (functions.empty()) return Fail("nothing compiled");
   const uint64_t main_frame = functions.front().prologue_bytes;
   // A callee's r10 lies its caller's BPF stack and its own pushes below its
-  // caller's. Every function of a program reserves the program's stack
-  // depth (CaseSource::stack_depths; 512 unless a case names one), read
-  // from the first program's code: the programs of one case that reserve
-  // other depths (a test_bpf tail-call group) make no calls.
-  const jit::CompiledProgram* first = *std::find_if(compiled.begin(), compiled.end(),
-                                                    [](const jit::CompiledProgram* p) { return p != nullptr && !p->subprograms.empty(); });
-  const uint64_t main_stack = kernelsrc::StackReservationBytes(first->subprograms.front());
-  conventions.geometry = {main_frame, main_stack + main_frame};
+  // caller's, and the frames compared hold the BPF stack below each r10.
+  // Every function of a program reserves the program's stack depth
+  // (LoadedProgram::stack_depth), read from the code; the deepest is the
+  // case's. Programs that reserve different depths (a test_bpf tail-call
+  // group) make no calls, and every function of a case with calls
+  // reserves 512 bytes (oracle/load.h).
+  uint64_t stack = 0;
+  for (const jit::CompiledProgram* program : compiled) {
+    if (program == nullptr || program->subprograms.empty()) continue;
+    stack = std::max(stack, kernelsrc::StackReservationBytes(program->subprograms.front()));
+  }
+  conventions.geometry = {main_frame, stack + main_frame};
   const bool alike = std::all_of(functions.begin(), functions.end(),
                                  [&](const FunctionFrame& f) { return f.prologue_bytes == main_frame; });
   if (!alike) conventions.geometry.functions = std::move(functions);

@@ -348,7 +348,6 @@ TEST(oracle_load, RejectsMemoryLargerThanTheContextRegion) {
 // what the program reads and writes through r10.
 TEST(oracle_load, AStackDepthHoldsTheAccessesThroughR10) {
   CaseSource source = Source({"stxdw [%r10-40], %r1\nldxw %r0, [%r10-40]\nexit", "mov %r0, 0\nexit"});
-  EXPECT_EQ(MustLoad(source).programs[0].stack_depth, 512u);  // named by none: MAX_BPF_STACK
   source.stack_depths = {40, 0};
   const LoadedCase loaded = MustLoad(source);
   EXPECT_EQ(loaded.programs[0].stack_depth, 40u);
@@ -361,6 +360,31 @@ TEST(oracle_load, AStackDepthHoldsTheAccessesThroughR10) {
             "program 0: instruction 0 (stxdw) accesses r10-40, past the stack depth of 0 bytes");
   source.stack_depths = {520};
   EXPECT_EQ(LoadError(source), "program 0: a stack depth of 520 bytes is more than the 512 the verifier allows");
+}
+
+// Named by none, a program's depth is the verifier's: the deepest byte its
+// accesses through r10 reach (the deepest of the case's programs);
+// MAX_BPF_STACK where bpfdiff cannot follow the verifier (a copy of r10,
+// or calls anywhere in the case).
+TEST(oracle_load, AStackDepthNamedByNoneIsTheVerifiers) {
+  auto depths = [](std::vector<std::string> programs) {
+    const LoadedCase loaded = MustLoad(Source(std::move(programs)));
+    std::vector<uint32_t> out;
+    for (const LoadedProgram& p : loaded.programs) out.push_back(p.stack_depth);
+    return out;
+  };
+  EXPECT_EQ(depths({"stxdw [%r10-40], %r1\nldxh %r0, [%r10-6]\nexit"}), (std::vector<uint32_t>{40}));
+  EXPECT_EQ(depths({"mov %r0, 0\nexit"}), (std::vector<uint32_t>{0}));
+  // The programs of a case share the deepest.
+  EXPECT_EQ(depths({"mov %r0, 0\nexit", "stxdw [%r10-40], %r1\nmov %r0, 0\nexit"}),
+            (std::vector<uint32_t>{40, 40}));
+  EXPECT_EQ(depths({"stw [%r10-4], 1\nlock add [%r10-12], %r1\nmov %r0, 0\nexit"}), (std::vector<uint32_t>{12}));
+  // r10 copied, stored as a value, or the source of an atomic.
+  EXPECT_EQ(depths({"mov %r1, %r10\nadd %r1, -8\nstdw [%r1], 0\nmov %r0, 0\nexit"}), (std::vector<uint32_t>{512}));
+  EXPECT_EQ(depths({"stxdw [%r10-8], %r10\nmov %r0, 0\nexit"}), (std::vector<uint32_t>{512}));
+  // A call in one program of the case: every program gets 512.
+  EXPECT_EQ(depths({"stw [%r10-4], 1\nmov %r0, 0\nexit", "call local +1\nexit\nmov %r0, 0\nexit"}),
+            (std::vector<uint32_t>{512, 512}));
 }
 
 TEST(oracle_load, RejectsInvalidPrograms) {
