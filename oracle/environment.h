@@ -29,6 +29,7 @@ struct FunctionFrame {
   uint32_t program = 0;  // the case's program (0 = main, k = tail-call target k)
   uint32_t entry = 0;    // the function's first BPF slot in it
   uint64_t prologue_bytes = 0;
+  uint64_t stack_bytes = isa::kStackSize;  // the BPF stack it reserves below its r10
 
   friend bool operator==(const FunctionFrame&, const FunctionFrame&) = default;
 };
@@ -62,6 +63,13 @@ struct StackGeometry {
       if (f.program == program && f.entry == entry) return f.prologue_bytes;
     }
     return fp_below_entry_sp;
+  }
+  // The BPF stack the function at `entry` of `program` owns below its r10.
+  uint64_t StackBytes(uint32_t program, uint32_t entry) const {
+    for (const FunctionFrame& f : functions) {
+      if (f.program == program && f.entry == entry) return std::min<uint64_t>(f.stack_bytes, isa::kStackSize);
+    }
+    return OwnStackBytes();
   }
   // The caller's r10 less the SP its callee is entered with (its BPF stack).
   uint64_t CallerStackBytes() const { return call_frame_bytes - fp_below_entry_sp; }

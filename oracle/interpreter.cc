@@ -40,8 +40,8 @@ ProgramRun::ProgramRun(GuestEnvironment& env, const LoadedCase& loaded, const In
 
 void ProgramRun::EnterFunction(uint64_t fp) {
   r_[isa::kFramePointer] = fp;
-  window_->Enter(fp, options_.geometry.OwnStackBytes(),
-                 options_.geometry.PrologueBytes(static_cast<uint32_t>(program_index_), function_));
+  const auto program = static_cast<uint32_t>(program_index_);
+  window_->Enter(fp, options_.geometry.StackBytes(program, function_), options_.geometry.PrologueBytes(program, function_));
 }
 
 // Decode by class; each class's semantics live in its own header. Inlined

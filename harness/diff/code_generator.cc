@@ -191,7 +191,7 @@ Result<CodeConventions> KernelConventions(std::span<const jit::CompiledProgram* 
       const jit::CompiledSubprogram& sub = compiled[p]->subprograms[s];
       const auto bytes = kernelsrc::PrologueFrameBytes(sub);
       if (!bytes) return Fail("the kernel's prologue of program {} subprogram {} is not of the shape bpfdiff reads", p, s);
-      functions.push_back({static_cast<uint32_t>(p), sub.first_slot, *bytes});
+      functions.push_back({static_cast<uint32_t>(p), sub.first_slot, *bytes, kernelsrc::StackReservationBytes(sub)});
     }
     if (!compiled[p]->subprograms.empty()) {
       const auto words = kernelsrc::TailCallEntryWords(compiled[p]->subprograms.front());
@@ -214,8 +214,9 @@ Result<CodeConventions> KernelConventions(std::span<const jit::CompiledProgram* 
     stack = std::max(stack, kernelsrc::StackReservationBytes(program->subprograms.front()));
   }
   conventions.geometry = {main_frame, stack + main_frame};
-  const bool alike = std::all_of(functions.begin(), functions.end(),
-                                 [&](const FunctionFrame& f) { return f.prologue_bytes == main_frame; });
+  const bool alike = std::all_of(functions.begin(), functions.end(), [&](const FunctionFrame& f) {
+    return f.prologue_bytes == main_frame && f.stack_bytes == functions.front().stack_bytes;
+  });
   if (!alike) conventions.geometry.functions = std::move(functions);
   return conventions;
 }

@@ -95,7 +95,8 @@ Status JitEngine::Prepare(const LoadedCase& loaded) {
     // the interpreter follows the run's path instead (per-function frames,
     // here each with the one prologue).
     if (!conventions_.geometry.per_function() && UsesCallbacks(loaded)) {
-      conventions_.geometry.functions.push_back({0, 0, conventions_.geometry.fp_below_entry_sp});
+      conventions_.geometry.functions.push_back(
+          {0, 0, conventions_.geometry.fp_below_entry_sp, conventions_.geometry.OwnStackBytes()});
     }
     // The interpreter runs the case without the JIT-only rewrites (an
     // inlined kptr_xchg is two slots where the source has one): it knows a

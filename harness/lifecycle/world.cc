@@ -13,6 +13,7 @@
 #include "harness/lifecycle/not_comparable.h"
 #include "jit/code_rules.h"
 #include "jit/registers.h"
+#include "kernelsrc/kernel_jit.h"
 #include "oracle/guest_layout.h"
 #include "oracle/interpreter.h"
 
@@ -533,7 +534,8 @@ void World::RefreshConventions() {
       for (size_t id = 0; id < compiled.size(); ++id) {
         for (size_t s = 0; compiled[id] != nullptr && s < compiled[id]->subprograms.size(); ++s) {
           conventions_.geometry.functions.push_back({static_cast<uint32_t>(id), compiled[id]->subprograms[s].first_slot,
-                                                     conventions_.geometry.fp_below_entry_sp});
+                                                     conventions_.geometry.fp_below_entry_sp,
+                                                     kernelsrc::StackReservationBytes(compiled[id]->subprograms[s])});
         }
       }
     }
