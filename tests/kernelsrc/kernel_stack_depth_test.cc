@@ -3,26 +3,14 @@
 // different depths are compared each over the stack it owns.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <string>
 
 #include "fuzz/diff/diff_harness.h"
-#include "fuzz/diff/triage.h"
+#include "harness/conformance/case_file.h"
 #include "harness/diff/engines.h"
 
 namespace bpfdiff::fuzz {
 namespace {
-
-Result<CaseSource> LoadText(const std::string& name, const std::string& text) {
-  const std::string path = testing::TempDir() + "/" + name + ".data";
-  std::FILE* out = std::fopen(path.c_str(), "w");
-  if (out == nullptr) return Fail("cannot write {}", path);
-  std::fputs(text.c_str(), out);
-  std::fclose(out);
-  auto source = LoadArtifact(path);
-  std::remove(path.c_str());
-  return source;
-}
 
 // Program 0 keeps a value in its stack and tail-calls program 1, which keeps
 // another in its own (the two reserve different depths, as two test_bpf
@@ -47,8 +35,9 @@ exit
 TEST(KernelStackDepth, ProgramsOfOneCaseWithTheirOwnDepthsAgreeOnEveryKernelEngine) {
   auto harness = DiffHarness::Create({}, {}, kKernelEngines);
   ASSERT_TRUE(harness.ok()) << harness.message();
-  auto source = LoadText("two-depths", kTwoDepths);
-  ASSERT_TRUE(source.ok()) << source.message();
+  auto file = ParseCaseText(kTwoDepths, /*is_data=*/true, "two-depths.data");
+  ASSERT_TRUE(file.ok()) << file.message();
+  CaseSource* source = &file->source;
   for (const std::vector<uint32_t>& depths : {std::vector<uint32_t>{}, {8, 40}, {16, 48}, {512, 40}}) {
     source->stack_depths = depths;
     const CaseRun run = (*harness)->RunCase(*source);
