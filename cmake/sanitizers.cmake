@@ -32,9 +32,10 @@ if(BPFDIFF_INSTRUMENT STREQUAL "libfuzzer")
     add_compile_options(
       -fsanitize-coverage=inline-8bit-counters,indirect-calls,pc-table
       -fsanitize-coverage-allowlist=${_allowlist_copy})
-    # Comparisons are traced (trace-cmp) only where the JITs compare
+    # Comparisons are traced (trace-cmp) only where bpfdiff's JIT compares
     # immediates and offsets with their encoding ranges: the targets that
-    # call bpfdiff_trace_comparisons() (jit/, the kernel's JIT). diff_fuzzer's
+    # call bpfdiff_trace_comparisons() (jit/; the kernel's JIT is not,
+    # kernelsrc/CMakeLists.txt says why). diff_fuzzer's
     # mutator hands some mutations to libFuzzer's own (LLVMFuzzerMutate),
     # whose comparison-guided replacements put those bounds into the
     # records' plain little-endian words (fuzz/generator/fuzz_format.h).
@@ -64,3 +65,4 @@ function(bpfdiff_trace_comparisons target)
     target_compile_options(${target} PRIVATE ${BPFDIFF_TRACE_COMPARISONS})
   endif()
 endfunction()
+

@@ -33,8 +33,8 @@
 #    when FUZZING_ENGINE is unset, as in ci/oss-fuzz/check.sh) and a
 #    sanitizer, SanitizerCoverage is limited to the code the targets exist
 #    to explore (fuzz/feedback_allowlist.txt), as in our own builds (there
-#    OSS-Fuzz's flags trace comparisons in all of that code, ours in the
-#    JITs only).
+#    OSS-Fuzz's flags trace comparisons in all of that code, ours in
+#    bpfdiff's JIT only).
 # 5. Into $OUT, every target the build declared (its fuzz_targets.tsv, so a
 #    new target needs no change here), each with <target>.options,
 #    <target>.dict and <target>_seed_corpus.zip when it has them. Seeds are
