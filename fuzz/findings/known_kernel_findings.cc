@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "harness/diff/compare.h"
 #include "isa/insn.h"
 
 namespace bpfdiff::fuzz {
@@ -128,6 +129,58 @@ std::optional<std::string_view> CertainKnownKernelFinding(const CaseRun& run, co
   if (EmptySlotCountedThenLimit(run, diverged)) return "tailcall-count-rules";
   if (LlscAloneDivergedOnKnownAtomics(run, diverged)) return "atomic-fetch-src-is-dst";
   return std::nullopt;
+}
+
+std::optional<std::string_view> KnownKernelFindingBySemantics(DifferentialRunner& runner, const CaseSource& source,
+                                                              const CaseRun& run, const EngineRun& diverged) {
+  if (!IsKernelEngine(diverged.engine) || !diverged.outcome || !run.loaded || runner.engines().empty() ||
+      runner.engines().front()->kind() != EngineKind::kInterpreter) {
+    return std::nullopt;
+  }
+  const std::vector<EngineRun>* runs = run.RunsHolding(diverged);
+  if (runs == nullptr) return std::nullopt;
+  // Which input memory the engine ran on: the case's, or variant v's.
+  const bool own_memory = runs == &run.runs;
+  const auto variant = static_cast<size_t>(runs - run.variants.data());
+  CaseSource changed = source;
+  bool any = false;
+  for (auto& program : changed.programs) {
+    for (isa::Insn& insn : program) {
+      if (!IsArenaStoreOfImmAtARegisterOffset(insn)) continue;
+      insn = isa::Insn{static_cast<uint8_t>(isa::kClassJmp | isa::kJmpJa), 0, 0, 0, 0};
+      any = true;
+    }
+  }
+  if (!any) return std::nullopt;
+  RunOptions options;
+  options.engine_limit = 1;  // the interpreter alone
+  if (!own_memory) {
+    if (variant >= run.variant_memories.size()) return std::nullopt;
+    options.input_variants.push_back(run.variant_memories[variant]);
+  }
+  Engine& interpreter = *runner.engines().front();
+  const StackGeometry own = interpreter.geometry();
+  if (!interpreter.UseGeometry(diverged.geometry)) return std::nullopt;
+  const CaseRun again = runner.Run(changed, options);
+  interpreter.UseGeometry(own);
+  const std::vector<EngineRun>* rerun = own_memory ? &again.runs : again.variants.empty() ? nullptr : &again.variants[0];
+  if (rerun == nullptr || rerun->empty() || !rerun->front().outcome) return std::nullopt;
+  const Outcome& expected = *rerun->front().outcome;
+  if (expected.read_engine_private) return std::nullopt;
+  // The comparison the runner makes (DifferentialRunner::
+  // CompareWithReference): calls of the helpers the engine's code performs
+  // inline, or the case's JIT-only rewrites inline, are in one trace only.
+  std::vector<int32_t> inlined = diverged.inlined_by_code;
+  if (diverged.ran_jit_only_rewrites) {
+    const auto rewritten = run.loaded->options.JitInlinedHelpers();
+    inlined.insert(inlined.end(), rewritten.begin(), rewritten.end());
+  }
+  const std::string_view reference = rerun->front().engine;
+  const Verdict verdict = inlined.empty()
+                              ? Compare(expected, *diverged.outcome, reference, diverged.engine)
+                              : CompareHelperWithInlined(expected, *diverged.outcome, reference, diverged.engine, inlined);
+  if (!verdict.match()) return std::nullopt;
+  return "arena-st-offsets";
 }
 
 std::optional<std::string_view> KnownKernelFinding(const CaseRun& run, const EngineRun& diverged,

@@ -46,4 +46,19 @@ std::optional<std::string_view> KnownKernelFinding(const CaseRun& run, const Eng
 // Otherwise nullopt: localize, then ask KnownKernelFinding.
 std::optional<std::string_view> CertainKnownKernelFinding(const CaseRun& run, const EngineRun& diverged);
 
+// The known finding `diverged` (a run of `run`, the case `source` run by
+// `runner`) is, where the finding's own semantics explain the engine's
+// outcome: the interpreter, run again by `runner` alone with the diverged
+// engine's frames on the case with the finding's effect applied, gives
+// exactly that outcome. One interpreter run, where locating the culprit
+// steps both engines again:
+//  - "arena-st-offsets": each arena store of an immediate at an offset the
+//    store's immediate form cannot hold made `ja +0` (6.12's store faults,
+//    and its exception-table entry skips it). A kernel engine whose
+//    outcome needs anything more is left to the culprit's search.
+// The runner's engines are left as they were; the sandbox's environment
+// holds the changed case afterwards (a localization installs its own).
+std::optional<std::string_view> KnownKernelFindingBySemantics(DifferentialRunner& runner, const CaseSource& source,
+                                                              const CaseRun& run, const EngineRun& diverged);
+
 }  // namespace bpfdiff::fuzz

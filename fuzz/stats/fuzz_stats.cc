@@ -282,7 +282,7 @@ void FuzzStats::PrintFinal() const {
   fmt::print(stderr, "#{} {}", target_, DescribeCost(*cost_, compared_, Seconds(), target_nanos_, mutation_nanos_));
 }
 
-std::string DescribeCost(const RunCost& cost, uint64_t compared, double wall_seconds, uint64_t target_nanos,
+std::string DescribeCost(const RunCost& cost, uint64_t compared, double wall_seconds, const TargetNanos& target_nanos,
                          uint64_t mutation_nanos) {
   const double wall_ns = std::max(wall_seconds * 1e9, 1.0);
   const double per = static_cast<double>(std::max<uint64_t>(compared, 1));
@@ -304,8 +304,12 @@ std::string DescribeCost(const RunCost& cost, uint64_t compared, double wall_sec
     row(PhaseName(phase), ns);
   }
   const double runner = static_cast<double>(cost.TotalNanos());
-  const double target = static_cast<double>(target_nanos);
-  row("the target, elsewhere (stats, findings)", std::max(target - runner, 0.0));
+  const double target = static_cast<double>(target_nanos.total);
+  const double localization = static_cast<double>(target_nanos.localization);
+  const double emulator_check = static_cast<double>(target_nanos.emulator_check);
+  row("the target: locating culprits", localization);
+  row("the target: the second emulator's runs", emulator_check);
+  row("the target, elsewhere (stats, findings)", std::max(target - runner - localization - emulator_check, 0.0));
   row("our mutators", static_cast<double>(mutation_nanos));
   row("libFuzzer's own (rest of the wall time)",
       std::max(wall_ns - std::max(target, runner) - static_cast<double>(mutation_nanos), 0.0));

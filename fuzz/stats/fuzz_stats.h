@@ -20,6 +20,14 @@
 
 namespace bpfdiff::fuzz {
 
+// The wall time inside the target's callback, and the parts of it spent
+// outside the runner's phases that the target tells apart.
+struct TargetNanos {
+  uint64_t total = 0;
+  uint64_t localization = 0;
+  uint64_t emulator_check = 0;
+};
+
 class FuzzStats {
  public:
   explicit FuzzStats(std::string target);
@@ -56,8 +64,13 @@ class FuzzStats {
   // the stats' last print), and the wall time spent inside the target's
   // callback and inside its mutators, as the target measures them.
   void set_cost(const RunCost* cost) { cost_ = cost; }
-  void AddTargetNanos(uint64_t ns) { target_nanos_ += ns; }
+  void AddTargetNanos(uint64_t ns) { target_nanos_.total += ns; }
   void AddMutationNanos(uint64_t ns) { mutation_nanos_ += ns; }
+  // Parts of the target's time outside the runner's phases: stepping the
+  // engines again to locate a divergence's culprit, and running an input
+  // again on the second emulator.
+  void AddLocalizationNanos(uint64_t ns) { target_nanos_.localization += ns; }
+  void AddEmulatorCheckNanos(uint64_t ns) { target_nanos_.emulator_check += ns; }
   // The counters as the nightly report reads them (fuzz/stats/stats_file.h).
   FuzzStatsFile ToFile() const;
 
@@ -99,7 +112,8 @@ class FuzzStats {
   uint64_t thrown_by_the_program_ = 0, thrown_by_a_subprogram_ = 0;
   void CountThrow(const isa::Program& program, const std::vector<uint8_t>& executed);
   const RunCost* cost_ = nullptr;
-  uint64_t target_nanos_ = 0, mutation_nanos_ = 0;
+  TargetNanos target_nanos_;
+  uint64_t mutation_nanos_ = 0;
 };
 
 // Two lines: the tail-call states reached (runs each) and the longest chain,
@@ -110,10 +124,11 @@ std::string StateLines(const TailCallStates& states);
 // phase's share of the wall time and its µs per compared program, the
 // emulator's first runs split into translation (estimated as
 // RunCost::EstimatedTranslationNanos says) and execution; what the target
-// did outside the runner; our mutators; and libFuzzer's own work (the rest
-// of the wall time). Then the guest instructions executed and translated
-// per compared program.
-std::string DescribeCost(const RunCost& cost, uint64_t compared, double wall_seconds, uint64_t target_nanos,
+// did outside the runner (locating culprits, the second emulator's runs,
+// the rest); our mutators; and libFuzzer's own work (the rest of the wall
+// time). Then the guest instructions executed and translated per compared
+// program.
+std::string DescribeCost(const RunCost& cost, uint64_t compared, double wall_seconds, const TargetNanos& target,
                          uint64_t mutation_nanos);
 
 // A not-comparable or rejection reason with its numbers taken out, so that reasons

@@ -253,8 +253,9 @@ TEST(FuzzCost, SharesAndTimesPerComparedProgram) {
   cost.later_runs = 100;
   cost.guest_executed = 5000;
   cost.guest_translated = 1000;
-  // 1 s of wall time, 0.6 s inside the target, 0.1 s mutating, 100 programs.
-  const std::string text = DescribeCost(cost, 100, 1.0, 600'000'000, 100'000'000);
+  // 1 s of wall time, 0.6 s inside the target (0.05 s of it locating
+  // culprits, 0.02 s on the second emulator), 0.1 s mutating, 100 programs.
+  const std::string text = DescribeCost(cost, 100, 1.0, TargetNanos{600'000'000, 50'000'000, 20'000'000}, 100'000'000);
   EXPECT_NE(text.find("1.0 s for 100 compared programs, 10000.0 µs each"), std::string::npos) << text;
   auto line = [&](std::string_view name) {
     const size_t at = text.find(name);
@@ -265,8 +266,11 @@ TEST(FuzzCost, SharesAndTimesPerComparedProgram) {
   // First runs 0.3 s, later runs at 1 ms each: 0.2 s of translation.
   EXPECT_NE(line("emulator translation").find("20.0%"), std::string::npos) << text;
   EXPECT_NE(line("emulator execution, first runs").find("10.0%"), std::string::npos) << text;
-  // Inside the target 0.6 s, of which the runner 0.5 s.
-  EXPECT_NE(line("the target, elsewhere").find("10.0%"), std::string::npos) << text;
+  // Inside the target 0.6 s, of which the runner 0.5 s, locating 0.05 s
+  // and the second emulator 0.02 s.
+  EXPECT_NE(line("the target: locating culprits").find("5.0%"), std::string::npos) << text;
+  EXPECT_NE(line("the target: the second emulator's runs").find("2.0%"), std::string::npos) << text;
+  EXPECT_NE(line("the target, elsewhere").find("3.0%"), std::string::npos) << text;
   EXPECT_NE(line("our mutators").find("10.0%"), std::string::npos) << text;
   // 1 s - 0.6 s - 0.1 s.
   EXPECT_NE(line("libFuzzer's own").find("30.0%"), std::string::npos) << text;

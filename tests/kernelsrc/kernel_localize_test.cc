@@ -164,6 +164,64 @@ TEST(KernelLocalize, TheKnownFindingsAreRecognizedByWhatTheyAre) {
   }
 }
 
+// The arena store's finding is told by its semantics, without a culprit:
+// the interpreter, with each such store dropped (6.12 stores to a faulting
+// address, which its exception table skips), gives what each kernel
+// engine that diverged gave.
+TEST(KernelLocalize, TheArenaStoreFindingIsToldByItsSemantics) {
+  auto harness = KernelHarness();
+  ASSERT_NE(harness, nullptr);
+  auto source = LoadArtifact(std::string(BPFDIFF_SOURCE_DIR) + "/tests/conformance/arena-st-offsets.data");
+  ASSERT_TRUE(source.ok()) << source.message();
+  ASSERT_TRUE(ToKernelVerifierForms(*source));
+  const CaseRun run = harness->RunCase(*source);
+  int diverged = 0;
+  for (const EngineRun& engine_run : run.runs) {
+    if (engine_run.verdict.kind != Verdict::Kind::kDivergence) continue;
+    SCOPED_TRACE(engine_run.engine);
+    ++diverged;
+    EXPECT_EQ(KnownKernelFindingBySemantics(harness->runner(), *source, run, engine_run), "arena-st-offsets");
+  }
+  EXPECT_GE(diverged, 1);
+}
+
+// ...and only when they explain the whole outcome: the same stores beside
+// the LL/SC atomic's finding leave the LL/SC engine's outcome unexplained
+// (it is found by its culprit instead), while the LSE engine's still is.
+TEST(KernelLocalize, TheArenaStoreSemanticsDoNotExplainASecondFinding) {
+  auto harness = KernelHarness();
+  ASSERT_NE(harness, nullptr);
+  auto source = LoadText("arena-store-and-llsc-fetch",
+                         "-- asm\n"
+                         "mov32 %r1, 0x400\n"
+                         "mov32 %r3, 0x3f0\n"
+                         "probe32 stdw [%r1-8], 0x1234\n"
+                         "probe32 ldxdw %r0, [%r3+8]\n"
+                         "mov %r2, %r10\n"
+                         "add %r2, -8\n"
+                         "stdw [%r10-8], 5\n"
+                         "lock fetch add [%r2+0], %r2\n"
+                         "add %r0, %r2\n"
+                         "exit\n"
+                         "-- result\n0x1239\n");
+  ASSERT_TRUE(source.ok()) << source.message();
+  ASSERT_TRUE(ToKernelVerifierForms(*source));
+  const CaseRun run = harness->RunCase(*source);
+  bool llsc_seen = false;
+  for (const EngineRun& engine_run : run.runs) {
+    if (engine_run.verdict.kind != Verdict::Kind::kDivergence) continue;
+    SCOPED_TRACE(engine_run.engine);
+    const auto known = KnownKernelFindingBySemantics(harness->runner(), *source, run, engine_run);
+    if (engine_run.engine.starts_with("kernel-jit-llsc")) {
+      llsc_seen = true;
+      EXPECT_EQ(known, std::nullopt);
+    } else {
+      EXPECT_EQ(known, "arena-st-offsets");
+    }
+  }
+  EXPECT_TRUE(llsc_seen);
+}
+
 // Agreement where the kernel is right: the LSE lowering of the same case.
 TEST(KernelLocalize, TheLseLoweringOfTheSameCaseAgrees) {
   auto harness = KernelHarness();
