@@ -126,6 +126,14 @@ CaseRun DifferentialRunner::Run(const CaseSource& source, const RunOptions& opti
     }
     prepared.push_back(i);
   }
+  // When every JIT prepared lays its frames out alike, and not as the
+  // reference does (the kernel's engines alone), the reference runs with
+  // theirs from the start: once per input memory, not once with its own
+  // frames and again with theirs.
+  Engine& reference = *engines_.front();
+  const StackGeometry reference_own = reference.geometry();
+  const std::optional<StackGeometry> shared = SharedJitGeometry(prepared);
+  const bool relaid_once = shared && !(*shared == reference_own) && reference.UseGeometry(*shared);
   result.runs = RunEngines(result, prepared, failed, options, /*first=*/true);
   for (const auto& memory : options.input_variants) {
     if (memory.size() != loaded_case.memory.size()) continue;
@@ -133,11 +141,26 @@ CaseRun DifferentialRunner::Run(const CaseSource& source, const RunOptions& opti
     result.variants.push_back(RunEngines(result, prepared, failed, options, /*first=*/false));
     result.variant_memories.push_back(memory);
   }
+  if (relaid_once) reference.UseGeometry(reference_own);
   const uint64_t release_start = SteadyNanos();
   const uint64_t text_start = sandbox_.patcher().busy_nanos();
   for (size_t i : prepared) engines_[i]->Release();
   ChargeWithText(RunPhase::kRelease, release_start, text_start);
   return result;
+}
+
+std::optional<StackGeometry> DifferentialRunner::SharedJitGeometry(const std::vector<size_t>& prepared) const {
+  if (prepared.empty() || prepared.front() != 0 || engines_.front()->kind() != EngineKind::kInterpreter) {
+    return std::nullopt;
+  }
+  std::optional<StackGeometry> shared;
+  for (size_t i : prepared) {
+    if (i == 0) continue;
+    const StackGeometry geometry = engines_[i]->geometry();
+    if (shared && !(*shared == geometry)) return std::nullopt;
+    shared = geometry;
+  }
+  return shared;
 }
 
 void DifferentialRunner::ChargeWithText(RunPhase phase, uint64_t start, uint64_t text_start) {

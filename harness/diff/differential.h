@@ -118,6 +118,10 @@ class DifferentialRunner {
   const RunCost& cost() const { return cost_; }
 
  private:
+  // The frames every prepared engine but the reference (an interpreter,
+  // prepared first) lays out, when they are the same for all; nullopt
+  // otherwise, or with no such engine.
+  std::optional<StackGeometry> SharedJitGeometry(const std::vector<size_t>& prepared) const;
   // Charges the time since `start` to `phase`, less the text patcher's work
   // since `text_start`, which goes to kPackText.
   void ChargeWithText(RunPhase phase, uint64_t start, uint64_t text_start);
