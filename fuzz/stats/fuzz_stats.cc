@@ -201,7 +201,7 @@ FuzzStatsFile FuzzStats::ToFile() const {
   file.seconds = Seconds();
   file.inputs = inputs_ + not_ours_;
   file.counters = {{"compared", compared_},      {"agreed", matched_}, {"not_comparable", not_comparable_},
-                   {"extra_runs", extra_runs_}, {"not_ours", not_ours_}};
+                   {"extra_runs", extra_runs_}, {"not_ours", not_ours_}, {"new_inputs", new_inputs_}};
   for (const auto& [name, cases] : known_findings_) file.counters.emplace_back("known finding " + name, cases);
   if (executor_ != "unicorn") file.counters.emplace_back("checked on unicorn (" + executor_ + " ran)", emulator_checks_);
   file.not_comparable = MostFrequentFirst({not_comparable_reasons_.begin(), not_comparable_reasons_.end()});
@@ -241,9 +241,9 @@ void FuzzStats::Print() const {
   std::string ends;
   for (const auto& [end, count] : ends_) ends += fmt::format(" {}={}", end, count);
   fmt::print(stderr,
-             "#{} stats: {:.0f}s, {} inputs, {} compared ({:.0f}/s), {} agreed, {} not comparable, {} extra runs "
+             "#{} stats: {:.0f}s, {} inputs ({} new), {} compared ({:.0f}/s), {} agreed, {} not comparable, {} extra runs "
              "({:.0f}/s); forms generated {}/{}, completed on every engine {}/{} ({:.1f}%); ends:{}\n{}{}",
-             target_, seconds, inputs_ + not_ours_, compared_, compared_ / std::max(seconds, 1e-9), matched_,
+             target_, seconds, inputs_ + not_ours_, new_inputs_, compared_, compared_ / std::max(seconds, 1e-9), matched_,
              not_comparable_, extra_runs_, extra_runs_ / std::max(seconds, 1e-9), forms_generated(), forms_total(),
              forms_completed(), forms_total(),
              100.0 * static_cast<double>(forms_completed()) / static_cast<double>(forms_total()), ends,

@@ -33,6 +33,9 @@ class FuzzStats {
   explicit FuzzStats(std::string target);
 
   void NotOurs() { ++not_ours_; }
+  // The input about to be counted is new: a mutator made it, where the
+  // others are the corpus replayed (each -fork job replays its slice).
+  void NewInput() { ++new_inputs_; }
   // One case through the runner: each not-comparable reason counts once per case.
   // `executed` is the interpreter's executed
   // slots (program, slot) for the reference run. Forms count as written in
@@ -86,7 +89,8 @@ class FuzzStats {
   std::chrono::steady_clock::time_point start_, last_print_;
   double Seconds() const;
 
-  uint64_t inputs_ = 0, not_ours_ = 0, compared_ = 0, matched_ = 0, not_comparable_ = 0, extra_runs_ = 0;
+  uint64_t inputs_ = 0, not_ours_ = 0, new_inputs_ = 0, compared_ = 0, matched_ = 0, not_comparable_ = 0,
+           extra_runs_ = 0;
   std::map<std::string, uint64_t> rejected_reasons_;
   std::map<std::string, uint64_t> not_comparable_reasons_;
   std::map<std::string, uint64_t> ends_;

@@ -24,6 +24,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -242,8 +243,15 @@ int CountKnownFinding(std::string_view known) {
 
 }  // namespace
 
+namespace {
+// Whether a mutator made an input since the last one ran: the next run is
+// of a new input, not of the corpus replayed.
+bool mutated = false;
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const CostScope cost(&bpfdiff::fuzz::FuzzStats::AddTargetNanos);
+  if (std::exchange(mutated, false)) stats->NewInput();
   auto result = harness->RunInput({data, size}, kVariantsPerInput);
   if (!result.source) {
     stats->NotOurs();
@@ -327,6 +335,7 @@ constexpr unsigned kLibFuzzerShare = 8;
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned seed) {
   const CostScope cost(&bpfdiff::fuzz::FuzzStats::AddMutationNanos);
+  mutated = true;
   if (LLVMFuzzerMutate != nullptr && seed % kLibFuzzerShare == 0) return LLVMFuzzerMutate(data, size, max_size);
   return bpfdiff::fuzz::MutateInput(data, size, max_size, seed);
 }
@@ -334,5 +343,6 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
 extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* first, size_t first_size, const uint8_t* second,
                                             size_t second_size, uint8_t* out, size_t max_out, unsigned seed) {
   const CostScope cost(&bpfdiff::fuzz::FuzzStats::AddMutationNanos);
+  mutated = true;
   return bpfdiff::fuzz::CrossOverInputs(first, first_size, second, second_size, out, max_out, seed);
 }
