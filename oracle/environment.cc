@@ -178,8 +178,7 @@ MemorySnapshot GuestEnvironment::Capture(int cpu, const StackGeometry& geometry)
     // bytes below the stack the frame owns are left 0.
     snapshot.stack.resize(static_cast<size_t>(isa::kStackSize) * isa::kMaxCallDepth);
     const uint64_t own = geometry.OwnStackBytes();
-    for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
-      if (own == 0) break;
+    for (int depth = 0; own != 0 && depth < isa::kMaxCallDepth; ++depth) {
       const uint64_t fp = geometry.FramePointer(cpu, depth);
       const uint8_t* frame = memory_.HostPointer(fp - own, own);
       std::memcpy(snapshot.stack.data() + static_cast<size_t>(depth + 1) * isa::kStackSize - own, frame, own);
@@ -236,9 +235,9 @@ uint64_t DigestBytes(const uint8_t* bytes, size_t length) {
 MemoryDigest GuestEnvironment::Digest(int cpu, const StackGeometry& geometry) const {
   MemoryDigest digest;
   if (!geometry.per_function()) {
+    const uint64_t own = geometry.OwnStackBytes();
     for (int depth = 0; depth < isa::kMaxCallDepth; ++depth) {
       const uint64_t fp = geometry.FramePointer(cpu, depth);
-      const uint64_t own = geometry.OwnStackBytes();
       digest.stack_frames[static_cast<size_t>(depth)] =
           own == 0 ? DigestBytes(nullptr, 0) : DigestBytes(memory_.HostPointer(fp - own, own), own);
     }

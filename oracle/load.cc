@@ -468,6 +468,18 @@ Result<LoadedCase> LoadCase(const CaseSource& source) { return LoadCase(source, 
 
 namespace {
 
+// The offset from r10 of the memory `insn` (of `form`) accesses, when r10
+// is its base register; nullopt for any other instruction.
+std::optional<int16_t> FramePointerBaseOffset(const Insn& insn, const Form& form) {
+  switch (form.shape) {
+    case Shape::kLoad: return insn.src == isa::kFramePointer ? std::optional<int16_t>(insn.offset) : std::nullopt;
+    case Shape::kStoreImm:
+    case Shape::kStoreReg:
+    case Shape::kAtomic: return insn.dst == isa::kFramePointer ? std::optional<int16_t>(insn.offset) : std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
 // A stack depth a case names must hold every access its program makes
 // through r10 itself (the verifier computes the depth from them): a JIT
 // reserves only that much below r10, and an access past it would write
@@ -477,25 +489,17 @@ Status CheckStackDepth(const isa::Program& program, uint32_t depth) {
     if (program.slots[pc].second_slot) continue;
     const Insn& insn = program.insns[pc];
     const Form& form = FormById(program.slots[pc].form);
-    uint8_t base = 0;
-    switch (form.shape) {
-      case Shape::kLoad: base = insn.src; break;
-      case Shape::kStoreImm:
-      case Shape::kStoreReg:
-      case Shape::kAtomic: base = insn.dst; break;
-      default: continue;
-    }
-    if (base != isa::kFramePointer) continue;
-    if (int64_t{insn.offset} < -int64_t{depth}) {
-      return Fail("instruction {} ({}) accesses r10{}, past the stack depth of {} bytes", pc, form.name,
-                  insn.offset, depth);
+    const std::optional<int16_t> offset = FramePointerBaseOffset(insn, form);
+    if (offset && int64_t{*offset} < -int64_t{depth}) {
+      return Fail("instruction {} ({}) accesses r10{}, past the stack depth of {} bytes", pc, form.name, *offset,
+                  depth);
     }
   }
   return {};
 }
 
 // The deepest byte below r10 that `program` reaches through r10 itself, or
-// nullopt when it reads r10 otherwise.
+// nullopt when it reads r10 otherwise (copies it, or stores its value).
 std::optional<uint32_t> DirectStackDepth(const isa::Program& program) {
   uint32_t depth = 0;
   for (size_t pc = 0; pc < program.insns.size(); ++pc) {
@@ -503,12 +507,11 @@ std::optional<uint32_t> DirectStackDepth(const isa::Program& program) {
     const Insn& insn = program.insns[pc];
     const Form& form = FormById(program.slots[pc].form);
     if ((UseOf(insn, form).reads & RegisterBit(isa::kFramePointer)) == 0) continue;
-    const bool base_only = (form.shape == Shape::kLoad && insn.src == isa::kFramePointer) ||
-                           (form.shape == Shape::kStoreImm && insn.dst == isa::kFramePointer) ||
-                           ((form.shape == Shape::kStoreReg || form.shape == Shape::kAtomic) &&
-                            insn.dst == isa::kFramePointer && insn.src != isa::kFramePointer);
-    if (!base_only) return std::nullopt;
-    if (insn.offset < 0) depth = std::max(depth, static_cast<uint32_t>(-int32_t{insn.offset}));
+    const std::optional<int16_t> offset = FramePointerBaseOffset(insn, form);
+    const bool stores_r10 =
+        (form.shape == Shape::kStoreReg || form.shape == Shape::kAtomic) && insn.src == isa::kFramePointer;
+    if (!offset || stores_r10) return std::nullopt;
+    if (*offset < 0) depth = std::max(depth, static_cast<uint32_t>(-int32_t{*offset}));
   }
   return std::min(depth, static_cast<uint32_t>(isa::kStackSize));
 }
