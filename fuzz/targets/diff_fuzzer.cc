@@ -56,10 +56,11 @@ bpfdiff::fuzz::DiffHarness* harness = nullptr;
 bpfdiff::fuzz::DiffHarness* checker = nullptr;
 // One agreeing input in kCheckOneInPerJit times the JIT engines is
 // checked, chosen by its bytes, so that a replay of the corpus checks the
-// same ones. A check runs every JIT engine on Unicorn, which translates
-// each image anew: with the model's two engines one in 64 inputs, with the
-// kernel's five one in 160 (there a check took 22 ms, and one in 64 spent
-// 6.7% of a campaign on them).
+// same ones. A check runs the case's JIT engines again on Unicorn, which
+// translates each image anew, and the kernel's sample more engines a case
+// (DiffHarness::OptionsFor): with the model's two engines one in 64
+// inputs, with the kernel's five one in 160 (there a check took 22 ms, and
+// one in 64 spent 6.7% of a campaign on them).
 constexpr uint64_t kCheckOneInPerJit = 32;
 uint64_t check_one_in = 2 * kCheckOneInPerJit;
 bpfdiff::fuzz::FuzzStats* stats = nullptr;
