@@ -65,4 +65,3 @@ function(bpfdiff_trace_comparisons target)
     target_compile_options(${target} PRIVATE ${BPFDIFF_TRACE_COMPARISONS})
   endif()
 endfunction()
-

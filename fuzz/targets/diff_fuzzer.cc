@@ -261,11 +261,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ExitIfAMachineFailed(*harness);
   bpfdiff::fuzz::DiffHarness* reporter = harness;  // whose run is reported and localized
   // A known finding certain without its culprit costs no more than the
-  // comparison: nothing is stepped again, nothing run on Unicorn.
-  // So does one whose own semantics give the engine's outcome: one more
-  // interpreter run.
-  // The interpreter's coverage of the input, which that run would replace
-  // with its own.
+  // comparison: nothing is stepped again, nothing run on Unicorn. So does
+  // one whose own semantics give the engine's outcome, for one more
+  // interpreter run, which records its own coverage: the input's is kept.
   std::vector<std::vector<uint8_t>> executed_copy;
   const std::vector<std::vector<uint8_t>>* executed = &harness->executed();
   if (const bpfdiff::EngineRun* diverged = result.run.FirstDivergence()) {
