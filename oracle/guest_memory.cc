@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <utility>
 
 #include "oracle/guest_layout.h"
 
@@ -50,15 +51,21 @@ Result<Region*> GuestMemory::Map(std::string name, uint64_t base, uint64_t size,
 }
 
 Region* GuestMemory::Find(uint64_t address, uint64_t length) {
-  for (auto& region : regions_) {
-    if (region->Contains(address, length)) return region.get();
-  }
-  return nullptr;
+  return const_cast<Region*>(std::as_const(*this).Find(address, length));
 }
 
 const Region* GuestMemory::Find(uint64_t address, uint64_t length) const {
-  for (const auto& region : regions_) {
-    if (region->Contains(address, length)) return region.get();
+  // Regions never overlap (Map), so the one found last, when it holds the
+  // range, is the answer: the JIT's checks ask about the same region
+  // instruction after instruction.
+  if (find_hint_ < regions_.size() && regions_[find_hint_]->Contains(address, length)) {
+    return regions_[find_hint_].get();
+  }
+  for (size_t i = 0; i < regions_.size(); ++i) {
+    if (regions_[i]->Contains(address, length)) {
+      find_hint_ = i;
+      return regions_[i].get();
+    }
   }
   return nullptr;
 }

@@ -167,6 +167,7 @@ class GuestMemory {
   uint64_t serial_;
   std::vector<std::unique_ptr<Region>> regions_;
   Region* last_ = nullptr;
+  mutable size_t find_hint_ = 0;  // the index of the region Find() found last
   bool private_read_ = false;
 };
 
