@@ -139,9 +139,8 @@ std::optional<std::string_view> KnownKernelFindingBySemantics(DifferentialRunner
   }
   const std::vector<EngineRun>* runs = run.RunsHolding(diverged);
   if (runs == nullptr) return std::nullopt;
-  // Which input memory the engine ran on: the case's, or variant v's.
+  // Which input memory the engine ran on: the case's, or a variant's.
   const bool own_memory = runs == &run.runs;
-  const auto variant = static_cast<size_t>(runs - run.variants.data());
   CaseSource changed = source;
   bool any = false;
   for (auto& program : changed.programs) {
@@ -155,8 +154,9 @@ std::optional<std::string_view> KnownKernelFindingBySemantics(DifferentialRunner
   RunOptions options;
   options.engine_limit = 1;  // the interpreter alone
   if (!own_memory) {
-    if (variant >= run.variant_memories.size()) return std::nullopt;
-    options.input_variants.push_back(run.variant_memories[variant]);
+    const std::vector<uint8_t>* memory = run.InputMemoryOf(diverged);
+    if (memory == nullptr) return std::nullopt;
+    options.input_variants.push_back(*memory);
   }
   Engine& interpreter = *runner.engines().front();
   const StackGeometry own = interpreter.geometry();
