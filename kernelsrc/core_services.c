@@ -98,7 +98,25 @@ int bpf_mem_alloc_init(struct bpf_mem_alloc *ma, int size, bool percpu)
 	bpfdiff_core_unmodelled("bpf_mem_alloc_init");
 	return -ENOMEM;
 }
+/* The interpreter's BPF_PROBE_MEM loads go through the hook an engine
+ * sets (interpreter.c), in one jump: a frame of this function would lie on
+ * the interpreter's stack where its next callee's BPF stack will be. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl bpf_probe_read_kernel_common\n"
+	".type bpf_probe_read_kernel_common, @function\n"
+	"bpf_probe_read_kernel_common:\n"
+	"\tendbr64\n"
+	"\tjmp *bpfdiff_kinterp_probe_hook(%rip)\n"
+	".size bpf_probe_read_kernel_common, .-bpf_probe_read_kernel_common\n");
+#else
+extern void *bpfdiff_kinterp_probe_hook;
 int bpf_probe_read_kernel_common(void *dst, u32 size, const void *unsafe_ptr)
+{
+	return ((int (*)(void *, u32, const void *))bpfdiff_kinterp_probe_hook)(dst, size, unsafe_ptr);
+}
+#endif
+int bpfdiff_kinterp_probe_unmodelled(void *dst, u32 size, const void *unsafe_ptr)
 {
 	(void)dst, (void)size, (void)unsafe_ptr;
 	bpfdiff_core_unmodelled("bpf_probe_read_kernel_common");

@@ -17,7 +17,8 @@ Json TalliesToJson(const std::vector<TestBpfTally>& tallies) {
                     {"run", t.run},
                     {"agreed", t.agreed},
                     {"diverged", t.diverged},
-                    {"not_comparable", t.not_comparable}});
+                    {"not_comparable", t.not_comparable},
+                    {"not_run", t.not_run}});
   }
   return json;
 }
@@ -42,6 +43,12 @@ Result<TestBpfTally> TallyFromJson(const Json& json, std::string_view where) {
     auto value = Count(json, key, tally_where);
     if (!value) return value.error();
     *field = *value;
+  }
+  // Written since kernel-interp: absent from older files, where it was 0.
+  if (json.contains("not_run")) {
+    auto value = Count(json, "not_run", tally_where);
+    if (!value) return value.error();
+    t.not_run = *value;
   }
   if (t.passed + t.failed != t.run) {
     return Fail("{}: {} passed and {} failed, but {} run", tally_where, t.passed, t.failed, t.run);

@@ -256,8 +256,9 @@ void AppendTestBpf(std::string& out, const TestBpfSummary& summary) {
   for (const auto& [suite, tallies] : {std::pair{"test_bpf", &summary.cases},
                                         std::pair{"test_tail_calls", &summary.tail_calls}}) {
     for (const TestBpfTally& t : *tallies) {
-      fmt::format_to(o, "  {:<16} {:<22} {:>4} PASSED, {:>3} FAILED, [{}/{} JIT'ed] | {} agree, {} diverge, {} not comparable\n",
-                     suite, t.engine, t.passed, t.failed, t.jited, t.run, t.agreed, t.diverged, t.not_comparable);
+      fmt::format_to(o, "  {:<16} {:<22} {:>4} PASSED, {:>3} FAILED, [{}/{} JIT'ed] | {} agree, {} diverge, {} not comparable{}\n",
+                     suite, t.engine, t.passed, t.failed, t.jited, t.run, t.agreed, t.diverged, t.not_comparable,
+                     t.not_run == 0 ? "" : fmt::format(", {} not run", t.not_run));
     }
   }
   for (const auto& f : summary.failures) {

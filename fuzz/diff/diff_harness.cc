@@ -25,9 +25,10 @@ Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs
   auto sandbox = Sandbox::Create(options);
   if (!sandbox) return sandbox.error();
   harness->sandbox_ = std::move(sandbox).value();
-  // Both choices are the interpreter, then one JIT in the LSE lowering,
-  // (kernel: the classic loader's,) then the LL/SC lowering: OptionsFor's
-  // engine limit counts on that order.
+  // Both choices are the interpreter, (kernel: the kernel's interpreter,)
+  // then one JIT in the LSE lowering, (kernel: the blinded and the classic
+  // loader's,) then the LL/SC lowering: OptionsFor's engine limit counts on
+  // that order.
   auto engines = MakeEngines(*harness->sandbox_, engines_choice, bugs.jit);
   if (!engines) return engines.error();
   // Every engine, the interpreter first: the reference, whose coverage counts.
@@ -64,12 +65,14 @@ RunOptions DiffHarness::OptionsFor(const CaseSource& source, size_t variants) co
   RunOptions options;
   const bool atomics = HasAtomics(source);
   if (kernel_verifier_forms_) {
-    // The kernel engines in order: interp, kernel-jit, kernel-jit-blind,
-    // kernel-jit-cbpf, kernel-jit-llsc, kernel-jit-llsc-blind.
-    options.engine_limit = atomics                            ? 6
-                           : SampledForClassicLoader(source) ? 4
-                           : SampledForBlinding(source)      ? 3
-                                                             : 2;
+    // The kernel engines in order: interp, kernel-interp, kernel-jit,
+    // kernel-jit-blind, kernel-jit-cbpf, kernel-jit-llsc,
+    // kernel-jit-llsc-blind. The kernel's interpreter runs every program:
+    // it is the second reference, and a run costs it microseconds.
+    options.engine_limit = atomics                            ? 7
+                           : SampledForClassicLoader(source) ? 5
+                           : SampledForBlinding(source)      ? 4
+                                                             : 3;
   } else {
     options.engine_limit = atomics ? 3 : 2;
   }

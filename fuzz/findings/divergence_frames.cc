@@ -125,11 +125,19 @@ ClassFrame ClassFrameOf(InsnClass insn_class) {
   InnerFrames(kind, end);
 }
 
+// The outer frame when no JIT diverged: the kernel's interpreter and
+// bpfdiff's disagree.
+[[gnu::noinline]] void InterpretersDisagree(const DivergenceKind& kind, FindingEnd end) {
+  NoteFindingFrame(__func__);
+  InnerFrames(kind, end);
+}
+
 }  // namespace
 
 void EndInDivergenceFrames(const DivergenceKind& kind, FindingEnd end) {
   StartFindingFrameTrail();
   NoteFindingFrame(__func__);
+  if (kind.interpreters) return InterpretersDisagree(kind, end);
   switch (kind.lowering) {
     case jit::AtomicLowering::kLse: return InJitWithLseAtomics(kind, end);
     case jit::AtomicLowering::kLlSc: return InJitWithLlscAtomics(kind, end);

@@ -14,7 +14,9 @@
 //   InJitWith<Lse|Llsc>Atomics  the JIT lowering that diverged
 //   EndInDivergenceFrames
 //
-// so that, for example, a wrong r0 that no culprit explains has the crash state
+// and, when the engine that diverged is the kernel's interpreter (no JIT is
+// at fault: the two interpreters disagree), InterpretersDisagree in place
+// of the lowering's frame; so that, for example, a wrong r0 that no culprit explains has the crash state
 //
 //   bpfdiff::fuzz::DivergenceInR0
 //   bpfdiff::fuzz::InJitWithLseAtomics

@@ -93,7 +93,10 @@ std::optional<DivergenceKind> KindOfFirstDivergence(const CaseSource& source, co
                                     : CulpritFormOf(run.loaded->programs[culprit.program].program.insns[culprit.slot]);
   }
   kind.field = FieldOfVerdict(diverged->verdict.field);
-  if (const EngineSpec* spec = FindEngine(diverged->engine)) kind.lowering = spec->atomics;
+  if (const EngineSpec* spec = FindEngine(diverged->engine)) {
+    kind.lowering = spec->atomics;
+    kind.interpreters = spec->kind == EngineKind::kInterpreter;
+  }
   const std::vector<EngineRun>* runs = run.RunsHolding(*diverged);
   const EngineRun& reference = runs != nullptr ? runs->front() : run.runs.front();  // what it was compared with
   if (reference.outcome && diverged->outcome) {
@@ -140,6 +143,13 @@ std::string_view InsnClassName(InsnClass insn_class) {
 }
 
 std::string DescribeKind(const DivergenceKind& kind) {
+  if (kind.interpreters) {
+    const std::string at =
+        kind.insn_class == InsnClass::kUnknown ? "" : fmt::format(" at {}", InsnClassName(kind.insn_class));
+    return fmt::format("the two interpreters disagree: {}{} (kernel-interp against interp: bpfdiff's oracle or "
+                       "the kernel's interpreter is wrong, no JIT)",
+                       DivergentFieldName(kind.field), at);
+  }
   if (!kind.culprit.empty()) return fmt::format("culprit {} ({})", kind.culprit, JitEngineFor(kind.lowering).name);
   const std::string at =
       kind.insn_class == InsnClass::kUnknown ? "" : fmt::format(" at {}", InsnClassName(kind.insn_class));

@@ -71,8 +71,14 @@ struct DivergenceKind {
   // The culprit's form (fuzz/findings/culprit_form.h); empty when none was
   // located. When set, the kind is the culprit and the lowering alone.
   std::string_view culprit;
+  // The engine that diverged is the kernel's interpreter (kernel-interp):
+  // the two interpreters disagree, and bpfdiff's oracle or the kernel's
+  // interpreter is wrong; no JIT is. The lowering means nothing then.
+  bool interpreters = false;
 
   friend bool operator==(const DivergenceKind& a, const DivergenceKind& b) {
+    if (a.interpreters != b.interpreters) return false;
+    if (a.interpreters) return a.field == b.field && a.insn_class == b.insn_class;
     if (a.lowering != b.lowering || a.culprit != b.culprit) return false;
     return !a.culprit.empty() || (a.field == b.field && a.insn_class == b.insn_class);
   }

@@ -39,6 +39,11 @@ Outcome InterpretWithFramesOf(DifferentialRunner& runner, const CaseRun& case_ru
 EngineResult JudgeEngine(DifferentialRunner& runner, const EngineRun& run, const CaseRun& case_run,
                          const CaseFile& file) {
   if (!run.outcome) {
+    if (run.verifier_refused) {
+      // The kernel's verifier does not load it for this engine: a
+      // refusal, as the kernel's own.
+      return {run.engine, TestStatus::kSkip, fmt::format("refused, as the kernel's verifier would: {}", run.verdict.detail)};
+    }
     if (run.prepare_error.empty()) return {run.engine, TestStatus::kNotComparable, run.WhyNotRun()};
     if (auto refusal = KernelAlsoRefuses(*case_run.loaded)) {
       return {run.engine, TestStatus::kSkip, fmt::format("refused, as the kernel's JIT would: {}", refusal->name)};

@@ -155,7 +155,7 @@ std::optional<StackGeometry> DifferentialRunner::SharedJitGeometry(const std::ve
   }
   std::optional<StackGeometry> shared;
   for (size_t i : prepared) {
-    if (i == 0) continue;
+    if (i == 0 || engines_[i]->kind() != EngineKind::kJit) continue;  // kernel-interp's frames are its own
     const StackGeometry geometry = engines_[i]->geometry();
     if (shared && !(*shared == geometry)) return std::nullopt;
     shared = geometry;
@@ -181,8 +181,16 @@ Verdict DifferentialRunner::CompareWithReference(const CaseRun& case_run, const 
     const auto rewritten = case_run.loaded->options.JitInlinedHelpers();
     inlined.insert(inlined.end(), rewritten.begin(), rewritten.end());
   }
-  Verdict verdict = inlined.empty() ? Compare(x, y, reference.engine, run.engine)
-                                    : CompareHelperWithInlined(x, y, reference.engine, run.engine, inlined);
+  // An engine that cannot see its tail calls is compared on their effects.
+  std::optional<Outcome> with_reference_tail_calls;
+  if (!run.reports_tail_calls) {
+    with_reference_tail_calls = y;
+    with_reference_tail_calls->tail_calls = x.tail_calls;
+  }
+  const Outcome& candidate = with_reference_tail_calls ? *with_reference_tail_calls : y;
+  Verdict verdict = inlined.empty()
+                        ? Compare(x, candidate, reference.engine, run.engine)
+                        : CompareHelperWithInlined(x, candidate, reference.engine, run.engine, inlined);
   if (verdict.kind != Verdict::Kind::kDivergence) return verdict;
   // The helper form of the case is the stricter one: a read of a register
   // that a call left undefined is one even where the rewrite keeps it.
@@ -249,6 +257,19 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
       }
       against = &it->second;
     }
+    if (i != 0 && engines_[i]->RunsOnHostMemory() &&
+        (against == nullptr || (against->end != EndKind::kExit && against->end != EndKind::kUnwind &&
+                                against->end != EndKind::kHelperError))) {
+      // Nothing would catch the fault of a plain access, and a wild store
+      // would land in this process.
+      run.verdict = {Verdict::Kind::kNotComparable, "",
+                     fmt::format("{} ended with {}: {} runs only what ends without a fault (the kernel's "
+                                 "interpreter has no fixup for a plain access, and its verifier loads no "
+                                 "program that makes one fault)",
+                                 reference.engine, against ? against->Summary() : "no outcome", run.engine)};
+      continue;
+    }
+    run.reports_tail_calls = engines_[i]->ReportsTailCalls();
     const auto inlined = engines_[i]->inlined_helpers();
     run.inlined_by_code.assign(inlined.begin(), inlined.end());
     run.tail_call_restores_registers = engines_[i]->tail_call_restores_registers();

@@ -32,6 +32,9 @@ struct EngineRun {
   // Not comparable because the verifier that drives its JIT refuses the
   // case for what the JIT lacks (Engine::verifier_refused).
   bool verifier_refused = false;
+  // Engine::ReportsTailCalls: false, and its outcome's tail_calls are not
+  // compared.
+  bool reports_tail_calls = true;
   Verdict verdict;                 // against the reference (kMatch for the reference)
 
   // For a run without an outcome, why, in one line: "could not compile:

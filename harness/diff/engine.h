@@ -77,6 +77,14 @@ class Engine {
   // Helpers the engine's code performs inline whatever the case asks for:
   // their calls are not in its helper trace (CompareHelperWithInlined).
   virtual std::span<const int32_t> inlined_helpers() const { return {}; }
+  // Whether the engine runs the program on this process's memory, as the
+  // kernel runs it (kernel-interp): nothing catches a plain access that
+  // faults, so it runs only a case whose reference ended without one.
+  virtual bool RunsOnHostMemory() const { return false; }
+  // Whether its outcomes list the tail calls taken (Outcome::tail_calls);
+  // one that cannot observe them is compared on everything else, their
+  // effects included.
+  virtual bool ReportsTailCalls() const { return true; }
   // Frees what Prepare() made.
   virtual void Release() = 0;
 

@@ -4,12 +4,15 @@
 
 #include "harness/diff/interp_engine.h"
 #include "harness/diff/jit_engine.h"
+#include "harness/diff/kernel_interp_engine.h"
 
 namespace bpfdiff {
 namespace {
 
 constexpr EngineSpec kEngines[] = {
     {"interp", EngineKind::kInterpreter, jit::AtomicLowering::kLse, "the reference interpreter"},
+    {"kernel-interp", EngineKind::kInterpreter, jit::AtomicLowering::kLse,
+     "the kernel's own interpreter (kernel/bpf/core.c), the second reference", JitSource::kKernel},
     {"jit", EngineKind::kJit, jit::AtomicLowering::kLse, "the arm64 JIT, LSE atomics"},
     {"jit-llsc", EngineKind::kJit, jit::AtomicLowering::kLlSc, "the arm64 JIT, LL/SC atomics"},
     {"kernel-jit", EngineKind::kJit, jit::AtomicLowering::kLse, "the kernel's arm64 JIT, LSE atomics",
@@ -31,7 +34,9 @@ constexpr EngineSpec kEngines[] = {
 
 // Whether the group name `which` selects `spec`.
 bool InGroup(std::string_view which, const EngineSpec& spec) {
-  if (spec.kind == EngineKind::kInterpreter) return which == kAllEngines || which == kKernelEngines;
+  if (spec.kind == EngineKind::kInterpreter && spec.source == JitSource::kModel) {
+    return which == kAllEngines || which == kKernelEngines;
+  }
   if (which == kAllEngines) return spec.source == JitSource::kModel;
   if (which == kKernelEngines) return spec.source == JitSource::kKernel;
   return false;
@@ -109,6 +114,11 @@ Result<std::unique_ptr<CodeGenerator>> MakeCodeGenerator(Sandbox& sandbox, const
 }
 
 Result<std::unique_ptr<Engine>> MakeEngine(Sandbox& sandbox, const EngineSpec& spec, const jit::JitBugs& bugs) {
+  if (spec.kind == EngineKind::kInterpreter && spec.source == JitSource::kKernel) {
+    auto engine = KernelInterpreterEngine::Create(sandbox);
+    if (!engine) return engine.error();
+    return std::unique_ptr<Engine>(std::move(engine).value());
+  }
   if (spec.kind == EngineKind::kInterpreter) return std::unique_ptr<Engine>(std::make_unique<InterpreterEngine>(sandbox));
   auto generator = MakeCodeGenerator(sandbox, spec, bugs);
   if (!generator) return generator.error();

@@ -2,6 +2,8 @@
 // plugin, the conformance runner and the fuzz targets name engines from it.
 //
 //   interp           the reference interpreter (oracle/)
+//   kernel-interp    the kernel's own interpreter (kernel/bpf/core.c of the
+//                    tree, kernelsrc/), the second reference
 //   jit              bpfdiff's arm64 JIT, atomics lowered to LSE instructions
 //   jit-llsc         bpfdiff's arm64 JIT, atomics lowered to load/store-exclusive loops
 //   kernel-jit       the kernel's own arm64 JIT (kernelsrc/), LSE atomics
@@ -11,7 +13,7 @@
 //                    epilogue's Spectre-BHB mitigation
 //   kernel-jit-llsc  the kernel's own arm64 JIT, LL/SC atomics
 //   all              interp, jit and jit-llsc (interp first: the reference)
-//   kernel           interp and the three kernel-jit engines
+//   kernel           interp, kernel-interp and the kernel-jit engines
 // Choices join with commas ("all,kernel": all five), in the table's order.
 // The kernel's engines exist in a build that read a Linux tree; asked for in
 // one that did not, they are an error that says how to get one.

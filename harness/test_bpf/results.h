@@ -18,6 +18,9 @@ struct TestBpfTally {
   int agreed = 0;          // every sub-test's outcome equals the interpreter's
   int diverged = 0;        // some sub-test's outcome differs from it
   int not_comparable = 0;  // some sub-test could not be compared
+  // Not run on the engine at all (kernel-interp: what only the verifier
+  // stops; test_bpf.ko loads without it): in no count above.
+  int not_run = 0;
 };
 
 struct TestBpfFailure {

@@ -39,12 +39,14 @@ TEST(Engines, EveryAtomicLoweringHasAJitEngine) {
   }
 }
 
-// The names of the table's engines that run the interpreter or `source`'s
-// JIT, in the table's order.
+// The names of the table's engines that are bpfdiff's interpreter (the
+// reference of every choice) or `source`'s (its interpreter and JIT), in
+// the table's order.
 std::vector<std::string_view> NamesOf(JitSource source) {
   std::vector<std::string_view> names;
   for (const auto& spec : EngineSpecs()) {
-    if (spec.kind == EngineKind::kInterpreter || spec.source == source) names.push_back(spec.name);
+    const bool reference = spec.kind == EngineKind::kInterpreter && spec.source == JitSource::kModel;
+    if (reference || spec.source == source) names.push_back(spec.name);
   }
   return names;
 }
@@ -67,8 +69,8 @@ TEST(Engines, AllMakesTheInterpreterAndTheModelJitInTheTablesOrder) {
   EXPECT_NE(unknown.message().find(EngineChoices()), std::string::npos) << unknown.message();
 }
 
-// "kernel" makes the interpreter and the kernel's JIT where the build read a
-// tree; elsewhere it fails, saying how to get one.
+// "kernel" makes the interpreter, the kernel's interpreter and the kernel's
+// JIT where the build read a tree; elsewhere it fails, saying how to get one.
 TEST(Engines, KernelMakesTheInterpreterAndTheKernelsJitOrSaysWhyNot) {
   auto sandbox = Sandbox::Create();
   ASSERT_TRUE(sandbox) << sandbox.message();
@@ -78,15 +80,16 @@ TEST(Engines, KernelMakesTheInterpreterAndTheKernelsJitOrSaysWhyNot) {
     GTEST_SKIP() << engines.message();
   }
   EXPECT_EQ(NamesOf(*engines),
-            (std::vector<std::string_view>{"interp", "kernel-jit", "kernel-jit-blind", "kernel-jit-cbpf",
-                                           "kernel-jit-llsc", "kernel-jit-llsc-blind"}));
+            (std::vector<std::string_view>{"interp", "kernel-interp", "kernel-jit", "kernel-jit-blind",
+                                           "kernel-jit-cbpf", "kernel-jit-llsc", "kernel-jit-llsc-blind"}));
   EXPECT_EQ(NamesOf(*engines), NamesOf(JitSource::kKernel));
   // Joined, in the table's order, each once.
   auto both = MakeEngines(**sandbox, "kernel,all,jit");
   ASSERT_TRUE(both) << both.message();
   EXPECT_EQ(NamesOf(*both),
-            (std::vector<std::string_view>{"interp", "jit", "jit-llsc", "kernel-jit", "kernel-jit-blind",
-                                           "kernel-jit-cbpf", "kernel-jit-llsc", "kernel-jit-llsc-blind"}));
+            (std::vector<std::string_view>{"interp", "kernel-interp", "jit", "jit-llsc", "kernel-jit",
+                                           "kernel-jit-blind", "kernel-jit-cbpf", "kernel-jit-llsc",
+                                           "kernel-jit-llsc-blind"}));
 }
 
 TEST(Engines, AJoinedChoiceWithAnUnknownPartIsAnError) {

@@ -1,0 +1,35 @@
+// The kernel's interpreter in a build that found no Linux tree: nothing
+// runs it (the engine table refuses kernel-interp first), and a load says
+// how to get one.
+#include "kernelsrc/kernel_interpreter.h"
+
+namespace bpfdiff::kernelsrc {
+
+bool KernelInterpreterAvailable() { return false; }
+
+InterpreterEntry InterpreterEntryFor(uint32_t) { return nullptr; }
+
+std::jmp_buf& BeginInterpreterRun() {
+  static std::jmp_buf none;
+  return none;
+}
+std::string EndInterpreterRun() { return ""; }
+
+std::optional<std::string> InterpreterRefusal(const isa::Program&) {
+  return "this bpfdiff was built without a Linux tree, so it has no kernel interpreter";
+}
+
+InterpreterProgram::~InterpreterProgram() = default;
+const void* InterpreterProgram::insns() const { return nullptr; }
+uint32_t InterpreterProgram::length() const { return 0; }
+
+Result<std::unique_ptr<InterpreterProgram>> InterpreterProgram::Load(const isa::Program&, uint32_t,
+                                                                     HostHelper (*)(int32_t), uint64_t) {
+  return Fail("this bpfdiff was built without a Linux tree, so it has no kernel interpreter: run "
+              "ci/kernel_source.sh (Debian's linux-source-6.12) or configure with "
+              "-DBPFDIFF_KERNEL_SOURCE=<tree>, then build again");
+}
+
+void SetProbeHook(const void*) {}
+
+}  // namespace bpfdiff::kernelsrc
