@@ -13,9 +13,8 @@
  *   - fixup_call_args() makes each bpf-to-bpf call a BPF_CALL_ARGS, whose
  *     imm selects the callee's interpreter by its stack depth.
  * The verifier's patches are written here after its own (they are not in
- * the tree's files bpfdiff reads); the patching itself is the tree's
- * bpf_patch_insn_single(), which moves every jump and call over the
- * patchlet as it does for the verifier.
+ * the tree's files bpfdiff reads), and so is their application, in one
+ * pass (fix_up() says why); bpf_patch_call_args() is the tree's.
  *
  * Left out, with the reason: the PROBE_MEM guard against user addresses
  * (bpf_arch_uaddress_limit()): bpfdiff's guest memory lies where a kernel
@@ -111,66 +110,128 @@ static int is_pseudo_call(const struct bpf_insn *insn)
 	return insn->code == (BPF_JMP | BPF_CALL) && insn->src_reg == BPF_PSEUDO_CALL;
 }
 
-/* do_misc_fixups() and fixup_call_args() on `prog`, in that order. Returns
- * the program (bpf_patch_insn_single() may move it), or NULL with a
- * message. */
-static struct bpf_prog *fix_up(const struct bpfdiff_kinterp_world *world, struct bpf_prog *prog,
-			       u32 stack_depth, char *message, size_t message_size)
+/* Whether `insn` is a jump or call whose target is relative: what
+ * bpf_adj_branches() moves over a patchlet. Its distance is in imm for a
+ * `gotol` and a bpf-to-bpf call, in off otherwise. */
+static int is_relative(const struct bpf_insn *insn, int *in_imm)
 {
+	const u8 class = BPF_CLASS(insn->code);
+	const u8 op = BPF_OP(insn->code);
+
+	if (class != BPF_JMP && class != BPF_JMP32)
+		return 0;
+	if (op == BPF_EXIT || insn->code == (BPF_JMP | BPF_TAIL_CALL))
+		return 0;
+	if (op == BPF_CALL) {
+		*in_imm = 1;
+		return insn->src_reg == BPF_PSEUDO_CALL;
+	}
+	*in_imm = insn->code == (BPF_JMP32 | BPF_JA);
+	return 1;
+}
+
+/* do_misc_fixups()'s patchlets and helper imms, then fixup_call_args(),
+ * on `insns`: the program for the interpreter, from the host heap, or
+ * NULL with a message.
+ *
+ * The verifier applies each patchlet with bpf_patch_insn_data(), which
+ * moves every jump and call over it (bpf_adj_branches(): a target after
+ * the patched instruction moves with it, one at it lands on the
+ * patchlet's start). One patch at a time that is quadratic in the
+ * program's length: test_bpf's "all register value magnitudes" cases, a
+ * division per operand pair, took a minute. They are applied here in one
+ * pass, to the same result: every old instruction's new place is known
+ * first, and each relative target goes to the new place of its old one. */
+static struct bpf_prog *fix_up(const struct bpfdiff_kinterp_world *world, const struct bpfdiff_kjit_program *program,
+			       char *message, size_t message_size)
+{
+	const struct bpf_insn *old = (const struct bpf_insn *)program->insns;
+	const u32 old_len = program->length;
 	const u64 base = (u64)(unsigned long)__bpf_call_base;
-	u32 i;
+	struct bpf_insn patch[10];
+	struct bpf_prog *prog = NULL;
+	u32 *start = calloc(old_len + 1, sizeof(*start));
+	u32 i, at = 0;
 
-	for (i = 0; i < prog->len; i++) {
-		struct bpf_insn *insn = &prog->insnsi[i];
-		struct bpf_insn patch[10];
-		u32 n;
+	if (!start) {
+		snprintf(message, message_size, "out of host memory");
+		return NULL;
+	}
+	for (i = 0; i < old_len; i++) {
+		const u32 n = is_div_or_mod(old[i].code) ? division_patchlet(&old[i], patch) : 0;
 
-		if (is_div_or_mod(insn->code) && (n = division_patchlet(insn, patch)) != 0) {
-			struct bpf_prog *patched = bpf_patch_insn_single(prog, i, patch, n);
+		start[i] = at;
+		at += n ? n : 1;
+	}
+	start[old_len] = at;
+	prog = calloc(1, bpf_prog_size(at));
+	if (!prog) {
+		snprintf(message, message_size, "out of host memory");
+		goto fail;
+	}
+	prog->len = at;
+	for (i = 0; i < old_len; i++) {
+		struct bpf_insn *insn = &prog->insnsi[start[i]];
+		const u32 n = is_div_or_mod(old[i].code) ? division_patchlet(&old[i], patch) : 0;
+		int in_imm = 0;
+		s64 target, moved;
 
-			if (IS_ERR_OR_NULL(patched)) {
-				snprintf(message, message_size, "bpf_patch_insn_single() failed at insn %u: %ld", i,
-					 IS_ERR(patched) ? PTR_ERR(patched) : -ENOMEM);
-				return NULL;
-			}
-			prog = patched;
-			i += n - 1; /* past the patchlet, which holds the original */
+		if (n) {
+			memcpy(insn, patch, n * sizeof(*patch)); /* its jumps stay within it */
 			continue;
 		}
-		if (is_helper_call(insn)) {
-			const u64 function = world->helper_function(world->owner, insn->imm);
-			const s64 distance = (s64)(function - base);
-
-			if (function == 0) {
-				snprintf(message, message_size, "invalid func unknown#%d", insn->imm);
-				return NULL;
-			}
-			if (distance != (s32)distance) {
-				snprintf(message, message_size,
-					 "helper %d lies 0x%llx bytes from __bpf_call_base, beyond an imm",
-					 insn->imm, (unsigned long long)distance);
-				return NULL;
-			}
-			insn->imm = (s32)distance;
+		*insn = old[i];
+		if (!is_relative(insn, &in_imm))
+			continue;
+		target = (s64)i + 1 + (in_imm ? insn->imm : insn->off);
+		if (target < 0 || target > old_len) {
+			snprintf(message, message_size, "insn %u jumps out of the program", i);
+			goto fail;
+		}
+		moved = (s64)start[target] - start[i] - 1;
+		if (in_imm) {
+			insn->imm = (s32)moved;
+		} else if (moved != (s16)moved) {
+			/* bpf_adj_branches()' probing pass: -ERANGE */
+			snprintf(message, message_size, "the verifier's patches put insn %u's target out of reach", i);
+			goto fail;
+		} else {
+			insn->off = (s16)moved;
 		}
 	}
 	for (i = 0; i < prog->len; i++) {
 		struct bpf_insn *insn = &prog->insnsi[i];
+		u64 function;
 		s64 distance;
 
-		if (!is_pseudo_call(insn))
+		if (is_helper_call(insn)) {
+			function = world->helper_function(world->owner, insn->imm);
+			if (function == 0) {
+				snprintf(message, message_size, "invalid func unknown#%d", insn->imm);
+				goto fail;
+			}
+		} else if (is_pseudo_call(insn)) {
+			bpf_patch_call_args(insn, program->stack_depth);
+			if (!world->call_args_function)
+				continue;
+			function = world->call_args_function;
+		} else {
 			continue;
-		bpf_patch_call_args(insn, stack_depth);
-		if (!world->call_args_function)
-			continue;
-		distance = (s64)(world->call_args_function - base);
+		}
+		distance = (s64)(function - base);
 		if (distance != (s32)distance) {
-			snprintf(message, message_size, "the call of a bpf-to-bpf callee lies beyond an imm");
-			return NULL;
+			snprintf(message, message_size, "insn %u calls a function 0x%llx bytes from __bpf_call_base, beyond an imm",
+				 i, (unsigned long long)distance);
+			goto fail;
 		}
 		insn->imm = (s32)distance;
 	}
+	free(start);
 	return prog;
+fail:
+	free(start);
+	free(prog);
+	return NULL;
 }
 
 void *bpfdiff_kinterp_load(const struct bpfdiff_kinterp_world *world, const struct bpfdiff_kjit_program *program,
@@ -179,45 +240,19 @@ void *bpfdiff_kinterp_load(const struct bpfdiff_kinterp_world *world, const stru
 	static const struct bpfdiff_kjit_world no_jit;
 	struct bpfdiff_kjit_session session = { .world = &no_jit };
 	struct bpf_prog *volatile prog = NULL;
-	struct bpf_prog *fixed;
-	struct bpf_prog *copy = NULL;
 
 	message[0] = '\0';
 	bpfdiff_kjit_enter(&session);
 	if (setjmp(session.on_bug) != 0) {
 		snprintf(message, message_size, "the kernel's code stopped: %s (%s)", session.log, session.warning);
-		goto out;
+		free(prog);
+		prog = NULL;
+	} else {
+		prog = fix_up(world, program, message, message_size);
 	}
-	prog = bpfdiff_kjit_alloc_prog(program->length);
-	if (!prog) {
-		snprintf(message, message_size, "out of host memory");
-		goto out;
-	}
-	prog->aux = calloc(1, sizeof(*prog->aux));
-	if (!prog->aux) {
-		snprintf(message, message_size, "out of host memory");
-		goto out;
-	}
-	prog->aux->prog = prog;
-	prog->len = program->length;
-	memcpy(prog->insnsi, program->insns, program->length * sizeof(struct bpf_insn));
-	fixed = fix_up(world, prog, program->stack_depth, message, message_size);
-	if (!fixed)
-		goto out;
-	prog = fixed;
-	copy = calloc(1, bpf_prog_size(prog->len));
-	if (!copy) {
-		snprintf(message, message_size, "out of host memory");
-		goto out;
-	}
-	copy->len = prog->len;
-	memcpy(copy->insnsi, prog->insnsi, prog->len * sizeof(struct bpf_insn));
-out:
-	if (prog)
-		free(prog->aux);
 	bpfdiff_kjit_free_leftovers(&session);
 	bpfdiff_kjit_leave();
-	return copy;
+	return prog;
 }
 
 void bpfdiff_kinterp_free(void *prog) { free(prog); }

@@ -28,8 +28,9 @@ struct bpfdiff_kinterp_world {
 /* Loads `program` (subprograms at program->starts, each with
  * program->stack_depth bytes of BPF stack) as the verifier leaves it for
  * core.c's interpreter: do_misc_fixups() guards every division and modulo
- * by a register against 0 and -1, and signed ones by the constant -1,
- * with the tree's bpf_patch_insn_single(); each helper call's imm becomes
+ * by a register against 0 and -1, and signed ones by the constant -1
+ * (each jump moved over the patchlets as bpf_adj_branches() moves it);
+ * each helper call's imm becomes
  * the helper's distance from __bpf_call_base; and fixup_call_args() makes
  * every `call pc-relative` a BPF_CALL_ARGS through the tree's
  * bpf_patch_call_args(). Returns a struct bpf_prog (its insnsi and len set,

@@ -65,6 +65,9 @@ struct FiberRun {
   uint64_t fault_address = 0;
   bool fault_write = false;
   uint64_t fault_pc = 0;
+  // The caller's stack, for AddressSanitizer's account of the switch back.
+  const void* caller_bottom = nullptr;
+  size_t caller_size = 0;
 };
 
 thread_local FiberRun* t_run = nullptr;
@@ -76,10 +79,20 @@ void StartSwitch([[maybe_unused]] void** fake_stack, [[maybe_unused]] const void
   __sanitizer_start_switch_fiber(fake_stack, bottom, size);
 #endif
 }
-void FinishSwitch([[maybe_unused]] void* fake_stack) {
+void FinishSwitch([[maybe_unused]] void* fake_stack, [[maybe_unused]] const void** from_bottom = nullptr,
+                  [[maybe_unused]] size_t* from_size = nullptr) {
 #ifdef BPFDIFF_FIBER_ASAN
-  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+  __sanitizer_finish_switch_fiber(fake_stack, from_bottom, from_size);
 #endif
+}
+
+// Back to the caller's stack for good, from the fiber (or a stack it
+// switched to), with `run.stop` set.
+[[noreturn]] void LeaveFiber(FiberRun& run) {
+  run.on_fiber = false;
+  StartSwitch(nullptr, run.caller_bottom, run.caller_size);
+  setcontext(&run.caller);
+  __builtin_unreachable();
 }
 
 extern "C" [[noreturn]] void bpfdiff_kinterp_enter(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
@@ -91,12 +104,11 @@ extern "C" [[noreturn]] void bpfdiff_kinterp_enter(uint64_t r1, uint64_t r2, uin
 // stack after it and over its frames, which the comparison reads.
 void FiberMain() {
   FiberRun& run = *t_run;
-  FinishSwitch(nullptr);
+  FinishSwitch(nullptr, &run.caller_bottom, &run.caller_size);
   if (setjmp(kernelsrc::BeginInterpreterRun()) != 0) {  // BUG() in the kernel's code
-    run.on_fiber = false;
     run.message = kernelsrc::EndInterpreterRun();
     run.stop = FiberStop::kStopped;
-    setcontext(&run.caller);
+    LeaveFiber(run);
   }
   bpfdiff_kinterp_enter(run.args[0], run.args[1], run.args[2], run.args[3], run.args[4], run.insns);
 }
@@ -107,8 +119,7 @@ extern "C" [[noreturn]] void bpfdiff_kinterp_finished(uint64_t r0) {
   run.r0 = r0;
   run.stop = FiberStop::kReturned;
   run.message = kernelsrc::EndInterpreterRun();
-  setcontext(&run.caller);
-  __builtin_unreachable();
+  LeaveFiber(run);
 }
 
 // A plain access of the interpreter that faults: the kernel would oops.
@@ -131,8 +142,7 @@ void OnFault(int signal, siginfo_t* info, void* context) {
 #else
   (void)context;
 #endif
-  run->on_fiber = false;
-  setcontext(&run->caller);
+  LeaveFiber(*run);
 }
 
 // The fault handler for the runs of one scope.
@@ -318,7 +328,7 @@ extern "C" uint64_t bpfdiff_kinterp_dispatch(uint64_t r1, uint64_t r2, uint64_t 
   const HelperAnswer answer = run.serve(run.server, Slots().ids[slot], {r1, r2, r3, r4, r5});
   if (!answer.resume) {
     run.stop = FiberStop::kHelper;
-    setcontext(&run.caller);
+    LeaveFiber(run);
   }
   run.on_fiber = true;
   return answer.value;

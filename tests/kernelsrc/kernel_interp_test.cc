@@ -105,6 +105,38 @@ exit
   ExpectAgreedOn(ran, 7 + 5 + 8 + 0xc);
 }
 
+TEST(KernelInterp, JumpsAndCallsOverAGuardedDivisionLandWhereTheyDid) {
+  // The guards make each division several instructions: a loop back over
+  // one, a jump forward over one, and a local call past one must still
+  // reach the instructions they named (100 / 10 + ... + 100 / 1 = 291,
+  // and f's 7 mod 0 = 7).
+  const Ran ran = RunData(R"(
+-- asm
+mov %r6, 0
+mov %r1, 10
+mov %r2, 0
+loop:
+mov %r3, 100
+div %r3, %r1
+add %r6, %r3
+sub %r1, 1
+jne %r1, 0, loop
+jeq %r2, 0, skip
+mod %r6, %r2
+skip:
+call local f
+add %r0, %r6
+exit
+f:
+mov %r0, 7
+mod %r0, %r2
+exit
+-- result
+0x12a
+)");
+  ExpectAgreedOn(ran, 298);
+}
+
 TEST(KernelInterp, HelperAndLocalCallsLeaveTheFramesAsTheInterpreterDoes) {
   // A map lookup keyed on the stack, a local call whose frame holds a
   // value, a helper called from it, then a second local call: the final

@@ -70,7 +70,6 @@ void bpf_jit_dump(unsigned int flen, unsigned int proglen, u32 pass, void *image
 void bpf_prog_unlock_free(struct bpf_prog *fp);
 /* What the verifier uses of core.c to prepare a program for its
  * interpreter (kernelsrc/interpreter.c). */
-struct bpf_prog *bpf_patch_insn_single(struct bpf_prog *prog, u32 off, const struct bpf_insn *patch, u32 len);
 void bpf_patch_call_args(struct bpf_insn *insn, u32 stack_depth);
 bool bpf_opcode_in_insntable(u8 code);
 

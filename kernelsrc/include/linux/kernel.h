@@ -26,6 +26,14 @@
 #define lower_32_bits(n) ((u32)((n) & 0xffffffff))
 #endif
 #define kmsan_unpoison_memory(address, size) ((void)(address), (void)(size))
+/* linux/math.h's abs(): |x| in x's own type, undefined for its minimum.
+ * Trees before c77b30bd1dcb ("bpf: Fix undefined behavior in interpreter
+ * sdiv/smod for INT_MIN") divide with it. glibc's stdlib.h declares a
+ * function of the name: it comes first, so that the macro only takes
+ * the calls. */
+#include <stdlib.h>
+#undef abs
+#define abs(x) ({ __typeof__(+(x)) __abs_x = (x); __abs_x < 0 ? -__abs_x : __abs_x; })
 #ifndef __cacheline_aligned
 #define __cacheline_aligned __attribute__((aligned(64)))
 #endif
