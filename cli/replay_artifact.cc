@@ -6,6 +6,7 @@
 #include "fuzz/diff/triage.h"
 #include "fuzz/findings/divergence_kind.h"
 #include "fuzz/findings/known_kernel_findings.h"
+#include "fuzz/findings/three_way.h"
 #include "harness/diff/engines.h"
 #include "harness/diff/jit_engine.h"
 #include "isa/disassembler.h"
@@ -100,6 +101,7 @@ ReplayReport ReplayArtifact(fuzz::DiffHarness& harness, const A64Disassembler& d
     if (auto kind = fuzz::KindOfFirstDivergence(*source, run, &localization)) {
       out += fmt::format("finding kind: {}\n", fuzz::DescribeKind(*kind));
     }
+    if (auto three_way = fuzz::ThreeWayVerdict(run, *diverged)) out += fmt::format("against both interpreters: {}\n", *three_way);
     if (auto known = fuzz::KnownKernelFinding(run, *diverged, &localization)) {
       out += fmt::format("known finding of the kernel's JIT: {} (kernelsrc/SHIMS.md)\n", *known);
     }

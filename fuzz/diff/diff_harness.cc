@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "fuzz/findings/three_way.h"
 #include "fuzz/generator/generator.h"
 #include "harness/conformance/export.h"
 #include "harness/diff/code_generator.h"
@@ -131,6 +132,7 @@ std::string DescribeDivergence(const CaseSource& source, const CaseRun& run, con
   for (size_t v = 0; v < run.variants.size(); ++v) describe_runs(run.variants[v], fmt::format("input variant {}", v + 1));
   if (const EngineRun* diverged = run.FirstDivergence()) {
     out += fmt::format("first divergence ({}): {}\n", diverged->engine, diverged->verdict.Describe());
+    if (auto three_way = ThreeWayVerdict(run, *diverged)) out += fmt::format("against both interpreters: {}\n", *three_way);
   }
   if (localization != nullptr && run.loaded) out += DescribeLocalization(*localization, *run.loaded);
   if (!run.runs.empty() && run.runs.front().outcome) {
