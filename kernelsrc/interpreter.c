@@ -210,12 +210,9 @@ static struct bpf_prog *fix_up(const struct bpfdiff_kinterp_world *world, const 
 				snprintf(message, message_size, "invalid func unknown#%d", insn->imm);
 				goto fail;
 			}
-		} else if (is_pseudo_call(insn)) {
-			bpf_patch_call_args(insn, program->stack_depth);
-			if (!world->call_args_function)
-				continue;
-			function = world->call_args_function;
 		} else {
+			if (is_pseudo_call(insn))
+				bpf_patch_call_args(insn, program->stack_depth);
 			continue;
 		}
 		distance = (s64)(function - base);

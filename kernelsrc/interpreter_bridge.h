@@ -19,10 +19,6 @@ extern "C" {
 struct bpfdiff_kinterp_world {
 	void *owner;
 	uint64_t (*helper_function)(void *owner, int32_t id);
-	/* What every BPF_CALL_ARGS calls, when not 0: in place of the
-	 * interpreter bpf_patch_call_args() picks, a function that goes on
-	 * to it (the engine's, which clears the stack the callee will take). */
-	uint64_t call_args_function;
 };
 
 /* Loads `program` (subprograms at program->starts, each with

@@ -132,8 +132,7 @@ uint64_t HelperFunction(void* owner, int32_t id) {
 
 Result<std::unique_ptr<InterpreterProgram>> InterpreterProgram::Load(const isa::Program& program,
                                                                      uint32_t stack_depth,
-                                                                     HostHelper (*helper)(int32_t id),
-                                                                     uint64_t call_args) {
+                                                                     HostHelper (*helper)(int32_t id)) {
   std::vector<bpfdiff_kjit_insn> insns(program.insns.size());
   for (size_t i = 0; i < insns.size(); ++i) {
     const isa::Insn& insn = program.insns[i];
@@ -148,7 +147,7 @@ Result<std::unique_ptr<InterpreterProgram>> InterpreterProgram::Load(const isa::
                                      0,
                                      0};
   HelperTable table{helper};
-  const bpfdiff_kinterp_world world{&table, HelperFunction, call_args};
+  const bpfdiff_kinterp_world world{&table, HelperFunction};
   char message[256];
   void* prog = bpfdiff_kinterp_load(&world, &request, message, sizeof(message));
   if (prog == nullptr) return Fail("the verifier's fixups for the kernel's interpreter: {}", message);

@@ -65,11 +65,9 @@ class InterpreterProgram {
   InterpreterProgram& operator=(const InterpreterProgram&) = delete;
 
   // `program` with every function given `stack_depth` bytes of stack;
-  // `helper(id)` is the host function of helper `id`, nullptr for none;
-  // every bpf-to-bpf call goes to `call_args` (0: the tree's interpreter,
-  // as bpf_patch_call_args() picks it), which must go on to it.
+  // `helper(id)` is the host function of helper `id`, nullptr for none.
   static Result<std::unique_ptr<InterpreterProgram>> Load(const isa::Program& program, uint32_t stack_depth,
-                                                          HostHelper (*helper)(int32_t id), uint64_t call_args = 0);
+                                                          HostHelper (*helper)(int32_t id));
 
   // The struct bpf_prog, for a program array's slot.
   uint64_t object() const { return reinterpret_cast<uint64_t>(prog_); }

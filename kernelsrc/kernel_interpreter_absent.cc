@@ -24,7 +24,7 @@ const void* InterpreterProgram::insns() const { return nullptr; }
 uint32_t InterpreterProgram::length() const { return 0; }
 
 Result<std::unique_ptr<InterpreterProgram>> InterpreterProgram::Load(const isa::Program&, uint32_t,
-                                                                     HostHelper (*)(int32_t), uint64_t) {
+                                                                     HostHelper (*)(int32_t)) {
   return Fail("this bpfdiff was built without a Linux tree, so it has no kernel interpreter: run "
               "ci/kernel_source.sh (Debian's linux-source-6.12) or configure with "
               "-DBPFDIFF_KERNEL_SOURCE=<tree>, then build again");

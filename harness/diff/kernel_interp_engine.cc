@@ -171,20 +171,22 @@ class FaultHandlerScope {
 // below the ___bpf_prog_run that calls it: measured, 16 bytes below that
 // caller's stack pointer. Whatever else ___bpf_prog_run calls (a helper,
 // bpf_probe_read_kernel_common) would leave its frame where the BPF stack
-// of the next callee will be, and a callee's frame starts with what earlier
-// calls left there. The kernel's verifier never lets a program read either,
-// but the comparison of the final stack sees both. So:
+// of a callee is or will be. The kernel's verifier never lets a program
+// read it, but the comparison of the final stack does: the reference's
+// frames hold what the program wrote, and the zeros of the reset. So:
 //  - each helper's host function, and the probe read, are a few
 //    instructions of assembly that leave the interpreter's stack at once,
 //    for a stack of their own, and call bpfdiff's function there: the
 //    interpreter's stack gets only the return address its own `call`
 //    pushes, where a callee's goes too;
-//  - every bpf-to-bpf call, and the run's entry, go to the tree's
-//    __bpf_prog_run_args512 through a stub that first zeroes the stack
-//    below it that the callee will take (what the reset gives the
-//    reference's frames), then jumps there: the callee's frame is exactly
-//    the one a direct call makes.
-// Create() checks both with a probe program, and fails when this build's
+//  - the run enters the tree's __bpf_prog_run_args512 through a stub that
+//    first zeroes the stack below it (what the run's session and setjmp
+//    left there: the reset gives the reference zeros), and leaves the
+//    interpreter's stack for good when it returns;
+//  - bpf-to-bpf calls go to the tree's interpreter directly, and a callee
+//    finds in its frame what an earlier call at its depth wrote there, as
+//    the reference's does.
+// Create() checks it with a probe program, and fails when this build's
 // code of core.c calls out otherwise (instrumentation that makes calls).
 
 constexpr size_t kHelperSlots = 32;
@@ -193,7 +195,8 @@ constexpr size_t kProbeSlot = kHelperSlots - 1;
 constexpr int32_t kFrameProbe = -1;
 // The slot number bpf_probe_read_kernel_common's stub passes.
 constexpr uint64_t kProbeReadSlot = 64;
-// The stack the entry stub zeroes below it: a callee's frame and then some.
+// The stack the entry stub zeroes below it: the first frames, and what the
+// session left beneath them.
 constexpr uint64_t kClearBytes = 4096;
 
 struct HelperSlots {
@@ -241,12 +244,10 @@ uint64_t bpfdiff_kinterp_dispatch(uint64_t r1, uint64_t r2, uint64_t r3, uint64_
 // stack; push r11; dispatch(rdi, rsi, rdx, rcx, r8: the caller's
 // arguments, r9: the slot); pop rsp; ret, with dispatch's value in rax.
 // Helper slot k is at bpfdiff_kinterp_thunks + 16 * k: it sets r9 = k.
-// bpfdiff_kinterp_call_args: zeroes [rsp - clear_bytes, rsp) (rdi and rcx,
-// two of the callee's arguments, kept in r10 and r11), then jumps to the
-// tree's interpreter with the caller's arguments and return address.
-// bpfdiff_kinterp_enter, the run's entry: zeroes the same way, calls the
-// tree's interpreter, and with its r0 leaves for the calls' stack and
-// bpfdiff_kinterp_finished, never to come back.
+// bpfdiff_kinterp_enter, the run's entry: zeroes [rsp - clear_bytes, rsp)
+// (rdi and rcx, two of the interpreter's arguments, kept in r10 and r11),
+// calls the tree's interpreter, and with its r0 leaves for the calls'
+// stack and bpfdiff_kinterp_finished, never to come back.
 asm(R"(
         .text
         .p2align 4
@@ -265,20 +266,6 @@ bpfdiff_kinterp_probe_read:
         endbr64
         mov $64, %r9d
         jmp bpfdiff_kinterp_switch
-        .p2align 4
-        .globl bpfdiff_kinterp_call_args
-bpfdiff_kinterp_call_args:
-        endbr64
-        mov %rdi, %r10
-        mov %rcx, %r11
-        mov bpfdiff_kinterp_clear_bytes(%rip), %rcx
-        mov %rsp, %rdi
-        sub %rcx, %rdi
-        xor %eax, %eax
-        rep stosb
-        mov %r10, %rdi
-        mov %r11, %rcx
-        jmp *bpfdiff_kinterp_args_entry(%rip)
         .p2align 4
         .globl bpfdiff_kinterp_enter
 bpfdiff_kinterp_enter:
@@ -312,7 +299,6 @@ bpfdiff_kinterp_thunks:
 )");
 extern "C" char bpfdiff_kinterp_thunks[];
 extern "C" char bpfdiff_kinterp_probe_read[];
-extern "C" char bpfdiff_kinterp_call_args[];
 static_assert(kHelperSlots == 32 && kProbeReadSlot == 64, "the assembly above has 32 slots and the probe read's 64");
 #endif
 
@@ -350,13 +336,6 @@ kernelsrc::HostHelper HostHelperFor(int32_t id) {
   return nullptr;
 }
 
-uint64_t CallArgsStub() {
-#if defined(__x86_64__)
-  return reinterpret_cast<uint64_t>(bpfdiff_kinterp_call_args);
-#else
-  return 0;
-#endif
-}
 
 }  // namespace
 
@@ -454,7 +433,8 @@ Result<std::unique_ptr<KernelInterpreterEngine>> KernelInterpreterEngine::Create
   //   r1 = r10; call probe                 (its r10)
   //   r0 = *(u64 *)probe(r10 - 8)          (a probe read)
   //   call the next function
-  //   call probe; r0 = *(u64 *)probe(r10 - 8); exit
+  //   call probe; r0 = *(u64 *)probe(r10 - 8)
+  //   call the next function again; exit
   // It writes none of its stack: after it, every frame must hold the
   // zeros it started with, or the calls out of the interpreter left
   // something where the comparison reads (see "Calls out of the
@@ -466,11 +446,16 @@ Result<std::unique_ptr<KernelInterpreterEngine>> KernelInterpreterEngine::Create
   isa::Program probe;
   for (int depth = 0; depth < kDepths; ++depth) {
     probe.subprogram_starts.push_back(static_cast<uint32_t>(probe.insns.size()));
+    const bool calls = depth + 1 < kDepths;
+    // Past this function's remaining instructions, to the next's first.
+    const auto call_next = [&](int32_t remaining) { return isa::Insn{isa::kOpCall, 0, isa::kPseudoCall, 0, remaining}; };
     probe.insns.insert(probe.insns.end(), {mov_fp, probe_call, probe_read});
-    if (depth + 1 < kDepths) probe.insns.push_back({isa::kOpCall, 0, isa::kPseudoCall, 0, 4});
-    probe.insns.insert(probe.insns.end(), {mov_fp, probe_call, probe_read, {isa::kOpExit, 0, 0, 0, 0}});
+    if (calls) probe.insns.push_back(call_next(5));
+    probe.insns.insert(probe.insns.end(), {mov_fp, probe_call, probe_read});
+    if (calls) probe.insns.push_back(call_next(1));
+    probe.insns.push_back({isa::kOpExit, 0, 0, 0, 0});
   }
-  auto loaded = kernelsrc::InterpreterProgram::Load(probe, kFunctionStack, HostHelperFor, CallArgsStub());
+  auto loaded = kernelsrc::InterpreterProgram::Load(probe, kFunctionStack, HostHelperFor);
   if (!loaded) return Fail("kernel-interp: the probe of its frames: {}", loaded.message());
   uint8_t* stack = memory.HostPointer(impl.stack_bottom, impl.stack_bytes);
   std::memset(stack, 0, impl.stack_bytes);
@@ -480,7 +465,9 @@ Result<std::unique_ptr<KernelInterpreterEngine>> KernelInterpreterEngine::Create
     return HelperAnswer{id == kFrameProbe, 0};
   };
   const FiberRun run = impl.RunOnFiber(memory, (*loaded)->insns(), {}, record);
-  if (run.stop != FiberStop::kReturned || frame_pointers.size() != 2 * kDepths) {
+  // Each function calls the probe twice per run of it, and runs once more
+  // than the one before.
+  if (run.stop != FiberStop::kReturned || frame_pointers.size() != 2 * ((1u << kDepths) - 1)) {
     return Fail("kernel-interp: the probe of its frames did not run through ({})", run.message);
   }
   const uint64_t top = guest::StackTop(cpu);
@@ -528,8 +515,7 @@ Status KernelInterpreterEngine::Prepare(const LoadedCase& loaded) {
     }
   }
   for (const LoadedProgram& program : loaded.programs) {
-    auto prepared =
-        kernelsrc::InterpreterProgram::Load(program.program, kFunctionStack, HostHelperFor, CallArgsStub());
+    auto prepared = kernelsrc::InterpreterProgram::Load(program.program, kFunctionStack, HostHelperFor);
     if (!prepared) return prepared.error();
     impl_->programs.push_back(std::move(prepared).value());
   }

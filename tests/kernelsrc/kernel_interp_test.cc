@@ -167,6 +167,29 @@ exit
   ExpectAgreedOn(ran, 0x22 + 0x55 + 0x55);
 }
 
+TEST(KernelInterp, ACalleeFindsWhatAnEarlierCallAtItsDepthLeft) {
+  // f stores only on its first call; the second leaves its frame alone.
+  // The final frames hold that store in both interpreters (a frame is not
+  // cleared between calls, in the kernel or in bpfdiff).
+  const Ran ran = RunData(R"(
+-- asm
+mov %r1, 1
+call local f
+mov %r1, 0
+call local f
+mov %r0, 3
+exit
+f:
+jeq %r1, 0, out
+stdw [%r10-16], 0xef
+out:
+exit
+-- result
+0x3
+)");
+  ExpectAgreedOn(ran, 3);
+}
+
 TEST(KernelInterp, TailCallsReachTheInterpretersOwnPrograms) {
   const Ran ran = RunData(R"(
 -- map 1 prog_array key=4 value=4 entries=2
