@@ -80,6 +80,18 @@ void GuestEnvironment::Install(const LoadedCase& loaded) {
   std::memset(memory_.HostPointer(guest::kProgObjectsBase, guest::kProgObjectsSize), 0,
               guest::kProgObjectsSize);
   const auto value_addresses = MapValueAddresses(loaded.maps);
+  // The program arrays' slots, which kernel-interp points at its own
+  // programs for its runs: a read of them is noted (GuestMemory::held_read).
+  if (Region* objects = memory_.FindByName("map objects")) {
+    objects->held_begin = ~uint64_t{0};
+    objects->held_end = 0;
+    for (size_t i = 0; i < loaded.maps.size(); ++i) {
+      if (loaded.maps[i].type != isa::MapType::kProgArray) continue;
+      const uint64_t slots = guest::MapObjectAddress(i) + guest::kMapPtrsOffset - objects->base;
+      objects->held_begin = std::min(objects->held_begin, slots);
+      objects->held_end = std::max(objects->held_end, slots + 8 * uint64_t{loaded.maps[i].max_entries});
+    }
+  }
   for (size_t i = 0; i < loaded.maps.size(); ++i) {
     const isa::MapSpec& map = loaded.maps[i];
     const uint64_t object = guest::MapObjectAddress(i);

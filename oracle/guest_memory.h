@@ -39,6 +39,12 @@ struct Region {
   // written_end), empty when begin >= end.
   uint64_t written_begin = ~uint64_t{0};
   uint64_t written_end = 0;
+  // The offsets [held_begin, held_end) hold bytes that one engine holds
+  // otherwise by design (a program array's slots, which kernel-interp
+  // points at its own programs); empty when begin >= end. See
+  // GuestMemory::held_read().
+  uint64_t held_begin = ~uint64_t{0};
+  uint64_t held_end = 0;
 
   bool Contains(uint64_t address, uint64_t length) const {
     return address >= base && length <= size && address - base <= size - length;
@@ -68,6 +74,7 @@ class GuestMemory {
     if (!(region->permissions & PermissionFor(kind))) return nullptr;
     private_read_ |= region->engine_private;
     const uint64_t offset = address - region->base;
+    held_read_ |= offset < region->held_end && offset + length > region->held_begin;
     if (kind == AccessKind::kWrite) {
       region->written_begin = std::min(region->written_begin, offset);
       region->written_end = std::max(region->written_end, offset + length);
@@ -96,8 +103,10 @@ class GuestMemory {
   // and the program sees neither.
   const uint8_t* Inspect(uint64_t address, uint64_t length, AccessKind kind) {
     const bool was_private = private_read_;
+    const bool was_held = held_read_;
     const uint8_t* p = Translate(address, length, kind);
     private_read_ = was_private;
+    held_read_ = was_held;
     return p;
   }
 
@@ -105,6 +114,10 @@ class GuestMemory {
   // ClearPrivateRead() (Translate() of any kind counts).
   bool private_read() const { return private_read_; }
   void ClearPrivateRead() { private_read_ = false; }
+  // Whether anything was read from a region's held bytes (Region::
+  // held_begin) since the last ClearHeldRead().
+  bool held_read() const { return held_read_; }
+  void ClearHeldRead() { held_read_ = false; }
   // The region the last successful Translate() hit.
   const Region* last_region() const { return last_; }
 
@@ -169,6 +182,7 @@ class GuestMemory {
   Region* last_ = nullptr;
   mutable size_t find_hint_ = 0;  // the index of the region Find() found last
   bool private_read_ = false;
+  bool held_read_ = false;
 };
 
 }  // namespace bpfdiff

@@ -28,6 +28,7 @@ ProgramRun::ProgramRun(GuestEnvironment& env, const LoadedCase& loaded, const In
       code_(loaded.programs[index].program.insns.data()),
       executed_(options.executed ? (*options.executed)[index].data() : nullptr) {
   memory_.ClearPrivateRead();
+  memory_.ClearHeldRead();
   for (int i = 0; i < 5; ++i) r_[i + 1] = args[static_cast<size_t>(i)];
   if (options.geometry.per_function()) {
     window_.emplace(options.geometry.EntrySp(options.cpu), GuestEnvironment::kResetStackBytes);
@@ -170,6 +171,7 @@ StepResult ProgramRun::Finish(EndKind end, uint64_t r0, std::string message) {
   outcome_.r0 = r0;
   outcome_.message = std::move(message);
   outcome_.read_engine_private = outside_ || helpers_.touched_private || memory_.private_read();
+  outcome_.read_program_array_slots = memory_.held_read();
   return kEnded;
 }
 
@@ -178,6 +180,7 @@ StepResult ProgramRun::EndWithFault(const FaultInfo& info) {
   outcome_.end = EndKind::kFault;
   outcome_.fault = info;
   outcome_.read_engine_private = outside_ || helpers_.touched_private || memory_.private_read();
+  outcome_.read_program_array_slots = memory_.held_read();
   return kEnded;
 }
 

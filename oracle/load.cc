@@ -201,6 +201,11 @@ constexpr int64_t kAtEntry = -2;  // clobbered_by: undefined since the program's
 struct EntryRule {
   uint16_t undefined_at_entry = 0;
   std::string_view where;  // "where a tail call enters the program"
+  // Undefined where a bpf-to-bpf call enters a function (0: the caller's,
+  // as in every JIT and in bpfdiff's interpreter).
+  uint16_t undefined_at_callee_entry = 0;
+  // Whether a call's clobbering of r1..r5 counts too.
+  bool calls_clobber = true;
 };
 constexpr EntryRule kTailCallEntry{kUndefinedAtTailCallEntry, "where a tail call enters the program"};
 constexpr int64_t kAtExceptionCallback = -3;  // clobbered_by: undefined since the exception callback's entry
@@ -273,7 +278,7 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
     }
     uint16_t out = static_cast<uint16_t>(in[pc] & ~use.writes);
     int64_t call = clobbered_by[pc];
-    if (use.clobbers_args) {
+    if (use.clobbers_args && entry.calls_clobber) {
       out |= kArgRegisters;
       call = static_cast<int64_t>(pc);
     }
@@ -295,7 +300,7 @@ std::optional<std::string> FindClobberedRead(const isa::Program& program, size_t
       case Shape::kCallLocal: {
         // The callee's arguments are the caller's r1..r5 at the call: one
         // that an earlier call left undefined is undefined in the callee.
-        const auto passed = static_cast<uint16_t>(in[pc] & kArgRegisters);
+        const auto passed = static_cast<uint16_t>((in[pc] & kArgRegisters) | entry.undefined_at_callee_entry);
         flow(static_cast<size_t>(isa::BranchTarget(insn, form.shape, pc)), passed,
              passed != 0 ? clobbered_by[pc] : -1);
         flow(next, out, call);
@@ -462,6 +467,13 @@ std::optional<std::string> FindReadAtTailCallEntry(const isa::Program& program, 
 std::optional<std::string> FindReadOfUndefinedAtEntry(const isa::Program& program, size_t index, uint16_t undefined,
                                                       std::string_view where) {
   return FindClobberedRead(program, index, EntryRule{undefined, where});
+}
+
+std::optional<std::string> FindReadOfUndefinedAtCalleeEntry(const isa::Program& program, size_t index) {
+  constexpr uint16_t kFreshInACallee =
+      RegisterBit(0) | RegisterBit(6) | RegisterBit(7) | RegisterBit(8) | RegisterBit(9);
+  return FindClobberedRead(program, index,
+                           EntryRule{0, "where a bpf-to-bpf call enters the function", kFreshInACallee, false});
 }
 
 Result<LoadedCase> LoadCase(const CaseSource& source) { return LoadCase(source, source.options); }

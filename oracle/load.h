@@ -120,5 +120,11 @@ std::optional<std::string> FindReadAtTailCallEntry(const isa::Program& program, 
 // undefined ("at the entry of a test_bpf case"), for the finding's words.
 std::optional<std::string> FindReadOfUndefinedAtEntry(const isa::Program& program, size_t index, uint16_t undefined,
                                                       std::string_view where);
+// The first read, in a function a bpf-to-bpf call enters, of r0 or r6..r9
+// before it writes them: what the kernel's verifier refuses ("R6
+// !read_ok"). (A read of what a call left undefined is clobbered_read's.) Every JIT and bpfdiff's
+// interpreter leave the caller's values there; the kernel's interpreter
+// gives a callee registers of its own (__bpf_prog_run_args<N>).
+std::optional<std::string> FindReadOfUndefinedAtCalleeEntry(const isa::Program& program, size_t index);
 
 }  // namespace bpfdiff

@@ -107,6 +107,10 @@ struct Outcome {
   // JIT keeps saved registers). Set by the interpreter; not compared, but a
   // divergence after it is not a JIT bug.
   bool read_engine_private = false;
+  // The run read a program array's slots (GuestMemory::held_read), which
+  // kernel-interp holds as the kernel does, pointing at its own programs.
+  // Set by the interpreter; not compared.
+  bool read_program_array_slots = false;
 
   // One line: "exit r0=0x1" / "fault at insn 3: read of 0x0" / ...
   std::string Summary() const;

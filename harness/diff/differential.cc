@@ -202,6 +202,12 @@ Verdict DifferentialRunner::CompareWithReference(const CaseRun& case_run, const 
       entry_read && run.tail_call_restores_registers) {
     return {Verdict::Kind::kNotComparable, "", *entry_read};
   }
+  if (x.read_program_array_slots && run.holds_own_program_array_slots) {
+    return {Verdict::Kind::kNotComparable, "",
+            fmt::format("the program read a program array's slots, which {} holds as the kernel does (pointers to "
+                        "its own programs)",
+                        run.engine)};
+  }
   if (x.read_engine_private) {
     return {Verdict::Kind::kNotComparable, "",
             "the program touched bytes that differ between engines by design (JIT code, "
@@ -270,6 +276,7 @@ std::vector<EngineRun> DifferentialRunner::RunEngines(const CaseRun& case_run,
       continue;
     }
     run.reports_tail_calls = engines_[i]->ReportsTailCalls();
+    run.holds_own_program_array_slots = engines_[i]->HoldsOwnProgramArraySlots();
     const auto inlined = engines_[i]->inlined_helpers();
     run.inlined_by_code.assign(inlined.begin(), inlined.end());
     run.tail_call_restores_registers = engines_[i]->tail_call_restores_registers();

@@ -35,6 +35,7 @@ struct EngineRun {
   // Engine::ReportsTailCalls: false, and its outcome's tail_calls are not
   // compared.
   bool reports_tail_calls = true;
+  bool holds_own_program_array_slots = false;  // Engine::HoldsOwnProgramArraySlots
   Verdict verdict;                 // against the reference (kMatch for the reference)
 
   // For a run without an outcome, why, in one line: "could not compile:

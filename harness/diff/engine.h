@@ -85,6 +85,10 @@ class Engine {
   // one that cannot observe them is compared on everything else, their
   // effects included.
   virtual bool ReportsTailCalls() const { return true; }
+  // Whether the program arrays' slots hold its own pointers for its runs
+  // (Outcome::read_program_array_slots): a run that read them is not
+  // comparable with it.
+  virtual bool HoldsOwnProgramArraySlots() const { return false; }
   // Frees what Prepare() made.
   virtual void Release() = 0;
 

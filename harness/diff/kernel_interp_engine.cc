@@ -508,7 +508,11 @@ Status KernelInterpreterEngine::Prepare(const LoadedCase& loaded) {
   Release();
   impl_->loaded = &loaded;
   for (size_t p = 0; p < loaded.programs.size(); ++p) {
-    if (auto refusal = kernelsrc::InterpreterRefusal(loaded.programs[p].program)) {
+    std::optional<std::string> refusal = kernelsrc::InterpreterRefusal(loaded.programs[p].program);
+    // A callee of the kernel's interpreter gets registers of its own:
+    // what a JIT's callee reads of its caller's, it reads uninitialized.
+    if (!refusal) refusal = FindReadOfUndefinedAtCalleeEntry(loaded.programs[p].program, p);
+    if (refusal) {
       not_comparable_ = fmt::format("the kernel's verifier does not load program {} for its interpreter: {}", p,
                                     *refusal);
       return {};

@@ -60,6 +60,7 @@ class KernelInterpreterEngine final : public Engine {
   bool verifier_refused() const override { return not_comparable_.has_value(); }
   bool RunsOnHostMemory() const override { return true; }
   bool ReportsTailCalls() const override { return false; }
+  bool HoldsOwnProgramArraySlots() const override { return true; }
   void Release() override;
 
   struct Impl;

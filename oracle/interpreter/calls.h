@@ -194,7 +194,9 @@ inline StepResult ProgramRun::EnterCallback(const Frame& loop) {
   }
   ++tail_call_count_;
   const uint64_t entry = map + guest::kMapPtrsOffset + uint64_t{slot} * 8;
-  const uint8_t* prog_ptr = memory_.Translate(entry, 8, AccessKind::kRead);
+  // The slot is the tail call's to read, not the program's: every engine
+  // reads its own there (GuestMemory::held_read).
+  const uint8_t* prog_ptr = memory_.Inspect(entry, 8, AccessKind::kRead);
   if (prog_ptr == nullptr) return Fault(pc, entry, 8, AccessKind::kRead);
   const uint64_t prog = ReadSized(prog_ptr, 8);
   if (prog == 0) {

@@ -180,6 +180,7 @@ call local f
 mov %r0, 3
 exit
 f:
+mov %r0, 0
 jeq %r1, 0, out
 stdw [%r10-16], 0xef
 out:
@@ -211,6 +212,51 @@ exit
 0x77
 )");
   ExpectAgreedOn(ran, 0x77);
+}
+
+TEST(KernelInterp, AReadOfTheProgramArraysSlotsIsNotComparable) {
+  // bpf_probe_read of the program array's slot: a guest program object's
+  // address in bpfdiff's interpreter, a host struct bpf_prog in the
+  // kernel's, as in the kernel. Not a disagreement of the two.
+  const Ran ran = RunData(R"(
+-- map 1 prog_array key=4 value=4 entries=1
+1
+-- asm
+mov %r1, %r10
+add %r1, -8
+mov %r2, 8
+lddw %r3, map:1
+add %r3, 64
+call 4
+ldxdw %r0, [%r10-8]
+exit
+-- asm 1
+mov %r0, 0
+exit
+)");
+  ASSERT_EQ(ran.run.runs.size(), 2u);
+  EXPECT_EQ(ran.kernel().verdict.kind, Verdict::Kind::kNotComparable) << ran.kernel().verdict.Describe();
+  EXPECT_NE(ran.kernel().verdict.detail.find("program array's slots"), std::string::npos)
+      << ran.kernel().verdict.detail;
+}
+
+TEST(KernelInterp, ACalleeReadingWhatItWasNotGivenIsRefused) {
+  // f returns r0 without writing it: every JIT returns the caller's r0,
+  // the kernel's interpreter its callee's own, uninitialized; the
+  // verifier refuses the read (R0 !read_ok).
+  const Ran ran = RunData(R"(
+-- asm
+mov %r0, 5
+call local f
+exit
+f:
+exit
+)");
+  ASSERT_EQ(ran.run.runs.size(), 2u);
+  EXPECT_TRUE(ran.kernel().verifier_refused);
+  EXPECT_NE(ran.kernel().verdict.detail.find("reads r0, which is undefined where a bpf-to-bpf call enters"),
+            std::string::npos)
+      << ran.kernel().verdict.detail;
 }
 
 TEST(KernelInterp, RefusesWhatTheVerifierDoesNotLoadForTheInterpreter) {
