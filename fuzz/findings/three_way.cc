@@ -29,18 +29,25 @@ std::optional<std::string> ThreeWayVerdict(const CaseRun& run, const EngineRun& 
   const std::string by_kernel = kernel->outcome->Summary();
   const std::string by_reference = reference.outcome->Summary();
   if (&*kernel == &diverged) {
-    std::vector<std::string_view> with_kernel, with_reference;
+    // A JIT that matched the reference agrees with it in everything
+    // compared; one that did not, with the kernel's interpreter at most
+    // in how it ended.
+    std::vector<std::string_view> with_reference, with_kernel;
     for (const EngineRun& other : *runs) {
       if (!IsJit(other) || !other.outcome) continue;
-      const std::string summary = other.outcome->Summary();
-      if (summary == by_kernel) with_kernel.push_back(other.engine);
-      if (summary == by_reference && summary != by_kernel) with_reference.push_back(other.engine);
+      if (other.verdict.match()) {
+        with_reference.push_back(other.engine);
+      } else if (other.outcome->Summary() == by_kernel) {
+        with_kernel.push_back(other.engine);
+      }
     }
+    auto names = [](const std::vector<std::string_view>& v) {
+      return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ", "));
+    };
     return fmt::format(
         "the two interpreters disagree: bpfdiff's oracle or the kernel's interpreter is wrong, no JIT; the JITs "
-        "that end as kernel-interp does ({}): {}; as {} does ({}): {}",
-        by_kernel, with_kernel.empty() ? "none" : fmt::format("{}", fmt::join(with_kernel, ", ")), reference.engine,
-        by_reference, with_reference.empty() ? "none" : fmt::format("{}", fmt::join(with_reference, ", ")));
+        "that agree with {}: {}; that end as kernel-interp does ({}) and not as {}: {}",
+        reference.engine, names(with_reference), by_kernel, reference.engine, names(with_kernel));
   }
   if (kernel->verdict.match()) {
     return fmt::format("{} differs from both interpreters (kernel-interp agrees with {}): a JIT finding",

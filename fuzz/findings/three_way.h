@@ -14,7 +14,8 @@ namespace bpfdiff::fuzz {
 // One line on `diverged` (a run of `run`) against both interpreters, or
 // nullopt when kernel-interp did not run beside it:
 //  - kernel-interp itself diverged: the two interpreters disagree; which
-//    JITs end as the kernel's interpreter does and which as bpfdiff's;
+//    JITs agree with bpfdiff's (matched it), and which end as the
+//    kernel's does;
 //  - a JIT diverged and kernel-interp matched bpfdiff's interpreter: the
 //    JIT differs from both, a JIT finding;
 //  - a JIT diverged and kernel-interp did not match either: whether the
