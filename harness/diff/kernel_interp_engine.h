@@ -18,7 +18,8 @@
 //  - each helper call reaches a host function that leaves that stack and
 //    calls bpfdiff's helper (oracle/helpers.h) on the caller's, as the JIT
 //    engines' stubs do; a tail call reads the program array, whose slots
-//    point at the interpreter's struct bpf_prog for the run.
+//    point at the interpreter's struct bpf_prog for the run (a run that
+//    reads them is not comparable: HoldsOwnProgramArraySlots).
 // It is entered as a bpf-to-bpf call enters it (r1 the context, r2 its
 // length, r0 returned whole), since the kernel's bpf_func entry returns
 // only r0's low half and zeroes r2.
