@@ -4,9 +4,10 @@
 #include <ucontext.h>
 
 #include <array>
-#include <csetjmp>
 #include <atomic>
+#include <csetjmp>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
