@@ -66,9 +66,15 @@ struct FiberRun {
   uint64_t fault_address = 0;
   bool fault_write = false;
   uint64_t fault_pc = 0;
-  // The caller's stack, for AddressSanitizer's account of the switch back.
+  // The caller's stack, for AddressSanitizer's account of the switch back,
+  // and the two stacks of the run (Impl::RunOnFiber), for its account of
+  // the assembly's switches between them.
   const void* caller_bottom = nullptr;
   size_t caller_size = 0;
+  const void* fiber_bottom = nullptr;
+  size_t fiber_size = 0;
+  const void* calls_bottom = nullptr;
+  size_t calls_size = 0;
 };
 
 thread_local FiberRun* t_run = nullptr;
@@ -84,6 +90,17 @@ void FinishSwitch([[maybe_unused]] void* fake_stack, [[maybe_unused]] const void
                   [[maybe_unused]] size_t* from_size = nullptr) {
 #ifdef BPFDIFF_FIBER_ASAN
   __sanitizer_finish_switch_fiber(fake_stack, from_bottom, from_size);
+#endif
+}
+
+// Tells AddressSanitizer that the code now runs on [bottom, bottom +
+// size): the assembly switches between the interpreter's stack and the
+// calls' without telling it, and a function that does not return (a
+// longjmp, setcontext) makes it clean the stack it believes is current.
+void NowOnStack([[maybe_unused]] const void* bottom, [[maybe_unused]] size_t size) {
+#ifdef BPFDIFF_FIBER_ASAN
+  __sanitizer_start_switch_fiber(nullptr, bottom, size);
+  __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
 #endif
 }
 
@@ -116,6 +133,7 @@ void FiberMain() {
 
 extern "C" [[noreturn]] void bpfdiff_kinterp_finished(uint64_t r0) {
   FiberRun& run = *t_run;
+  NowOnStack(run.calls_bottom, run.calls_size);
   run.on_fiber = false;
   run.r0 = r0;
   run.stop = FiberStop::kReturned;
@@ -307,18 +325,22 @@ extern "C" uint64_t bpfdiff_kinterp_dispatch(uint64_t r1, uint64_t r2, uint64_t 
                                              uint64_t slot) {
   FiberRun& run = *t_run;
   run.on_fiber = false;
+  NowOnStack(run.calls_bottom, run.calls_size);
+  uint64_t value = 0;
   if (slot == kProbeReadSlot) {
     const int result = ProbeRead(*run.memory, reinterpret_cast<void*>(r1), static_cast<uint32_t>(r2), r3);
-    run.on_fiber = true;
-    return static_cast<uint64_t>(static_cast<int64_t>(result));
+    value = static_cast<uint64_t>(static_cast<int64_t>(result));
+  } else {
+    const HelperAnswer answer = run.serve(run.server, Slots().ids[slot], {r1, r2, r3, r4, r5});
+    if (!answer.resume) {
+      run.stop = FiberStop::kHelper;
+      LeaveFiber(run);
+    }
+    value = answer.value;
   }
-  const HelperAnswer answer = run.serve(run.server, Slots().ids[slot], {r1, r2, r3, r4, r5});
-  if (!answer.resume) {
-    run.stop = FiberStop::kHelper;
-    LeaveFiber(run);
-  }
+  NowOnStack(run.fiber_bottom, run.fiber_size);  // where the assembly returns
   run.on_fiber = true;
-  return answer.value;
+  return value;
 }
 
 namespace {
@@ -381,6 +403,10 @@ FiberRun KernelInterpreterEngine::Impl::RunOnFiber(GuestMemory& memory, const vo
     return run;
   }
   bpfdiff_kinterp_helper_stack = reinterpret_cast<uint64_t>(helper_stack.data() + helper_stack.size());
+  run.fiber_bottom = reinterpret_cast<const void*>(stack_bottom);
+  run.fiber_size = stack_bytes;
+  run.calls_bottom = helper_stack.data();
+  run.calls_size = helper_stack.size() * sizeof(helper_stack[0]);
   bpfdiff_kinterp_args_entry = reinterpret_cast<uint64_t>(entry);
 #if defined(__x86_64__)
   kernelsrc::SetProbeHook(bpfdiff_kinterp_probe_read);
