@@ -97,10 +97,13 @@ void FinishSwitch([[maybe_unused]] void* fake_stack, [[maybe_unused]] const void
 // size): the assembly switches between the interpreter's stack and the
 // calls' without telling it, and a function that does not return (a
 // longjmp, setcontext) makes it clean the stack it believes is current.
+// The fake stack (use-after-return detection's frames) stays the one in
+// use: saved at the start, given back at the finish.
 void NowOnStack([[maybe_unused]] const void* bottom, [[maybe_unused]] size_t size) {
 #ifdef BPFDIFF_FIBER_ASAN
-  __sanitizer_start_switch_fiber(nullptr, bottom, size);
-  __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+  void* fake_stack = nullptr;
+  __sanitizer_start_switch_fiber(&fake_stack, bottom, size);
+  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
 #endif
 }
 
