@@ -259,7 +259,6 @@ const struct bpfdiff_kjit_insn *bpfdiff_kinterp_insns(const void *prog)
 	return (const struct bpfdiff_kjit_insn *)((const struct bpf_prog *)prog)->insnsi;
 }
 
-uint32_t bpfdiff_kinterp_length(const void *prog) { return ((const struct bpf_prog *)prog)->len; }
 
 bpfdiff_kinterp_entry bpfdiff_kinterp_entry_for(uint32_t stack_depth)
 {
@@ -292,7 +291,6 @@ void bpfdiff_kinterp_end(char *message, size_t message_size)
 
 int bpfdiff_kinterp_opcode_known(uint8_t code) { return bpf_opcode_in_insntable(code); }
 
-uint64_t bpfdiff_kinterp_call_base(void) { return (uint64_t)(unsigned long)__bpf_call_base; }
 
 /* bpf_probe_read_kernel_common() until an engine says otherwise: a
  * service bpfdiff does not model (core_services.c). */

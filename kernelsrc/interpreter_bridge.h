@@ -35,9 +35,8 @@ struct bpfdiff_kinterp_world {
 void *bpfdiff_kinterp_load(const struct bpfdiff_kinterp_world *world, const struct bpfdiff_kjit_program *program,
 			   char *message, size_t message_size);
 void bpfdiff_kinterp_free(void *prog);
-/* The instructions of a loaded program, and how many. */
+/* The instructions of a loaded program. */
 const struct bpfdiff_kjit_insn *bpfdiff_kinterp_insns(const void *prog);
-uint32_t bpfdiff_kinterp_length(const void *prog);
 
 /* The tree's interpreter of a function with `stack_depth` bytes of BPF
  * stack, entered with r1..r5 set and r0 returned whole:
@@ -58,9 +57,6 @@ void bpfdiff_kinterp_end(char *message, size_t message_size);
 /* Whether core.c's bpf_opcode_in_insntable() knows `code` (what the
  * verifier's resolve_pseudo_ldimm64() accepts at all). */
 int bpfdiff_kinterp_opcode_known(uint8_t code);
-
-/* __bpf_call_base's address, what helper distances are counted from. */
-uint64_t bpfdiff_kinterp_call_base(void);
 
 /* Where bpf_probe_read_kernel_common() goes: core_services.c's is one
  * jump through this pointer, so that the interpreter's stack gets no frame

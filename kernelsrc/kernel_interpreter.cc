@@ -116,7 +116,6 @@ std::optional<std::string> InterpreterRefusal(const isa::Program& program) {
 InterpreterProgram::~InterpreterProgram() { bpfdiff_kinterp_free(prog_); }
 
 const void* InterpreterProgram::insns() const { return bpfdiff_kinterp_insns(prog_); }
-uint32_t InterpreterProgram::length() const { return bpfdiff_kinterp_length(prog_); }
 
 namespace {
 

@@ -71,9 +71,8 @@ class InterpreterProgram {
 
   // The struct bpf_prog, for a program array's slot.
   uint64_t object() const { return reinterpret_cast<uint64_t>(prog_); }
-  // Its first instruction, and how many there are after the fixups.
+  // Its first instruction.
   const void* insns() const;
-  uint32_t length() const;
 
  private:
   explicit InterpreterProgram(void* prog) : prog_(prog) {}

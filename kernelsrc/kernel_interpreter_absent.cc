@@ -21,7 +21,6 @@ std::optional<std::string> InterpreterRefusal(const isa::Program&) {
 
 InterpreterProgram::~InterpreterProgram() = default;
 const void* InterpreterProgram::insns() const { return nullptr; }
-uint32_t InterpreterProgram::length() const { return 0; }
 
 Result<std::unique_ptr<InterpreterProgram>> InterpreterProgram::Load(const isa::Program&, uint32_t,
                                                                      HostHelper (*)(int32_t)) {

@@ -183,7 +183,7 @@ Verdict DifferentialRunner::CompareWithReference(const CaseRun& case_run, const 
   }
   // An engine that cannot see its tail calls is compared on their effects.
   std::optional<Outcome> with_reference_tail_calls;
-  if (!run.reports_tail_calls) {
+  if (!run.reports_tail_calls && x.tail_calls != y.tail_calls) {
     with_reference_tail_calls = y;
     with_reference_tail_calls->tail_calls = x.tail_calls;
   }
