@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 
+#include <fmt/format.h>
+
 namespace bpfdiff::jit {
 namespace {
 
@@ -32,6 +34,8 @@ void SetBits(std::vector<uint64_t>& bits, uint64_t first, uint64_t count, bool v
 struct ProgPack::Pack {
   std::vector<uint64_t> bitmap = std::vector<uint64_t>(kWords, 0);
   uint64_t used = 0;
+  bool external = false;  // another allocator's (MapExternal): Alloc does not use it
+  bool unmapped = false;  // UnmapExternal came while slots still lay in it
 };
 
 ProgPack::ProgPack(const PackConfig& config, TextPatcher& patcher)
@@ -77,6 +81,18 @@ std::optional<uint64_t> ProgPack::FindFreeRun(const Pack& pack, uint64_t chunks)
   return std::nullopt;
 }
 
+std::optional<uint64_t> ProgPack::FindOversizeRoom(uint64_t bytes) {
+  std::sort(oversize_used_.begin(), oversize_used_.end(),
+            [](const OversizeBlock& a, const OversizeBlock& b) { return a.offset < b.offset; });
+  uint64_t offset = 0;
+  for (const auto& block : oversize_used_) {
+    if (block.offset - offset >= bytes) break;
+    offset = block.offset + block.bytes;
+  }
+  if (offset + bytes > config_.oversize.size) return std::nullopt;
+  return offset;
+}
+
 Result<int> ProgPack::NewPack() {
   for (size_t i = 0; i < packs_.size(); ++i) {
     if (packs_[i]) continue;
@@ -110,16 +126,9 @@ Result<std::unique_ptr<PackAllocation>> ProgPack::Alloc(uint64_t image_bytes, ui
     // Larger than a pack (or packing off, or far from the packs): an
     // allocation of its own, first fit.
     const uint64_t bytes = RoundUp(size, kOversizeGranule);
-    std::sort(oversize_used_.begin(), oversize_used_.end(),
-              [](const OversizeBlock& a, const OversizeBlock& b) { return a.offset < b.offset; });
-    uint64_t offset = 0;
-    for (const auto& block : oversize_used_) {
-      if (block.offset - offset >= bytes) break;
-      offset = block.offset + block.bytes;
-    }
-    if (offset + bytes > config_.oversize.size) {
-      return Fail("no room for an oversize image of {} bytes", bytes);
-    }
+    const std::optional<uint64_t> room = FindOversizeRoom(bytes);
+    if (!room) return Fail("no room for an oversize image of {} bytes", bytes);
+    const uint64_t offset = *room;
     oversize_used_.push_back({offset, bytes});
     allocation->rx_slot_ = config_.oversize.guest_base + offset;
     allocation->slot_bytes_ = bytes;
@@ -131,7 +140,9 @@ Result<std::unique_ptr<PackAllocation>> ProgPack::Alloc(uint64_t image_bytes, ui
     int pack_index = -1;
     std::optional<uint64_t> first;
     for (size_t i = 0; i < packs_.size() && !first; ++i) {
-      if (packs_[i] && (first = FindFreeRun(*packs_[i], chunks))) pack_index = static_cast<int>(i);
+      if (packs_[i] && !packs_[i]->external && (first = FindFreeRun(*packs_[i], chunks))) {
+        pack_index = static_cast<int>(i);
+      }
     }
     if (!first) {
       auto created = NewPack();
@@ -159,9 +170,11 @@ Result<std::unique_ptr<PackAllocation>> ProgPack::Alloc(uint64_t image_bytes, ui
   allocation->image_bytes_ = image_bytes;
   allocation->rw_.resize(allocation->slot_bytes_);
   FillWords(allocation->rw_.data(), allocation->rw_.size(), kBreakFault);
+  // struct bpf_binary_header: the size, then padding up to the image's
+  // 8-byte alignment, which keeps the fill (core.c fills the whole RW
+  // buffer, then sets the size).
   const auto header = static_cast<uint32_t>(allocation->slot_bytes_);
   std::memcpy(allocation->rw_.data(), &header, 4);
-  std::memset(allocation->rw_.data() + 4, 0, kHeaderSize - 4);
   ++live_rw_buffers_;
   return allocation;
 }
@@ -204,6 +217,11 @@ void ProgPack::Invalidate(uint64_t rx, uint64_t bytes) {
 
 void ProgPack::Free(std::unique_ptr<PackAllocation> allocation) {
   if (!allocation) return;
+  // Another allocator's slot is its to invalidate: only the record goes.
+  if (allocation->adopted_) {
+    Disown(std::move(allocation));
+    return;
+  }
   if (!allocation->finalized_) --live_rw_buffers_;
   Invalidate(allocation->rx_slot_, allocation->slot_bytes_);
   if (allocation->oversize()) {
@@ -224,8 +242,9 @@ void ProgPack::Free(std::unique_ptr<PackAllocation> allocation) {
 PackAccounting ProgPack::Accounting() const {
   PackAccounting a;
   for (const auto& pack : packs_) {
-    if (!pack) continue;
+    if (!pack || pack->unmapped) continue;
     ++a.packs;
+    a.external_packs += pack->external ? 1 : 0;
     a.chunks_used += pack->used;
     a.chunks_free += kChunksPerPack - pack->used;
     // A word at a time: all free, all used, or bit by bit.
@@ -252,10 +271,136 @@ PackAccounting ProgPack::Accounting() const {
 }
 
 const std::vector<uint64_t>* ProgPack::Bitmap(int pack) const {
-  if (pack < 0 || static_cast<size_t>(pack) >= packs_.size() || !packs_[static_cast<size_t>(pack)]) {
+  if (pack < 0 || static_cast<size_t>(pack) >= packs_.size() || !packs_[static_cast<size_t>(pack)] ||
+      packs_[static_cast<size_t>(pack)]->unmapped) {
     return nullptr;
   }
   return &packs_[static_cast<size_t>(pack)]->bitmap;
+}
+
+Result<uint64_t> ProgPack::MapExternal(uint64_t bytes) {
+  if (bytes == 0) return Fail("execmem_alloc of 0 bytes");
+  if (bytes == kPackSize && config_.pack_images) {
+    for (size_t i = 0; i < packs_.size(); ++i) {
+      if (packs_[i]) continue;
+      packs_[i] = std::make_unique<Pack>();
+      packs_[i]->external = true;
+      ++packs_created_;
+      return config_.packs.guest_base + i * kPackSize;
+    }
+    return Fail("all {} prog pack regions are in use", packs_.size());
+  }
+  // Anything else (an image larger than a pack) where oversize images go.
+  const uint64_t rounded = RoundUp(bytes, kPageSize);
+  const std::optional<uint64_t> room = FindOversizeRoom(rounded);
+  if (!room) return Fail("no room for {} bytes of executable memory", rounded);
+  oversize_used_.push_back({*room, rounded, true});
+  return config_.oversize.guest_base + *room;
+}
+
+uint64_t ProgPack::ExternalBytes(uint64_t address) const {
+  if (config_.packs.Contains(address, 1) && (address - config_.packs.guest_base) % kPackSize == 0) {
+    const auto& pack = packs_[static_cast<size_t>((address - config_.packs.guest_base) / kPackSize)];
+    return pack && pack->external && !pack->unmapped ? kPackSize : 0;
+  }
+  for (const OversizeBlock& b : oversize_used_) {
+    if (b.external && config_.oversize.guest_base + b.offset == address) return b.bytes;
+  }
+  return 0;
+}
+
+std::string ProgPack::UnmapExternal(uint64_t address) {
+  if (config_.packs.Contains(address, 1) && (address - config_.packs.guest_base) % kPackSize == 0) {
+    const auto index = static_cast<size_t>((address - config_.packs.guest_base) / kPackSize);
+    std::unique_ptr<Pack>& pack = packs_[index];
+    if (!pack || !pack->external || pack->unmapped) {
+      return fmt::format("execmem_free(0x{:x}) of a pack not mapped for it", address);
+    }
+    ++packs_released_;
+    if (pack->used != 0) {
+      pack->unmapped = true;
+      return fmt::format("execmem_free(0x{:x}) of a pack where {} chunks are in live slots", address, pack->used);
+    }
+    pack.reset();
+    return "";
+  }
+  if (config_.oversize.Contains(address, 1)) {
+    const uint64_t offset = address - config_.oversize.guest_base;
+    const auto erased = std::erase_if(oversize_used_, [&](const OversizeBlock& b) {
+      return b.external && b.offset == offset;
+    });
+    if (erased == 1) return "";
+  }
+  return fmt::format("execmem_free(0x{:x}) of memory not mapped for it", address);
+}
+
+std::unique_ptr<PackAllocation> ProgPack::Adopt(uint64_t rx_slot, uint64_t slot_bytes, uint64_t rx_image,
+                                                uint64_t image_bytes, std::string* problem) {
+  auto allocation = std::make_unique<PackAllocation>();
+  allocation->rx_slot_ = rx_slot;
+  allocation->slot_bytes_ = slot_bytes;
+  allocation->image_offset_ = rx_image - rx_slot;
+  allocation->image_bytes_ = image_bytes;
+  allocation->adopted_ = true;
+  ++live_rw_buffers_;
+  const auto report = [&](std::string what) {
+    if (problem != nullptr && problem->empty()) *problem = std::move(what);
+  };
+  if (rx_image < rx_slot || rx_image + image_bytes > rx_slot + slot_bytes) {
+    report(fmt::format("the image at 0x{:x} (+0x{:x}) is not inside its slot at 0x{:x} (+0x{:x})", rx_image,
+                       image_bytes, rx_slot, slot_bytes));
+  }
+  if (config_.packs.Contains(rx_slot, slot_bytes)) {
+    const uint64_t offset = rx_slot - config_.packs.guest_base;
+    const auto index = static_cast<size_t>(offset / kPackSize);
+    Pack* pack = packs_[index].get();
+    if (pack == nullptr || !pack->external || pack->unmapped) {
+      report(fmt::format("the slot at 0x{:x} lies in no pack mapped for the allocator", rx_slot));
+      return allocation;  // a record outside any pack: Disown leaves the packs alone
+    }
+    if (offset % kChunkSize != 0 || slot_bytes % kChunkSize != 0 || offset % kPackSize + slot_bytes > kPackSize) {
+      report(fmt::format("the slot at 0x{:x} (+0x{:x}) is not whole chunks of one pack", rx_slot, slot_bytes));
+      return allocation;
+    }
+    allocation->pack_ = static_cast<int>(index);
+    allocation->first_chunk_ = offset % kPackSize / kChunkSize;
+    const uint64_t chunks = slot_bytes / kChunkSize;
+    for (uint64_t c = allocation->first_chunk_; c < allocation->first_chunk_ + chunks; ++c) {
+      if (((pack->bitmap[c / 64] >> (c % 64)) & 1) != 0) {
+        report(fmt::format("the slot at 0x{:x} (+0x{:x}) overlaps a live slot at chunk {} of pack {}", rx_slot,
+                           slot_bytes, c, index));
+        allocation->pack_ = -2;  // not in the bitmap: Disown leaves it alone
+        return allocation;
+      }
+    }
+    SetBits(pack->bitmap, allocation->first_chunk_, chunks, true);
+    pack->used += chunks;
+    return allocation;
+  }
+  const bool mapped = std::any_of(oversize_used_.begin(), oversize_used_.end(), [&](const OversizeBlock& b) {
+    return b.external && config_.oversize.guest_base + b.offset == rx_slot && b.bytes >= slot_bytes;
+  });
+  if (!mapped) report(fmt::format("the slot at 0x{:x} (+0x{:x}) lies in no range mapped for the allocator", rx_slot,
+                                  slot_bytes));
+  return allocation;
+}
+
+void ProgPack::MarkFinalized(PackAllocation& allocation) {
+  if (allocation.finalized_) return;
+  allocation.finalized_ = true;
+  --live_rw_buffers_;
+}
+
+void ProgPack::Disown(std::unique_ptr<PackAllocation> allocation) {
+  if (!allocation) return;
+  if (!allocation->finalized_) --live_rw_buffers_;
+  if (allocation->pack_ < 0) return;
+  std::unique_ptr<Pack>& pack = packs_[static_cast<size_t>(allocation->pack_)];
+  if (!pack) return;
+  const uint64_t chunks = allocation->slot_bytes_ / kChunkSize;
+  SetBits(pack->bitmap, allocation->first_chunk_, chunks, false);
+  pack->used -= chunks;
+  if (pack->unmapped && pack->used == 0) pack.reset();
 }
 
 std::optional<uint32_t> ProgPack::ReadWord(uint64_t rx) const {

@@ -46,6 +46,7 @@ struct PackBugs {
   bool flush_quarter_range = false;      // finalize flushes a quarter of the range it wrote
   bool first_fit_checks_ends = false;    // first fit takes a run whose first and last chunks are free
   bool copy_stops_at_page_end = false;   // finalize copies only up to the end of the slot's first page
+  friend bool operator==(const PackBugs&, const PackBugs&) = default;
 };
 
 class PackAllocation {
@@ -60,6 +61,9 @@ class PackAllocation {
   bool oversize() const { return pack_ < 0; }
   int pack() const { return pack_; }
   uint64_t first_chunk() const { return first_chunk_; }
+  // Handed out by another allocator (core.c's, ProgPack::Adopt), which
+  // owns its RW buffer and its copy: this is the record of it.
+  bool adopted() const { return adopted_; }
 
  private:
   friend class ProgPack;
@@ -71,6 +75,7 @@ class PackAllocation {
   int pack_ = -1;
   uint64_t first_chunk_ = 0;
   bool finalized_ = false;
+  bool adopted_ = false;
 };
 
 // Where an allocation lies. The kernel's packs come from execmem, which on
@@ -90,6 +95,7 @@ struct PackAccounting {
   int live_rw_buffers = 0;     // allocations not yet finalized or freed
   uint64_t packs_created = 0;  // over the allocator's life
   uint64_t packs_released = 0;
+  int external_packs = 0;      // of `packs`, those another allocator manages (MapExternal)
 };
 
 struct PackConfig {
@@ -128,6 +134,34 @@ class ProgPack {
 
   PackAccounting Accounting() const;
 
+  // Memory for another allocator: kernel/bpf/core.c's prog pack, run as
+  // the kernel's code over this pack's regions (kernelsrc/kernel_jit.h).
+  // Only what lies below it is this class's: execmem_alloc (MapExternal:
+  // a whole pack for kPackSize bytes, else page-rounded bytes of the
+  // oversize region; nothing is written, the allocator fills it), and
+  // execmem_free (UnmapExternal). The slots it hands out are recorded as
+  // allocations (Adopt, MarkFinalized, Disown) in a bitmap of its packs
+  // kept here, so that Accounting, Bitmap and the lifecycle checks see
+  // them as they see this class's own: what another allocator does is
+  // checked from outside, by what it hands out and gives back.
+  Result<uint64_t> MapExternal(uint64_t bytes);
+  // A problem, or "" when the range was mapped by MapExternal and no
+  // adopted slot lies in it. A pack unmapped while slots lie in it stays
+  // recorded (Bitmap: nullptr) until they are disowned.
+  std::string UnmapExternal(uint64_t address);
+  // The bytes MapExternal mapped at `address` (0: nothing mapped there).
+  uint64_t ExternalBytes(uint64_t address) const;
+  // Records a slot the other allocator handed out. The record is made
+  // whatever is wrong with it (the slot is in use from now on); `problem`
+  // gets what is: outside any range mapped for it, not chunk-aligned, or
+  // overlapping a live slot's chunks.
+  std::unique_ptr<PackAllocation> Adopt(uint64_t rx_slot, uint64_t slot_bytes, uint64_t rx_image,
+                                        uint64_t image_bytes, std::string* problem);
+  // The other allocator copied the image and freed its RW buffer.
+  void MarkFinalized(PackAllocation& allocation);
+  // The other allocator freed the slot (and invalidated it, if it does).
+  void Disown(std::unique_ptr<PackAllocation> allocation);
+
   // The holes' generator. The harness saves its state once and restores it
   // before every case, so that where a case's images land (the addresses
   // its listing and its outcome show) depends on the case alone, not on
@@ -146,7 +180,9 @@ class ProgPack {
   struct Pack;
   struct OversizeBlock {
     uint64_t offset, bytes;
+    bool external = false;  // mapped for another allocator
   };
+  std::optional<uint64_t> FindOversizeRoom(uint64_t bytes);
   std::optional<uint64_t> FindFreeRun(const Pack& pack, uint64_t chunks) const;
   Result<int> NewPack();
   void Invalidate(uint64_t rx, uint64_t bytes);

@@ -33,6 +33,32 @@ struct bpfdiff_kjit_world {
 	void (*pack_finalize)(void *owner, uint64_t rx_header);
 	/* bpf_jit_binary_pack_free, also of an unfinalized slot. */
 	void (*pack_free)(void *owner, uint64_t rx_header);
+	/* With kernel_pack set, none of the three above is called: the JIT's
+	 * bpf_jit_binary_pack_*() and bpf_prog_pack_*() are kernel/bpf/core.c's
+	 * own, and bpfdiff supplies only what lies below them:
+	 *   exec_map      execmem_alloc(EXECMEM_BPF, bytes): a guest range,
+	 *                 readable and writable at its guest address in this
+	 *                 process (core.c fills a new pack there); 0 for none.
+	 *   exec_unmap    execmem_free of such a range.
+	 *   exec_protect  set_memory_rox: the range becomes text. 0, or -1.
+	 * and is told what core.c hands out and takes back, to check it from
+	 * outside:
+	 *   slot_adopted    a slot of slot_bytes at rx_header, its image
+	 *                   (image_bytes) at rx_image;
+	 *   slot_finalized  the image, as the RW buffer holds it when
+	 *                   bpf_jit_binary_pack_finalize() is called;
+	 *   slot_released   the slot is being freed (told before core.c's
+	 *                   free runs, which may unmap its pack).
+	 * A problem (a slot outside the ranges mapped, overlapping another,
+	 * a range unmapped while slots lie in it) is kept by the owner. */
+	int kernel_pack;
+	uint64_t (*exec_map)(void *owner, uint64_t bytes);
+	void (*exec_unmap)(void *owner, uint64_t address);
+	int (*exec_protect)(void *owner, uint64_t address, uint64_t bytes);
+	void (*slot_adopted)(void *owner, uint64_t rx_header, uint64_t slot_bytes, uint64_t rx_image,
+			     uint32_t image_bytes);
+	void (*slot_finalized)(void *owner, uint64_t rx_header, const uint8_t *rw_image, uint32_t image_bytes);
+	void (*slot_released)(void *owner, uint64_t rx_header);
 	/* aarch64_insn_copy and aarch64_insn_set: writes to RX memory. */
 	void (*text_copy)(void *owner, uint64_t rx, const void *bytes, size_t length);
 	void (*text_set)(void *owner, uint64_t rx, uint32_t word, size_t length);
@@ -83,7 +109,9 @@ struct bpfdiff_kjit_world {
 	 * kernel: kzalloc, kcalloc, kvcalloc, kvmalloc (NULL, as under
 	 * memory pressure or failslab), bpf_jit_binary_pack_alloc (NULL, as
 	 * past bpf_jit_limit), bpf_prog_pack_alloc (a trampoline's slot: NULL
-	 * when no new pack can be had), and bpf_jit_get_func_addr of a
+	 * when no new pack can be had; with kernel_pack, core.c's pack asks
+	 * execmem_alloc for a new pack, and that fails instead), and
+	 * bpf_jit_get_func_addr of a
 	 * subprogram in the extra pass (-EINVAL: the one way to fail an extra
 	 * pass). 0: none fails. */
 	uint32_t fail_call;
@@ -169,8 +197,19 @@ int bpfdiff_kjit_blind_line_info(const struct bpfdiff_kjit_world *world,
  * another slot than its own, a slot twice, or left one (then freed here,
  * so that nothing stays allocated). */
 int bpfdiff_kjit_release(const struct bpfdiff_kjit_world *world, const uint64_t *images,
-			 const uint64_t *headers, const uint32_t *image_bytes, uint32_t count,
-			 char *message, size_t message_size);
+			 const uint64_t *headers, const uint32_t *image_bytes, const uint32_t *slot_bytes,
+			 uint32_t count, char *message, size_t message_size);
+
+/* With world->kernel_pack: frees `count` slots of core.c's pack (slot i
+ * at rx_headers[i], slot_bytes[i] long) through bpf_prog_pack_free(), as
+ * what owned them would, so that core.c's packs (one list per process)
+ * hold nothing of a world about to go. */
+void bpfdiff_kjit_pack_drain(const struct bpfdiff_kjit_world *world, const uint64_t *rx_headers,
+			     const uint32_t *slot_bytes, uint32_t count);
+
+/* Runs the pure_initcall()s of the files compiled from the tree, once per
+ * process (core.c's bpf_jit_charge_init sets bpf_jit_limit). */
+void bpfdiff_kjit_run_initcalls(void);
 
 /* ex_handler_bpf, the kernel's fixup of a faulting PROBE_MEM load, applied
  * to the entry at guest address `entry_address` whose 12 bytes are

@@ -21,6 +21,10 @@
 
 #include "kernelsrc/services.h"
 
+#include <pthread.h>
+
+void core_c_bpf_prog_pack_free(void *ptr, u32 size);
+
 void bpfdiff_core_unmodelled(const char *what)
 {
 	bpfdiff_kernel_log("kernel/bpf/core.c called %s, which bpfdiff's world does not model", what);
@@ -142,20 +146,86 @@ unsigned long copy_to_user(void *to, const void *from, unsigned long n)
 	bpfdiff_core_unmodelled("copy_to_user");
 	return n;
 }
+/* Below core.c's prog pack (SHIMS.md, "core.c's prog pack"): executable
+ * memory is bpfdiff's guest pack regions. Outside a session with
+ * world->kernel_pack nothing calls these (the JIT's pack is bpfdiff's). */
 void *execmem_alloc(enum execmem_type type, size_t size)
 {
-	(void)type, (void)size;
-	bpfdiff_core_unmodelled("execmem_alloc (core.c's prog pack is not yet the one the JIT uses)");
-	return NULL;
+	const struct bpfdiff_kjit_session *s = bpfdiff_kjit_current();
+
+	(void)type;
+	if (!s || !s->world->kernel_pack) {
+		bpfdiff_core_unmodelled("execmem_alloc outside core.c's prog pack");
+		return NULL;
+	}
+	/* vmalloc's failure, under memory pressure. */
+	if (bpfdiff_kjit_inject_failure("execmem_alloc"))
+		return NULL;
+	return (void *)(uintptr_t)s->world->exec_map(s->world->owner, size);
 }
-void execmem_free(void *ptr) { (void)ptr; bpfdiff_core_unmodelled("execmem_free"); }
+void execmem_free(void *ptr)
+{
+	const struct bpfdiff_kjit_session *s = bpfdiff_kjit_current();
+
+	if (!ptr)
+		return; /* vfree(NULL), alloc_new_pack()'s error path */
+	if (!s || !s->world->kernel_pack) {
+		bpfdiff_core_unmodelled("execmem_free outside core.c's prog pack");
+		return;
+	}
+	s->world->exec_unmap(s->world->owner, (uint64_t)(uintptr_t)ptr);
+}
 int set_memory_rox(unsigned long addr, int numpages)
 {
-	(void)addr, (void)numpages;
-	bpfdiff_core_unmodelled("set_memory_rox");
-	return -EINVAL;
+	const struct bpfdiff_kjit_session *s = bpfdiff_kjit_current();
+
+	if (!s || !s->world->kernel_pack) {
+		bpfdiff_core_unmodelled("set_memory_rox outside core.c's prog pack");
+		return -EINVAL;
+	}
+	return s->world->exec_protect(s->world->owner, addr, (uint64_t)numpages * PAGE_SIZE);
 }
-void set_vm_flush_reset_perms(void *addr) { (void)addr; bpfdiff_core_unmodelled("set_vm_flush_reset_perms"); }
+/* VM_FLUSH_RESET_PERMS: when the range is freed, its permissions go back
+ * to RW and its TLB entries are flushed before the pages are reused;
+ * exec_unmap stands for both. */
+void set_vm_flush_reset_perms(void *addr) { (void)addr; }
+
+void bpfdiff_kjit_pack_drain(const struct bpfdiff_kjit_world *world, const uint64_t *rx_headers,
+			     const uint32_t *slot_bytes, uint32_t count)
+{
+	struct bpfdiff_kjit_session session = { .world = world };
+	uint32_t i;
+
+	bpfdiff_kjit_enter(&session);
+	if (setjmp(session.on_bug) == 0) {
+		for (i = 0; i < count; i++) {
+			world->slot_released(world->owner, rx_headers[i]);
+			core_c_bpf_prog_pack_free((void *)(uintptr_t)rx_headers[i], slot_bytes[i]);
+		}
+	}
+	bpfdiff_kjit_free_leftovers(&session);
+	bpfdiff_kjit_leave();
+}
+
+/* The tree's pure_initcall()s, gathered in a section of their own
+ * (linux/kernel.h). */
+extern bpfdiff_initcall_t const __start_bpfdiff_pure_initcalls[] __attribute__((weak));
+extern bpfdiff_initcall_t const __stop_bpfdiff_pure_initcalls[] __attribute__((weak));
+
+static void run_initcalls(void)
+{
+	const bpfdiff_initcall_t *call;
+
+	for (call = __start_bpfdiff_pure_initcalls; call && call < __stop_bpfdiff_pure_initcalls; call++)
+		(*call)();
+}
+
+void bpfdiff_kjit_run_initcalls(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, run_initcalls);
+}
 void *krealloc_array(void *p, size_t new_n, size_t new_size, int flags)
 {
 	(void)p, (void)new_n, (void)new_size, (void)flags;

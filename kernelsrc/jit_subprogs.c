@@ -446,7 +446,7 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 		}
 		/* Whatever it left goes, so that the next compile starts clean. */
 		for (i = 0; i < session.slot_count; i++)
-			world->pack_free(world->owner, session.slots[i].rx_header);
+			bpfdiff_kjit_free_slot(&session.slots[i]);
 		session.slot_count = 0;
 	}
 	free_functions(functions, program->count);
@@ -459,8 +459,8 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 }
 
 int bpfdiff_kjit_release(const struct bpfdiff_kjit_world *world, const uint64_t *images,
-			 const uint64_t *headers, const uint32_t *image_bytes, uint32_t count,
-			 char *message, size_t message_size)
+			 const uint64_t *headers, const uint32_t *image_bytes, const uint32_t *slot_bytes,
+			 uint32_t count, char *message, size_t message_size)
 {
 	struct bpfdiff_kjit_session session = { .world = world };
 	struct bpf_prog prog;
@@ -477,7 +477,7 @@ int bpfdiff_kjit_release(const struct bpfdiff_kjit_world *world, const uint64_t 
 	session.slot_capacity = count;
 	for (i = 0; i < count; i++)
 		session.slots[session.slot_count++] =
-			(struct bpfdiff_kjit_slot){ headers[i], NULL, image_bytes[i], images[i], 1 };
+			(struct bpfdiff_kjit_slot){ headers[i], NULL, image_bytes[i], images[i], 1, slot_bytes[i] };
 	bpfdiff_kjit_enter(&session);
 	if (setjmp(session.on_bug) == 0) {
 		for (i = 0; i < count; i++) {
@@ -502,7 +502,7 @@ int bpfdiff_kjit_release(const struct bpfdiff_kjit_world *world, const uint64_t 
 			 "bpf_jit_free() left %u of the program's %u slots allocated (the first at 0x%llx)",
 			 session.slot_count, count, (unsigned long long)session.slots[0].rx_header);
 	for (i = 0; i < session.slot_count; i++)
-		world->pack_free(world->owner, session.slots[i].rx_header);
+		bpfdiff_kjit_free_slot(&session.slots[i]);
 	bpfdiff_kjit_free_leftovers(&session);
 	bpfdiff_kjit_leave();
 	free(session.slots);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -33,15 +34,42 @@ struct KernelJit::Impl {
   // Whose text operations the kernel's code makes now: a program's
   // (finalize, free) or a trampoline's (its copy, a text poke).
   bool trampoline_work = false;
+  // What the last write was for, which the flush after it is for too
+  // (a program's copy at finalize, its invalidation at free).
+  jit::TextOrigin last_write = jit::TextOrigin::kFinalize;
   // Where the pack places the images of the compile or build in progress.
   jit::Placement placement = jit::Placement::kPacked;
   // Who loads the program of the compile in progress, on what CPU.
   KernelLoader loader = kRootLoader;
   // The BPF stack of each function of the compile in progress.
   uint32_t stack_depth = kStackDepth;
+  // With core.c's pack (world.kernel_pack): the slots it handed out and
+  // has not taken back, by RX address, with the size they were allocated
+  // with (what bpf_prog_pack_free() is given), and what it did wrong.
+  std::map<uint64_t, uint32_t> core_pack_slots;
+  std::vector<std::string> pack_problems;
 
   bpfdiff_kjit_world Bridge();
+  // Maps the pack's regions at their guest addresses, for core.c's pack;
+  // nothing to do with bpfdiff's.
+  Status ShowPack();
 };
+
+namespace {
+
+// core.c keeps one list of packs per process (pack_list): the KernelJit
+// that uses it now, or nullptr.
+KernelJit::Impl* core_pack_user = nullptr;
+
+}  // namespace
+
+Status KernelJit::Impl::ShowPack() {
+  if (!world.kernel_pack) return {};
+  if (auto shown = world.kernel_pack->show_at_guest_addresses(); !shown) {
+    return Fail("core.c's prog pack needs the pack at its guest addresses: {}", shown.message());
+  }
+  return {};
+}
 
 namespace {
 
@@ -85,19 +113,88 @@ void PackFree(void* owner, uint64_t rx_header) {
 
 void TextCopy(void* owner, uint64_t rx, const void* bytes, size_t length) {
   KernelJit::Impl& impl = ImplOf(owner);
+  impl.last_write = jit::TextOrigin::kFinalize;
   impl.patcher.Copy(rx, {static_cast<const uint8_t*>(bytes), length},
                     impl.trampoline_work ? jit::TextOrigin::kTrampoline : jit::TextOrigin::kFinalize);
 }
 
 void TextSet(void* owner, uint64_t rx, uint32_t word, size_t length) {
   KernelJit::Impl& impl = ImplOf(owner);
+  impl.last_write = jit::TextOrigin::kFree;
   impl.patcher.Fill(rx, length, word, impl.trampoline_work ? jit::TextOrigin::kTrampoline : jit::TextOrigin::kFree);
 }
 
 void FlushIcache(void* owner, uint64_t begin, uint64_t end) {
   KernelJit::Impl& impl = ImplOf(owner);
-  impl.patcher.FlushIcache(begin, end,
-                           impl.trampoline_work ? jit::TextOrigin::kTrampoline : jit::TextOrigin::kFinalize);
+  impl.patcher.FlushIcache(begin, end, impl.trampoline_work ? jit::TextOrigin::kTrampoline : impl.last_write);
+}
+
+// Below core.c's pack: execmem_alloc, execmem_free, set_memory_rox.
+uint64_t ExecMap(void* owner, uint64_t bytes) {
+  KernelJit::Impl& impl = ImplOf(owner);
+  auto mapped = impl.pack.MapExternal(bytes);
+  if (!mapped) {
+    impl.pack_error = mapped.message();
+    return 0;
+  }
+  return *mapped;
+}
+
+// The range is unmapped: any fetch from it faults in the kernel. In the
+// guest it stays mapped, so it is filled with AARCH64_BREAK_FAULT (a
+// fetch traps all the same) and flushed, as new memory, not as a free
+// of the allocator's: core.c invalidates nothing it unmaps.
+void ExecUnmap(void* owner, uint64_t address) {
+  KernelJit::Impl& impl = ImplOf(owner);
+  const uint64_t bytes = impl.pack.ExternalBytes(address);
+  if (std::string problem = impl.pack.UnmapExternal(address); !problem.empty()) {
+    impl.pack_problems.push_back(std::move(problem));
+    return;
+  }
+  impl.patcher.Fill(address, bytes, jit::kBreakFault, jit::TextOrigin::kNewPack);
+  impl.patcher.FlushIcache(address, address + bytes, jit::TextOrigin::kNewPack);
+}
+
+// The range core.c filled through the identity view becomes text: none
+// of what ran there before (a pack freed at the same address) may still
+// be in an instruction cache, as the mapping is new.
+int ExecProtect(void* owner, uint64_t address, uint64_t bytes) {
+  KernelJit::Impl& impl = ImplOf(owner);
+  impl.patcher.FlushIcache(address, address + bytes, jit::TextOrigin::kNewPack);
+  return 0;
+}
+
+void SlotAdopted(void* owner, uint64_t rx_header, uint64_t slot_bytes, uint64_t rx_image, uint32_t image_bytes) {
+  KernelJit::Impl& impl = ImplOf(owner);
+  std::string problem;
+  auto allocation = impl.pack.Adopt(rx_header, slot_bytes, rx_image, image_bytes, &problem);
+  if (!problem.empty()) impl.pack_problems.push_back(fmt::format("core.c's pack handed out a slot: {}", problem));
+  if (auto held = impl.slots.find(rx_header); held != impl.slots.end()) {
+    impl.pack_problems.push_back(fmt::format("core.c's pack handed out the slot at 0x{:x} twice", rx_header));
+    impl.pack.Disown(std::move(held->second));
+  }
+  impl.slots[rx_header] = std::move(allocation);
+  impl.core_pack_slots[rx_header] = static_cast<uint32_t>(slot_bytes);
+}
+
+void SlotFinalized(void* owner, uint64_t rx_header, const uint8_t* rw_image, uint32_t image_bytes) {
+  KernelJit::Impl& impl = ImplOf(owner);
+  auto it = impl.slots.find(rx_header);
+  if (it == impl.slots.end()) return;
+  if (rw_image != nullptr) {
+    impl.finalized_images[it->second->rx_image()].assign(rw_image, rw_image + image_bytes);
+  }
+  impl.pack.MarkFinalized(*it->second);
+}
+
+void SlotReleased(void* owner, uint64_t rx_header) {
+  KernelJit::Impl& impl = ImplOf(owner);
+  impl.core_pack_slots.erase(rx_header);
+  auto it = impl.slots.find(rx_header);
+  if (it == impl.slots.end()) return;
+  impl.finalized_images.erase(it->second->rx_image());
+  impl.pack.Disown(std::move(it->second));
+  impl.slots.erase(it);
 }
 
 int TextRead(void* owner, uint64_t rx, uint32_t* word) {
@@ -159,6 +256,13 @@ bpfdiff_kjit_world KernelJit::Impl::Bridge() {
   bridge.pack_alloc = PackAlloc;
   bridge.pack_finalize = PackFinalize;
   bridge.pack_free = PackFree;
+  bridge.kernel_pack = world.kernel_pack ? 1 : 0;
+  bridge.exec_map = ExecMap;
+  bridge.exec_unmap = ExecUnmap;
+  bridge.exec_protect = ExecProtect;
+  bridge.slot_adopted = SlotAdopted;
+  bridge.slot_finalized = SlotFinalized;
+  bridge.slot_released = SlotReleased;
   bridge.text_copy = TextCopy;
   bridge.text_set = TextSet;
   bridge.flush_icache = FlushIcache;
@@ -208,20 +312,53 @@ Result<VerifierAnswers> AskVerifierQuestions(const bpfdiff_kjit_world& world) {
 }  // namespace
 
 KernelJit::KernelJit(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-KernelJit::~KernelJit() = default;
+
+KernelJit::~KernelJit() {
+  Impl& impl = *impl_;
+  if (core_pack_user != &impl) return;
+  // What is still allocated in core.c's packs (programs this JIT compiled
+  // and nobody freed) goes back through core.c's own free, so that its
+  // list of packs, which outlives this world, holds nothing of it.
+  if (!impl.core_pack_slots.empty() && impl.ShowPack()) {
+    std::vector<uint64_t> headers;
+    std::vector<uint32_t> bytes;
+    for (const auto& [header, size] : impl.core_pack_slots) {
+      headers.push_back(header);
+      bytes.push_back(size);
+    }
+    const bpfdiff_kjit_world bridge = impl.Bridge();
+    bpfdiff_kjit_pack_drain(&bridge, headers.data(), bytes.data(), static_cast<uint32_t>(headers.size()));
+  }
+  // A pack that could not be drained is left in core.c's list; the next
+  // user would allocate into a world that is gone, so there is none.
+  if (impl.core_pack_slots.empty()) core_pack_user = nullptr;
+}
 
 Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack& pack, jit::TextPatcher& patcher,
                                                      const KernelJitWorld& world,
                                                      jit::AtomicLowering atomics) {
   if (auto status = CheckLayout(world); !status) return status.error();
+  bpfdiff_kjit_run_initcalls();
   auto impl = std::make_unique<Impl>(Impl{pack, patcher, world, atomics, {}, {}, {}, {}});
+  if (world.kernel_pack) {
+    if (!world.kernel_pack->show_at_guest_addresses) {
+      return Fail("core.c's prog pack needs a way to show the pack at its guest addresses");
+    }
+    if (core_pack_user != nullptr) {
+      return Fail("core.c's prog pack is in use by another kernel JIT of this process (its list of packs is "
+                  "one per process)");
+    }
+  }
   auto answers = AskVerifierQuestions(impl->Bridge());
   if (!answers) return answers.error();
   impl->answers = std::move(answers).value();
+  if (world.kernel_pack) core_pack_user = impl.get();
   return std::unique_ptr<KernelJit>(new KernelJit(std::move(impl)));
 }
 
 const VerifierAnswers& KernelJit::answers() const { return impl_->answers; }
+
+std::vector<std::string> KernelJit::TakePackProblems() { return std::exchange(impl_->pack_problems, {}); }
 
 std::optional<std::string_view> KnownErrorPathBreach(std::string_view breach_kind) {
   if (breach_kind == "jit-free-leaks-offset-table") {
@@ -303,6 +440,10 @@ FailingCompile KernelJit::CompileFailing(const isa::Program& program, const Kern
 FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t fail_call) {
   Impl& impl = *impl_;
   FailingCompile attempt;
+  if (auto shown = impl.ShowPack(); !shown) {
+    attempt.compiled = shown.error();
+    return attempt;
+  }
   const std::vector<bpfdiff_kjit_insn> insns = BridgeInsns(program);
   const size_t count = program.subprogram_starts.size();
   std::vector<std::vector<uint32_t>> offsets(count);
@@ -388,20 +529,23 @@ FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t f
 
 Status KernelJit::Release(jit::CompiledProgram& program) {
   Impl& impl = *impl_;
+  if (auto shown = impl.ShowPack(); !shown) return shown;
   std::vector<uint64_t> images, headers;
-  std::vector<uint32_t> image_bytes;
+  std::vector<uint32_t> image_bytes, slot_bytes;
   for (auto& sub : program.subprograms) {
     if (!sub.allocation) continue;
     images.push_back(sub.rx_image);
     headers.push_back(sub.allocation->rx_slot());
     image_bytes.push_back(static_cast<uint32_t>(sub.allocation->image_bytes()));
+    slot_bytes.push_back(static_cast<uint32_t>(sub.allocation->slot_bytes()));
     impl.slots[sub.allocation->rx_slot()] = std::move(sub.allocation);
   }
   program.subprograms.clear();
   const bpfdiff_kjit_world bridge = impl.Bridge();
   std::array<char, 512> message{};
-  const int result = bpfdiff_kjit_release(&bridge, images.data(), headers.data(), image_bytes.data(),
-                                          static_cast<uint32_t>(images.size()), message.data(), message.size());
+  const int result =
+      bpfdiff_kjit_release(&bridge, images.data(), headers.data(), image_bytes.data(), slot_bytes.data(),
+                           static_cast<uint32_t>(images.size()), message.data(), message.size());
   // PackFree took each slot the kernel freed; the driver freed the rest.
   for (auto& held : impl.slots) impl.pack.Free(std::move(held.second));
   impl.slots.clear();
@@ -433,6 +577,7 @@ class TrampolineWork {
 
 Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest& request, TrampolineErrorPath* path) {
   Impl& impl = *impl_;
+  if (auto shown = impl.ShowPack(); !shown) return shown.error();
   const TrampolineWork work(impl);
   // In the kernel's enum order: BPF_TRAMP_FENTRY, BPF_TRAMP_FEXIT, BPF_TRAMP_MODIFY_RETURN.
   const std::array<std::vector<bpfdiff_kjit_tramp_link>, 3> links = {
@@ -489,8 +634,30 @@ Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest& req
 }
 
 void KernelJit::ReleaseTrampoline(KernelTrampoline& trampoline) {
-  if (trampoline.allocation) impl_->pack.Free(std::move(trampoline.allocation));
+  Impl& impl = *impl_;
   trampoline.words.clear();
+  if (!trampoline.allocation) return;
+  const uint64_t slot = trampoline.allocation->rx_slot();
+  if (!impl.world.kernel_pack) {
+    impl.pack.Free(std::move(trampoline.allocation));
+    return;
+  }
+  // arch_free_bpf_trampoline(): core.c's bpf_prog_pack_free().
+  const auto held = impl.core_pack_slots.find(slot);
+  if (held == impl.core_pack_slots.end()) {
+    impl.pack_problems.push_back(fmt::format("the trampoline at 0x{:x} is not a slot of core.c's pack", slot));
+    impl.pack.Disown(std::move(trampoline.allocation));
+    return;
+  }
+  if (auto shown = impl.ShowPack(); !shown) {
+    impl.pack_problems.push_back(shown.message());
+    return;
+  }
+  const uint32_t bytes = held->second;
+  // (A free, as bpfdiff's pack counts a trampoline's.)
+  impl.slots[slot] = std::move(trampoline.allocation);
+  const bpfdiff_kjit_world bridge = impl.Bridge();
+  bpfdiff_kjit_pack_drain(&bridge, &slot, &bytes, 1);
 }
 
 namespace {

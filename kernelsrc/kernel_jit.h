@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,11 +56,28 @@ struct ShimBugs {
 // What the kernel's JIT must know of bpfdiff's world beyond the model's
 // environment: where the guest's stand-in for dummy_tramp is, and where the
 // guest's `current` keeps the CPU number (checked against the shims').
+// What core.c's pack needs of the caller. core.c writes a new pack's
+// illegal instructions and reads a slot's header through plain pointers
+// at their guest addresses: `show_at_guest_addresses` must map the pack's
+// regions there in this process (harness/machine/identity_view.h), and is
+// called before any of the kernel's code runs. core.c keeps its packs in
+// one list per process: one KernelJit at a time may use it.
+struct KernelPack {
+  std::function<Status()> show_at_guest_addresses;
+};
+
 struct KernelJitWorld {
   jit::JitEnvironment environment;
   uint64_t dummy_tramp = 0;
   uint32_t thread_info_cpu_offset = 0;
   ShimBugs bugs;
+  // Set: the JIT's prog pack is kernel/bpf/core.c's own (its
+  // bpf_jit_binary_pack_*() and bpf_prog_pack_*()), running on executable
+  // memory from the regions of the jit::ProgPack given to Create
+  // (ProgPack::MapExternal: execmem_alloc) and on the text patcher; what
+  // it hands out is recorded in that pack (ProgPack::Adopt) and checked
+  // from outside (TakePackProblems()). Unset: bpfdiff's pack, the model.
+  std::optional<KernelPack> kernel_pack;
 };
 
 // One program a trampoline runs (struct bpf_tramp_link), and the guest's
@@ -146,6 +164,12 @@ class KernelJit {
   // What the tree's JIT answers the verifier's questions (asked once, at
   // Create; verifier_answers.h).
   const VerifierAnswers& answers() const;
+
+  // With KernelJitWorld::kernel_pack: what core.c's pack did wrong since
+  // the last call, seen from outside (a slot outside the memory mapped for
+  // it or overlapping a live one, memory unmapped while slots lie in it,
+  // a compile or free its pack refused to run for), oldest first.
+  std::vector<std::string> TakePackProblems();
 
   // Compiles `program` into the pack as the verifier drives the JIT. On
   // success every image is finalized; on failure nothing stays allocated

@@ -15,6 +15,8 @@ KernelJit::~KernelJit() = default;
 
 const VerifierAnswers& KernelJit::answers() const { return impl_->answers; }
 
+std::vector<std::string> KernelJit::TakePackProblems() { return {}; }
+
 Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack&, jit::TextPatcher&, const KernelJitWorld&,
                                                      jit::AtomicLowering) {
   return Fail("this bpfdiff was built without a Linux tree, so it has no kernel JIT: run "

@@ -85,9 +85,19 @@ int bpfdiff_kjit_inject_failure(const char *service)
 
 struct kernel_block {
 	struct kernel_block *prev, *next;
+	/* The list it is on: the session's, or core.c's pack's (pack_blocks). */
+	struct kernel_block **list;
+	uint64_t serial; /* allocation order, over the process */
 	size_t size;
-	const char *service; /* also keeps the payload 16-byte aligned, as kmalloc's */
-};
+	const char *service;
+} __attribute__((aligned(16))); /* the payload 16-byte aligned, as kmalloc's */
+
+/* What core.c's prog pack allocated and keeps beyond the compile that
+ * made it (a struct bpf_prog_pack lives as long as its pack): taken off
+ * the session's list when the pack's entry point returns (adopt_pack_blocks),
+ * freed by core.c when the pack goes. */
+static struct kernel_block *pack_blocks;
+static uint64_t block_serial;
 
 static void *kernel_block_alloc(size_t size, int zero, const char *service)
 {
@@ -98,12 +108,24 @@ static void *kernel_block_alloc(size_t size, int zero, const char *service)
 		return NULL;
 	b->size = size;
 	b->service = service;
+	b->serial = ++block_serial;
+	b->list = &session->blocks;
 	b->prev = NULL;
 	b->next = session->blocks;
 	if (session->blocks)
 		session->blocks->prev = b;
 	session->blocks = b;
 	return b + 1;
+}
+
+static void block_unlink(struct kernel_block *b)
+{
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		*b->list = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
 }
 
 static void *kernel_alloc(size_t size, int zero, const char *service)
@@ -120,13 +142,29 @@ static void kernel_free(const void *p)
 	if (!p)
 		return;
 	b = (struct kernel_block *)p - 1;
-	if (b->prev)
-		b->prev->next = b->next;
-	else
-		session->blocks = b->next;
-	if (b->next)
-		b->next->prev = b->prev;
+	block_unlink(b);
 	free(b);
+}
+
+/* The blocks core.c's pack allocated since block `serial` and still
+ * holds, but `handed_out` (the RW buffer it gives the JIT, which the JIT
+ * frees through finalize or free): the pack's own, off the session. */
+static void adopt_pack_blocks(uint64_t serial, const void *handed_out)
+{
+	struct kernel_block *b = session->blocks, *next;
+
+	for (; b; b = next) {
+		next = b->next;
+		if (b->serial <= serial || (const void *)(b + 1) == handed_out)
+			continue;
+		block_unlink(b);
+		b->list = &pack_blocks;
+		b->prev = NULL;
+		b->next = pack_blocks;
+		if (pack_blocks)
+			pack_blocks->prev = b;
+		pack_blocks = b;
+	}
 }
 
 const char *bpfdiff_kjit_held(const struct bpfdiff_kjit_session *s, uint32_t *blocks, size_t *bytes)
@@ -234,11 +272,9 @@ void free_percpu(void *p) { kernel_free(p); }
 /* The prog pack: bpfdiff's, in guest memory. Pointers to RX memory are
  * guest addresses; the JIT only computes with them and hands them back. */
 
-struct bpf_binary_header *bpf_jit_binary_pack_alloc(unsigned int proglen, u8 **ro_image,
-						    unsigned int alignment,
-						    struct bpf_binary_header **rw_hdr, u8 **rw_image,
-						    bpf_jit_fill_hole_t bpf_fill_ill_insns,
-						    bool was_classic)
+static struct bpf_binary_header *model_pack_alloc(unsigned int proglen, u8 **ro_image, unsigned int alignment,
+						  struct bpf_binary_header **rw_hdr, u8 **rw_image,
+						  bpf_jit_fill_hole_t bpf_fill_ill_insns, bool was_classic)
 {
 	const struct bpfdiff_kjit_world *w = session->world;
 	uint64_t rx_header, rx_image;
@@ -251,16 +287,10 @@ struct bpf_binary_header *bpf_jit_binary_pack_alloc(unsigned int proglen, u8 **r
 				   BPF_IMAGE_ALIGNMENT, alignment);
 		return NULL;
 	}
-	if (session->slot_count == session->slot_capacity) {
-		bpfdiff_kernel_log("more allocations than subprograms");
-		return NULL;
-	}
-	if (bpfdiff_kjit_inject_failure("bpf_jit_binary_pack_alloc"))
-		return NULL;
 	if (w->pack_alloc(w->owner, proglen, alignment, &rx_header, &rx_image, &rw_header, &rw) != 0)
 		return NULL;
 	session->slots[session->slot_count++] =
-		(struct bpfdiff_kjit_slot){ rx_header, rw, proglen, rx_image, 0 };
+		(struct bpfdiff_kjit_slot){ rx_header, rw, proglen, rx_image, 0, 0 };
 	*rw_hdr = (struct bpf_binary_header *)rw_header;
 	*rw_image = rw;
 	*ro_image = (u8 *)(uintptr_t)rx_image;
@@ -327,18 +357,141 @@ static struct bpfdiff_kjit_slot *slot_at(uint64_t rx_header)
 	return NULL;
 }
 
+static int model_pack_finalize(struct bpf_binary_header *ro_header)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+	const uint64_t rx_header = (uint64_t)(uintptr_t)ro_header;
+	struct bpfdiff_kjit_slot *slot = slot_at(rx_header);
+
+	point_plt_at_guest(rx_header);
+	w->pack_finalize(w->owner, rx_header);
+	if (slot)
+		slot->finalized = 1;
+	return 0;
+}
+
+/* A free of a slot not among this compile's: freed already, or never
+ * allocated. The kernel would free it again; here it is recorded and
+ * skipped. */
+static void note_double_free(const char *service, uint64_t rx_header)
+{
+	if (!session->double_free[0])
+		snprintf(session->double_free, sizeof(session->double_free), "%s(0x%llx) of a slot not allocated",
+			 service, (unsigned long long)rx_header);
+}
+
+static void model_pack_free(struct bpfdiff_kjit_slot *slot)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+	const uint64_t rx_header = slot->rx_header;
+
+	*slot = session->slots[--session->slot_count];
+	w->pack_free(w->owner, rx_header);
+}
+
+/* Trampolines: bpf_prog_pack_alloc hands out RX memory of the pack, which
+ * holds illegal instructions until arch_prepare_bpf_trampoline copies its
+ * code in. Here that is a pack slot whose RW buffer (the same fill) goes
+ * to RX at once. */
+static void *model_prog_pack_alloc(u32 size)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+	uint64_t rx_header, rx_image;
+	u8 *rw_header, *rw;
+
+	/* core.c's fails when no pack has room and a new one cannot be
+	 * allocated (alloc_new_pack). */
+	if (bpfdiff_kjit_inject_failure("bpf_prog_pack_alloc"))
+		return NULL;
+	if (w->pack_alloc(w->owner, size, 8, &rx_header, &rx_image, &rw_header, &rw) != 0)
+		return NULL;
+	session->slots[session->slot_count++] =
+		(struct bpfdiff_kjit_slot){ rx_header, NULL, size, rx_image, 0, 0 };
+	w->pack_finalize(w->owner, rx_header);
+	return (void *)(uintptr_t)rx_image;
+}
+
+/* core.c's prog pack (world->kernel_pack): the JIT calls kernel/bpf/
+ * core.c's own bpf_jit_binary_pack_*() and bpf_prog_pack_*() (compiled
+ * under the names core_c_*, see CMakeLists.txt), which run on
+ * execmem_alloc, set_memory_rox and the text patching below them
+ * (core_services.c, and aarch64_insn_copy/set here). What they hand out
+ * and take back is told to the world, which checks it from outside. */
+
+struct bpf_binary_header *core_c_bpf_jit_binary_pack_alloc(unsigned int proglen, u8 **image_ptr,
+							   unsigned int alignment,
+							   struct bpf_binary_header **rw_header,
+							   u8 **rw_image, bpf_jit_fill_hole_t bpf_fill_ill_insns,
+							   bool was_classic);
+int core_c_bpf_jit_binary_pack_finalize(struct bpf_binary_header *ro_header,
+					struct bpf_binary_header *rw_header);
+void core_c_bpf_jit_binary_pack_free(struct bpf_binary_header *ro_header, struct bpf_binary_header *rw_header);
+struct bpf_binary_header *core_c_bpf_jit_binary_pack_hdr(const struct bpf_prog *fp);
+void *core_c_bpf_prog_pack_alloc(u32 size, bpf_jit_fill_hole_t bpf_fill_ill_insns, bool was_classic);
+void core_c_bpf_prog_pack_free(void *ptr, u32 size);
+
+static int kernel_pack(void) { return session && session->world->kernel_pack; }
+
+struct bpf_binary_header *bpf_jit_binary_pack_alloc(unsigned int proglen, u8 **ro_image,
+						    unsigned int alignment,
+						    struct bpf_binary_header **rw_hdr, u8 **rw_image,
+						    bpf_jit_fill_hole_t bpf_fill_ill_insns,
+						    bool was_classic)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+	struct bpf_binary_header *ro_header;
+	const uint64_t serial = block_serial;
+
+	if (session->slot_count == session->slot_capacity) {
+		bpfdiff_kernel_log("more allocations than subprograms");
+		return NULL;
+	}
+	/* core.c's first step, bpf_jit_charge_modmem(), fails past
+	 * bpf_jit_limit before anything is allocated: a failure here is
+	 * that one. */
+	if (bpfdiff_kjit_inject_failure("bpf_jit_binary_pack_alloc"))
+		return NULL;
+	if (!w->kernel_pack)
+		return model_pack_alloc(proglen, ro_image, alignment, rw_hdr, rw_image, bpf_fill_ill_insns,
+					was_classic);
+	ro_header = core_c_bpf_jit_binary_pack_alloc(proglen, ro_image, alignment, rw_hdr, rw_image,
+						     bpf_fill_ill_insns, was_classic);
+	adopt_pack_blocks(serial, ro_header ? *rw_hdr : NULL);
+	if (!ro_header)
+		return NULL;
+	session->slots[session->slot_count++] = (struct bpfdiff_kjit_slot){
+		(uint64_t)(uintptr_t)ro_header, *rw_image, proglen, (uint64_t)(uintptr_t)*ro_image, 0, (*rw_hdr)->size
+	};
+	w->slot_adopted(w->owner, (uint64_t)(uintptr_t)ro_header, (*rw_hdr)->size, (uint64_t)(uintptr_t)*ro_image,
+			proglen);
+	return ro_header;
+}
+
 int bpf_jit_binary_pack_finalize(struct bpf_binary_header *ro_header,
 				 struct bpf_binary_header *rw_header)
 {
 	const struct bpfdiff_kjit_world *w = session->world;
 	const uint64_t rx_header = (uint64_t)(uintptr_t)ro_header;
 	struct bpfdiff_kjit_slot *slot = slot_at(rx_header);
+	int err;
 
-	(void)rw_header;
+	if (!w->kernel_pack)
+		return model_pack_finalize(ro_header);
 	point_plt_at_guest(rx_header);
-	w->pack_finalize(w->owner, rx_header);
-	if (slot)
-		slot->finalized = 1;
+	if (slot && slot->rw_image)
+		w->slot_finalized(w->owner, rx_header, slot->rw_image, slot->image_bytes);
+	err = core_c_bpf_jit_binary_pack_finalize(ro_header, rw_header);
+	if (!slot)
+		return err;
+	slot->rw_image = NULL; /* kvfree'd */
+	if (err) {
+		/* core.c freed the slot (bpf_prog_pack_free); only a
+		 * misaligned destination makes aarch64_insn_copy() fail. */
+		w->slot_released(w->owner, rx_header);
+		*slot = session->slots[--session->slot_count];
+		return err;
+	}
+	slot->finalized = 1;
 	return 0;
 }
 
@@ -349,20 +502,20 @@ void bpf_jit_binary_pack_free(struct bpf_binary_header *ro_header,
 	const uint64_t rx_header = (uint64_t)(uintptr_t)ro_header;
 	struct bpfdiff_kjit_slot *slot = slot_at(rx_header);
 
-	(void)rw_header;
 	if (slot && !slot->finalized && !rw_header)
 		session->rw_buffers_leaked++;
 	if (!slot) {
-		/* Not a slot of this compile: freed already, or never
-		 * allocated. The kernel would free it again. */
-		if (!session->double_free[0])
-			snprintf(session->double_free, sizeof(session->double_free),
-				 "bpf_jit_binary_pack_free(0x%llx) of a slot not allocated",
-				 (unsigned long long)rx_header);
+		note_double_free("bpf_jit_binary_pack_free", rx_header);
 		return;
 	}
+	if (!w->kernel_pack) {
+		model_pack_free(slot);
+		return;
+	}
+	/* Told first: core.c's free may unmap the pack the slot was in. */
 	*slot = session->slots[--session->slot_count];
-	w->pack_free(w->owner, rx_header);
+	w->slot_released(w->owner, rx_header);
+	core_c_bpf_jit_binary_pack_free(ro_header, rw_header);
 }
 
 /* core.c: the header lies at the start of the 64-byte chunk
@@ -372,54 +525,84 @@ struct bpf_binary_header *bpf_jit_binary_pack_hdr(const struct bpf_prog *fp)
 {
 	const uintptr_t chunk_size = 64;
 
+	if (kernel_pack())
+		return core_c_bpf_jit_binary_pack_hdr(fp);
 	return (struct bpf_binary_header *)((uintptr_t)fp->bpf_func & ~(chunk_size - 1));
 }
 
-/* Trampolines: bpf_prog_pack_alloc hands out RX memory of the pack, which
- * holds illegal instructions until arch_prepare_bpf_trampoline copies its
- * code in. Here that is a pack slot whose RW buffer (the same fill) goes
- * to RX at once. */
 void *bpf_prog_pack_alloc(u32 size, bpf_jit_fill_hole_t bpf_fill_ill_insns, bool was_classic)
 {
 	const struct bpfdiff_kjit_world *w = session->world;
-	uint64_t rx_header, rx_image;
-	u8 *rw_header, *rw;
+	const uint64_t serial = block_serial;
+	void *ptr;
 
-	(void)bpf_fill_ill_insns; /* the pack fills its RW buffers with the same word */
-	(void)was_classic;
 	if (session->slot_count == session->slot_capacity) {
 		bpfdiff_kernel_log("more allocations than the trampoline needs");
 		return NULL;
 	}
-	/* core.c's fails when no pack has room and a new one cannot be
-	 * allocated (alloc_new_pack). */
-	if (bpfdiff_kjit_inject_failure("bpf_prog_pack_alloc"))
+	if (!w->kernel_pack)
+		return model_prog_pack_alloc(size);
+	ptr = core_c_bpf_prog_pack_alloc(size, bpf_fill_ill_insns, was_classic);
+	adopt_pack_blocks(serial, NULL);
+	if (!ptr)
 		return NULL;
-	if (w->pack_alloc(w->owner, size, 8, &rx_header, &rx_image, &rw_header, &rw) != 0)
-		return NULL;
-	session->slots[session->slot_count++] =
-		(struct bpfdiff_kjit_slot){ rx_header, NULL, size, rx_image };
-	w->pack_finalize(w->owner, rx_header);
-	return (void *)(uintptr_t)rx_image;
+	/* The slot core.c hands out is whole 64-byte chunks
+	 * (BPF_PROG_CHUNK_SIZE), all of them the trampoline's. */
+	session->slots[session->slot_count++] = (struct bpfdiff_kjit_slot){
+		(uint64_t)(uintptr_t)ptr, NULL, size, (uint64_t)(uintptr_t)ptr, 1, size
+	};
+	w->slot_adopted(w->owner, (uint64_t)(uintptr_t)ptr, round_up(size, 64), (uint64_t)(uintptr_t)ptr, size);
+	w->slot_finalized(w->owner, (uint64_t)(uintptr_t)ptr, NULL, 0);
+	return ptr;
 }
 
 void bpf_prog_pack_free(void *ptr, u32 size)
 {
 	const struct bpfdiff_kjit_world *w = session->world;
+	const uint64_t rx = (uint64_t)(uintptr_t)ptr;
 	uint32_t i;
 
-	(void)size;
-	for (i = 0; i < session->slot_count; i++) {
-		if (session->slots[i].rx_image != (uint64_t)(uintptr_t)ptr)
-			continue;
-		w->pack_free(w->owner, session->slots[i].rx_header);
-		session->slots[i] = session->slots[--session->slot_count];
+	for (i = 0; i < session->slot_count && session->slots[i].rx_image != rx; i++)
+		;
+	if (i == session->slot_count) {
+		note_double_free("bpf_prog_pack_free", rx);
 		return;
 	}
+	if (!w->kernel_pack) {
+		model_pack_free(&session->slots[i]);
+		return;
+	}
+	session->slots[i] = session->slots[--session->slot_count];
+	w->slot_released(w->owner, rx);
+	core_c_bpf_prog_pack_free(ptr, size);
+}
+
+void bpfdiff_kjit_free_slot(const struct bpfdiff_kjit_slot *slot)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+
+	if (!w->kernel_pack) {
+		w->pack_free(w->owner, slot->rx_header);
+		return;
+	}
+	w->slot_released(w->owner, slot->rx_header);
+	core_c_bpf_prog_pack_free((void *)(uintptr_t)slot->rx_header, slot->slot_bytes);
 }
 
 /* Text patching and cache maintenance: bpfdiff's patcher, which the
  * lifecycle checks watch. */
+
+/* arch/arm64/kernel/patching.c's __text_poke() ends with
+ * flush_icache_range() of what it wrote. Under core.c's pack that is the
+ * flush its finalize and free rely on; bpfdiff's pack flushes in its own
+ * finalize and free (jit/prog_pack.h), which do not come here. */
+static void flush_after_poke(void *dst, size_t len)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+
+	if (w->kernel_pack)
+		w->flush_icache(w->owner, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)dst + len);
+}
 
 void *aarch64_insn_copy(void *dst, void *src, size_t len)
 {
@@ -428,6 +611,7 @@ void *aarch64_insn_copy(void *dst, void *src, size_t len)
 	if ((uintptr_t)dst & 3)
 		return NULL;
 	w->text_copy(w->owner, (uint64_t)(uintptr_t)dst, src, len);
+	flush_after_poke(dst, len);
 	return dst;
 }
 
@@ -438,6 +622,7 @@ void *aarch64_insn_set(void *dst, u32 insn, size_t len)
 	if ((uintptr_t)dst & 3)
 		return NULL;
 	w->text_set(w->owner, (uint64_t)(uintptr_t)dst, insn, len);
+	flush_after_poke(dst, len);
 	return dst;
 }
 

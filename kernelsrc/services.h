@@ -16,6 +16,7 @@ struct bpfdiff_kjit_slot {
 	uint32_t image_bytes;
 	uint64_t rx_image; /* a trampoline's (bpf_prog_pack_alloc's answer) */
 	int finalized;     /* bpf_jit_binary_pack_finalize ran on it */
+	uint32_t slot_bytes; /* with core.c's pack: the size it was allocated with */
 };
 
 struct bpfdiff_kjit_session {
@@ -51,6 +52,8 @@ struct bpfdiff_kjit_session {
  * thread's compile in progress. */
 void bpfdiff_kjit_enter(struct bpfdiff_kjit_session *session);
 void bpfdiff_kjit_leave(void);
+/* The session of the thread's compile in progress, or NULL. */
+struct bpfdiff_kjit_session *bpfdiff_kjit_current(void);
 /* Frees what the kernel's code allocated and did not free. */
 void bpfdiff_kjit_free_leftovers(struct bpfdiff_kjit_session *session);
 /* What the kernel's code holds of the host heap now: blocks and bytes,
@@ -76,5 +79,9 @@ uint32_t bpfdiff_kjit_held_from(const struct bpfdiff_kjit_session *session, cons
 /* Whether the call of `service` about to be made is the one the world
  * asked to fail; counts it among the failable calls. */
 int bpfdiff_kjit_inject_failure(const char *service);
+/* Frees a slot the kernel's code left allocated, as its owner would:
+ * through core.c's bpf_prog_pack_free() with world->kernel_pack, else
+ * through bpfdiff's pack. */
+void bpfdiff_kjit_free_slot(const struct bpfdiff_kjit_slot *slot);
 
 #endif

@@ -229,7 +229,7 @@ int bpfdiff_kjit_trampoline(const struct bpfdiff_kjit_world *world,
 	check_build(&session, result != 0, path);
 	if (result != 0) {
 		while (session.slot_count > 0)
-			world->pack_free(world->owner, session.slots[--session.slot_count].rx_header);
+			bpfdiff_kjit_free_slot(&session.slots[--session.slot_count]);
 	}
 	bpfdiff_kjit_free_leftovers(&session);
 	bpfdiff_kjit_leave();

@@ -33,6 +33,7 @@ void VisitFields(const PackStates& s, Visit visit) {
   visit("compiles_blinded_harden_2", s.compiles_blinded_harden_2);
   visit("compiles_blinded_harden_1_unprivileged", s.compiles_blinded_harden_1_unprivileged);
   visit("compiles_not_blinded_harden_1_root", s.compiles_not_blinded_harden_1_root);
+  visit("packs_made", s.packs_made);
 }
 
 template <typename Visit>
@@ -40,6 +41,8 @@ void VisitLargest(const PackStates& s, Visit visit) {
   visit("most_live_programs", s.most_live_programs);
   visit("most_full_bitmap_words", s.most_full_bitmap_words);
   visit("largest_image_bytes", s.largest_image_bytes);
+  visit("most_packs", s.most_packs);
+  visit("most_chunks_used", s.most_chunks_used);
 }
 
 }  // namespace
@@ -65,9 +68,12 @@ void PackStates::Add(const PackStates& o) {
   compiles_blinded_harden_2 += o.compiles_blinded_harden_2;
   compiles_blinded_harden_1_unprivileged += o.compiles_blinded_harden_1_unprivileged;
   compiles_not_blinded_harden_1_root += o.compiles_not_blinded_harden_1_root;
+  packs_made += o.packs_made;
   most_live_programs = std::max(most_live_programs, o.most_live_programs);
   most_full_bitmap_words = std::max(most_full_bitmap_words, o.most_full_bitmap_words);
   largest_image_bytes = std::max(largest_image_bytes, o.largest_image_bytes);
+  most_packs = std::max(most_packs, o.most_packs);
+  most_chunks_used = std::max(most_chunks_used, o.most_chunks_used);
 }
 
 std::vector<std::pair<std::string, uint64_t>> PackStates::Reached() const {
@@ -91,10 +97,15 @@ void StatesAsCounters(const PackStates& states, std::span<uint8_t, kPackStateCou
   put(states.most_live_programs);
   put(states.most_full_bitmap_words);
   put(static_cast<uint64_t>(std::bit_width(states.largest_image_bytes)));
+  put(states.most_packs);
+  put(static_cast<uint64_t>(std::bit_width(states.most_chunks_used)));
 }
 
 void PackStateObserver::AfterFailingLoad(const lifecycle::World::FailingLoad& load) {
-  if (load.injected == "bpf_jit_binary_pack_alloc") {
+  CountPacks();
+  // The charge (bpf_jit_charge_modmem), or, inside core.c's pack, the
+  // executable memory of a new pack.
+  if (load.injected == "bpf_jit_binary_pack_alloc" || load.injected == "execmem_alloc") {
     ++states_.compiles_failing_the_pack;
   } else if (load.injected == "bpf_jit_get_func_addr") {
     ++states_.compiles_failing_an_extra_pass;
@@ -141,8 +152,17 @@ void PackStateObserver::CountLive() {
   states_.most_live_programs = std::max(states_.most_live_programs, live > callers ? live - callers : 0);
 }
 
+void PackStateObserver::CountPacks() {
+  const jit::PackAccounting accounting = world_.sandbox().pack().Accounting();
+  states_.packs_made += accounting.packs_created - std::min(accounting.packs_created, packs_created_seen_);
+  packs_created_seen_ = accounting.packs_created;
+  states_.most_packs = std::max(states_.most_packs, static_cast<uint64_t>(accounting.packs));
+  states_.most_chunks_used = std::max(states_.most_chunks_used, accounting.chunks_used);
+}
+
 void PackStateObserver::AfterLoad(int id) {
   CountLive();
+  CountPacks();
   CountLoader();
   const jit::CompiledProgram* compiled = world_.Compiled(id);
   if (compiled == nullptr) return;
@@ -199,6 +219,7 @@ PackStateObserver::FreeContext PackStateObserver::BeforeFree(int id) const {
 }
 
 void PackStateObserver::AfterFree(const FreeContext& context) {
+  CountPacks();
   states_.frees_leaving_a_hole += context.leaves_a_hole ? 1 : 0;
   if (world_.WaitingFor(context.id).empty()) return;
   ++states_.frees_deferred;

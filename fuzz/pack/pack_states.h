@@ -54,11 +54,16 @@ struct PackStates {
   uint64_t compiles_blinded_harden_2 = 0;
   uint64_t compiles_blinded_harden_1_unprivileged = 0;
   uint64_t compiles_not_blinded_harden_1_root = 0;
+  // Packs the allocator made (core.c's alloc_new_pack() under a kernel
+  // engine, bpfdiff's NewPack() under its own).
+  uint64_t packs_made = 0;
 
   // Largest values seen.
   uint64_t most_live_programs = 0;  // loaded by the script (tail callers not counted)
   uint64_t most_full_bitmap_words = 0;
   uint64_t largest_image_bytes = 0;
+  uint64_t most_packs = 0;        // allocated at once
+  uint64_t most_chunks_used = 0;  // of 64 bytes, over every pack at once (32,768 fill a pack)
 
   // Sums the events, keeps the larger of each largest value.
   void Add(const PackStates& other);
@@ -74,7 +79,7 @@ struct PackStates {
 // reaches it more often, or a larger value) is kept even when it ran no
 // new code. A byte is the event's count, or the value (the image size as
 // its log2), capped at 255.
-inline constexpr size_t kPackStateCounters = 23;
+inline constexpr size_t kPackStateCounters = 26;
 void StatesAsCounters(const PackStates& states, std::span<uint8_t, kPackStateCounters> counters);
 
 // Looks at the world around a script's operations and counts into `states`.
@@ -100,8 +105,11 @@ class PackStateObserver {
   bool ChunkUsed(int pack, int64_t chunk) const;
   uint64_t FullBitmapWords() const;
   void CountLive();
+  // The packs and chunks in use now, and the packs made since last time.
+  void CountPacks();
   // The loader of the compile just made, by its state name.
   void CountLoader();
+  uint64_t packs_created_seen_ = 0;
 
   lifecycle::World& world_;
   PackStates& states_;

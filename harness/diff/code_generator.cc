@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "harness/diff/blinding_check.h"
+#include "harness/machine/identity_view.h"
 #include "kernelsrc/kernel_jit.h"
 #include "oracle/guest_layout.h"
 
@@ -112,6 +113,7 @@ class KernelGenerator final : public CodeGenerator {
     return conventions;
   }
   std::span<const int32_t> InlinedHelpers() const override { return jit_->answers().inlined_helpers; }
+  std::vector<std::string> TakePackProblems() override { return jit_->TakePackProblems(); }
   std::optional<std::string> VerifierRefusal(const isa::Program& program) const override {
     if (loaders_ == KernelLoaders::kClassic) {
       for (size_t pc = 0; pc < program.insns.size(); ++pc) {
@@ -154,10 +156,13 @@ std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::J
 }
 
 Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics,
-                                                           KernelLoaders loaders) {
-  auto jit = kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(),
-                                          {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                           static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}}, atomics);
+                                                           KernelLoaders loaders, KernelPackSource pack) {
+  kernelsrc::KernelJitWorld world{Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
+                                  static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}, std::nullopt};
+  if (pack == KernelPackSource::kCoreC) {
+    world.kernel_pack = kernelsrc::KernelPack{[&sandbox] { return ShowAtGuestAddresses(sandbox.env().memory()); }};
+  }
+  auto jit = kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(), world, atomics);
   if (!jit) return jit.error();
   return std::unique_ptr<CodeGenerator>(std::make_unique<KernelGenerator>(std::move(jit).value(), loaders));
 }

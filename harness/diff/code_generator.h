@@ -64,6 +64,10 @@ class CodeGenerator {
     (void)program;
     return std::nullopt;
   }
+  // What the prog pack the code went into did wrong since the last call,
+  // seen from outside (kernelsrc::KernelJit::TakePackProblems): only
+  // kernel/bpf/core.c's pack reports any.
+  virtual std::vector<std::string> TakePackProblems() { return {}; }
 };
 
 // bpfdiff's model JIT.
@@ -75,10 +79,17 @@ std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::J
 // hardened (kernelsrc::HardenedLoaders()).
 enum class KernelLoaders : uint8_t { kRoot, kClassic, kHardened };
 
+// Which prog pack the kernel's JIT allocates its images from: bpfdiff's
+// (jit/prog_pack.h, a model of core.c's), or kernel/bpf/core.c's own,
+// compiled from the tree, over the sandbox's pack regions (one user per
+// process: kernelsrc::KernelPack).
+enum class KernelPackSource : uint8_t { kBpfdiff, kCoreC };
+
 // The kernel's JIT, from the tree this build read; an error when the build
 // has none, or its layouts disagree with the guest's.
 Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics,
-                                                           KernelLoaders loaders = KernelLoaders::kRoot);
+                                                           KernelLoaders loaders = KernelLoaders::kRoot,
+                                                           KernelPackSource pack = KernelPackSource::kBpfdiff);
 
 // A hash of instructions (FNV-1a over their fields): what chooses a classic
 // case's loader (of its main program as loaded), and whether a kernel

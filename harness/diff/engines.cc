@@ -102,13 +102,13 @@ std::string EngineChoices() {
 }
 
 Result<std::unique_ptr<CodeGenerator>> MakeCodeGenerator(Sandbox& sandbox, const EngineSpec& spec,
-                                                         const jit::JitBugs& bugs) {
+                                                         const jit::JitBugs& bugs, KernelPackSource pack) {
   if (spec.kind != EngineKind::kJit) return Fail("{} is not a JIT engine", spec.name);
   if (spec.source == JitSource::kModel) return MakeModelGenerator(sandbox, jit::JitOptions{spec.atomics, bugs});
   if (!(bugs == jit::JitBugs{})) {
     return Fail("{}: a planted bug of bpfdiff's JIT was asked for; the kernel's JIT has none planted", spec.name);
   }
-  auto generator = MakeKernelGenerator(sandbox, spec.atomics, spec.loaders);
+  auto generator = MakeKernelGenerator(sandbox, spec.atomics, spec.loaders, pack);
   if (!generator) return Fail("{}: {}", spec.name, generator.message());
   return generator;
 }

@@ -68,10 +68,11 @@ std::string EngineChoices();
 Result<std::unique_ptr<Engine>> MakeEngine(Sandbox& sandbox, const EngineSpec& spec, const jit::JitBugs& bugs = {});
 // The code of the JIT engine `spec` (not the interpreter's) over `sandbox`,
 // with `bugs` planted in bpfdiff's JIT: what the lifecycle world compiles
-// its programs with. An error for a kernel engine in a build without a
-// Linux tree.
+// its programs with. A kernel engine's images go to the prog pack `pack`
+// names. An error for a kernel engine in a build without a Linux tree.
 Result<std::unique_ptr<CodeGenerator>> MakeCodeGenerator(Sandbox& sandbox, const EngineSpec& spec,
-                                                         const jit::JitBugs& bugs = {});
+                                                         const jit::JitBugs& bugs = {},
+                                                         KernelPackSource pack = KernelPackSource::kBpfdiff);
 // The engines `which` selects (a name, "all" or "kernel"); an error naming
 // the choices for anything else.
 Result<std::vector<std::unique_ptr<Engine>>> MakeEngines(Sandbox& sandbox, std::string_view which,

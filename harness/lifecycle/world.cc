@@ -107,7 +107,11 @@ Status World::Initialize() {
   if (spec == nullptr || spec->kind != EngineKind::kJit) {
     return Fail("'{}' is not a JIT engine (bpfdiff engines lists them)", options_.jit_engine);
   }
-  auto generator = MakeCodeGenerator(*sandbox_, *spec, options_.bugs.jit);
+  const bool core_c_pack =
+      spec->source == JitSource::kKernel && options_.kernel_pack && options_.bugs.pack == jit::PackBugs{};
+  const KernelPackSource pack = core_c_pack ? KernelPackSource::kCoreC : KernelPackSource::kBpfdiff;
+  core_c_pack_ = core_c_pack;
+  auto generator = MakeCodeGenerator(*sandbox_, *spec, options_.bugs.jit, pack);
   if (!generator) return generator.error();
   generator_ = std::move(generator).value();
   kernel_jit_ = spec->source == JitSource::kKernel;
@@ -304,7 +308,7 @@ void World::CheckSlotAsWritten(int id, const std::string& operation) {
     const uint64_t data_end = code_end + 4ull * sub.data_words.size();
     const uint64_t extable_end = sub.rx_extable + uint64_t{sub.extable_entries} * jit::kExtableEntrySize;
     std::string problem;
-    if (word_at(begin) != a.slot_bytes() || word_at(begin + 4) != 0) {
+    if (word_at(begin) != a.slot_bytes() || word_at(begin + 4) != jit::kBreakFault) {
       problem = fmt::format("the header holds 0x{:08x} 0x{:08x}, not the slot's size 0x{:x}", word_at(begin),
                            word_at(begin + 4), a.slot_bytes());
     }
@@ -403,6 +407,12 @@ void World::CheckPackHoles(const std::string& operation) {
 }
 
 void World::CheckAccounting(const std::string& operation) {
+  // What the pack did that its records cannot show (kernel/bpf/core.c's:
+  // a slot outside the memory mapped for it, memory unmapped under a
+  // live slot).
+  for (std::string& problem : generator_->TakePackProblems()) {
+    Report(Invariant::kAccounting, -1, 0, -1, operation, std::move(problem));
+  }
   CheckPackHoles(operation);
   const jit::ProgPack& pack = sandbox_->pack();
   const jit::PackAccounting accounting = pack.Accounting();
@@ -479,7 +489,12 @@ void World::DoFree(int id, std::string operation) {
   Program& p = *programs_[static_cast<size_t>(id)];
   const std::string outer = std::exchange(operation_, operation);
   copies_ = fills_ = flushes_ = {};
-  const auto images = static_cast<uint64_t>(p.compiled.subprograms.size());
+  // core.c's bpf_prog_pack_free() hands an image larger than a pack back
+  // to execmem, unmapped, with no invalidation (ExecUnmap fills it for
+  // that): only the images in packs are invalidated.
+  const auto images = static_cast<uint64_t>(std::count_if(
+      p.compiled.subprograms.begin(), p.compiled.subprograms.end(),
+      [&](const jit::CompiledSubprogram& sub) { return !(core_c_pack_ && sub.allocation->oversize()); }));
   if (auto freed = generator_->Release(p.compiled); !freed) {
     Report(Invariant::kJitErrorPath, -1, 0, id, operation, freed.message());
   }

@@ -44,6 +44,13 @@ struct WorldOptions {
   // jit, jit-llsc, kernel-jit or kernel-jit-llsc. The kernel's JIT uses the
   // pack as the kernel's does: bpf_jit_binary_pack_alloc, finalize, free.
   std::string jit_engine = "jit";
+  // For a kernel engine: the pack is kernel/bpf/core.c's own, compiled
+  // from the tree, over the world's pack regions (KernelPackSource::kCoreC);
+  // false: bpfdiff's model of it. What core.c's pack does is checked from
+  // outside, by the slots it hands out and the memory it maps and unmaps.
+  // A bug planted in bpfdiff's pack (bugs.pack) is in bpfdiff's code, and
+  // runs where that code does: a world with one uses bpfdiff's pack.
+  bool kernel_pack = true;
   uint64_t call_budget = 200'000;
   UnicornFault unicorn_fault;  // a Unicorn call made to fail (tests of the failure path)
 };
@@ -288,6 +295,10 @@ class World final : private TextListener, private ExecutionObserver {
   // The kernel's JIT: its frames differ by function, and it compiles only
   // what the kernel's verifier passes.
   bool kernel_jit_ = false;
+  // The pack is kernel/bpf/core.c's (WorldOptions::kernel_pack): it frees
+  // an image larger than a pack by unmapping its memory, not by
+  // invalidating it.
+  bool core_c_pack_ = false;
   const kernelsrc::KernelLoader* last_loader_ = nullptr;
   LoadedCase world_case_;  // what the interpreter sees: programs by id, the prog_array
   std::vector<std::unique_ptr<Program>> programs_;  // by id

@@ -224,5 +224,49 @@ TEST(KernelWorld, APlantedBugOfBpfdiffsJitIsRefusedNotIgnored) {
   EXPECT_NE(world.message().find("the kernel's JIT has none planted"), std::string::npos) << world.message();
 }
 
+// The world's pack under a kernel engine is core.c's own: the tail
+// callers' pack came from its alloc_new_pack() (execmem), an image larger
+// than a pack gets memory of its own, and the freed images and the packs
+// left empty go back through its frees, under every invariant.
+TEST(KernelWorld, RunsOnCoreCsPackUnderEveryInvariant) {
+  auto world = MakeKernelWorld(2);
+  ASSERT_NE(world, nullptr);
+  const jit::PackAccounting start = world->sandbox().pack().Accounting();
+  EXPECT_EQ(start.packs, 1);
+  EXPECT_EQ(start.external_packs, 1) << "the tail callers' pack is core.c's";
+  auto small = world->Load(Asm(kLoop));
+  ASSERT_TRUE(small) << small.message();
+  auto deep = world->Load(Asm(kProbe), 300'000);  // past a pack: execmem of its own
+  ASSERT_TRUE(deep) << deep.message();
+  EXPECT_TRUE(world->Compiled(*deep)->subprograms[0].allocation->oversize());
+  world->Step(0, *small, 50);
+  world->Step(1, *deep, 10'000'000);
+  world->Free(*deep);
+  world->Free(*small);
+  world->Synchronize();
+  world->FreeAll();
+  const jit::PackAccounting end = world->sandbox().pack().Accounting();
+  EXPECT_EQ(end.oversize_allocations, 0);
+  EXPECT_EQ(end.packs, 1) << "the tail callers' pack stays";
+  EXPECT_TRUE(world->violations().empty()) << Violations(*world);
+}
+
+// A bug planted in bpfdiff's pack runs where its code is: the world uses
+// bpfdiff's pack for it, and catches it there.
+TEST(KernelWorld, APlantedPackBugRunsOnBpfdiffsPack) {
+  WorldOptions options;
+  options.jit_engine = "kernel-jit";
+  auto bugs = PlantedBugsNamed("skip-invalidate-on-free");
+  ASSERT_TRUE(bugs) << bugs.message();
+  options.bugs = *bugs;
+  auto world = World::Create(options);
+  ASSERT_TRUE(world) << world.message();
+  EXPECT_EQ((*world)->sandbox().pack().Accounting().external_packs, 0);
+  auto id = (*world)->Load(Asm(kLoop));
+  ASSERT_TRUE(id) << id.message();
+  (*world)->Free(*id);
+  EXPECT_FALSE((*world)->violations().empty());
+}
+
 }  // namespace
 }  // namespace bpfdiff::lifecycle

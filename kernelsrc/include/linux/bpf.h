@@ -29,10 +29,14 @@
 #include <asm/set_memory.h>
 
 #define SZ_128M 0x08000000
-/* For bpf_jit_alloc_exec_limit(), whose only caller (kernel/bpf/core.c) is
- * not built: bpfdiff's packs are its own guest regions. */
-#define VMALLOC_START 0UL
-#define VMALLOC_END 0UL
+/* arm64's vmalloc area with 48-bit virtual addresses and 4 KiB pages
+ * (asm/pgtable.h, asm/memory.h: VMALLOC_START is MODULES_END,
+ * VMALLOC_END is VMEMMAP_START - SZ_8M), for bpf_jit_alloc_exec_limit(),
+ * from which core.c's bpf_jit_charge_init() sets bpf_jit_limit. Only the
+ * charge limit depends on it: where executable memory lies is bpfdiff's
+ * guest pack regions (execmem_alloc, core_services.c). */
+#define VMALLOC_START 0xffff800080000000UL
+#define VMALLOC_END 0xfffffdffbf800000UL
 #define PAGE_SIZE 4096UL
 #define PAGE_MASK (~(PAGE_SIZE - 1))
 #define KSYM_NAME_LEN 512

@@ -37,10 +37,18 @@
 #ifndef __cacheline_aligned
 #define __cacheline_aligned __attribute__((aligned(64)))
 #endif
-/* Boot-time initcalls: bpfdiff never boots; the function stays referenced. */
+/* Boot-time initcalls. bpfdiff never boots: the pure ones (core.c's
+ * bpf_jit_charge_init, which sets bpf_jit_limit from the arch's
+ * executable memory) are gathered in a section that
+ * bpfdiff_kjit_run_initcalls() runs once; the later ones (module init,
+ * core.c's bpf_global_ma_init) need a running kernel and stay referenced
+ * only. */
 #include <linux/init.h>
-#define pure_initcall(fn) static int (*const bpfdiff_initcall_##fn)(void) __attribute__((unused)) = fn
-#define late_initcall(fn) pure_initcall(fn)
+typedef int (*bpfdiff_initcall_t)(void);
+#define pure_initcall(fn)                                                          \
+	static bpfdiff_initcall_t const bpfdiff_initcall_##fn                       \
+		__attribute__((used, section("bpfdiff_pure_initcalls"))) = fn
+#define late_initcall(fn) static bpfdiff_initcall_t const bpfdiff_initcall_##fn __attribute__((unused)) = fn
 #define WARN_ONCE(condition, ...) WARN_ON(condition)
 char *bin2hex(char *dst, const void *src, size_t count);
 ssize_t strscpy(char *dest, const char *src, size_t count);

@@ -9,5 +9,5 @@
 #define MODULE_PARM_DESC(name, text)
 #define MODULE_DESCRIPTION(text)
 #define MODULE_LICENSE(text)
-#define module_init(fn) pure_initcall(fn)
+#define module_init(fn) late_initcall(fn)
 #define module_exit(fn) static void (*const bpfdiff_exitcall_##fn)(void) __attribute__((unused)) = fn

@@ -164,13 +164,19 @@ TEST(PackStates, AddSumsEventsAndKeepsTheLargest) {
   b.images_crossing_a_page = 3;
   b.largest_image_bytes = 50;
   b.most_live_programs = 7;
+  a.packs_made = 1;
+  b.packs_made = 2;
+  a.most_chunks_used = 40;
+  b.most_chunks_used = 12;
   a.Add(b);
   EXPECT_EQ(a.images_crossing_a_page, 5u);
   EXPECT_EQ(a.largest_image_bytes, 100u);
   EXPECT_EQ(a.most_live_programs, 7u);
+  EXPECT_EQ(a.packs_made, 3u) << "packs made add up over scripts";
+  EXPECT_EQ(a.most_chunks_used, 40u);
   // Every state is listed, reached or not: a report names those never reached.
-  EXPECT_EQ(a.Reached().size(), 20u);
-  EXPECT_EQ(a.Largest().size(), 3u);
+  EXPECT_EQ(a.Reached().size(), 21u);
+  EXPECT_EQ(a.Largest().size(), 5u);
 }
 
 TEST(PackStates, EveryStateHasACounterOfItsOwn) {
@@ -183,8 +189,8 @@ TEST(PackStates, EveryStateHasACounterOfItsOwn) {
   states.largest_image_bytes = 4096;                     // log2 + 1
   StatesAsCounters(states, counters);
   EXPECT_EQ(counters[9], 255);
-  EXPECT_EQ(counters[22], 13);
-  EXPECT_EQ(std::count(counters.begin(), counters.end(), 0), 21);
+  EXPECT_EQ(counters[23], 13);
+  EXPECT_EQ(std::count(counters.begin(), counters.end(), 0), 24);
 }
 
 }  // namespace
