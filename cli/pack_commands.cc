@@ -41,9 +41,10 @@ std::string NotComparableReasons(const PackScriptResult& result) {
 // Every script, each on its own: one that does not read or is not a pack
 // script is reported and the next one still runs; the worst status wins.
 int Replay(const std::vector<std::string>& scripts, bool trace, const std::string& jit_engine,
-           const Settings& settings) {
+           const std::string& pack, const Settings& settings) {
   PackScriptOptions options;
   options.jit_engine = jit_engine;
+  options.kernel_pack = pack == "kernel";
   options.bugs = settings.bugs;
   options.unicorn_fault = settings.unicorn_fault;
   options.trace = trace;
@@ -110,6 +111,7 @@ void AddPackCommands(CLI::App& app, const Settings& settings, int& exit_code) {
   auto scripts = std::make_shared<std::vector<std::string>>();
   auto trace = std::make_shared<bool>(false);
   auto jit_engine = std::make_shared<std::string>("jit");
+  auto pack_source = std::make_shared<std::string>("kernel");
   CLI::App* replay = pack->add_subcommand("replay", "Run pack_fuzzer inputs with every lifecycle invariant checked");
   replay->add_option("scripts", *scripts, "pack_fuzzer inputs (corpus files, crash files)")->required();
   replay->add_flag("--trace", *trace, "Print every operation");
@@ -119,8 +121,13 @@ void AddPackCommands(CLI::App& app, const Settings& settings, int& exit_code) {
       ->check(CLI::IsMember({"jit", "jit-llsc", "kernel-jit", "kernel-jit-blind", "kernel-jit-llsc",
                              "kernel-jit-llsc-blind"}))
       ->capture_default_str();
-  replay->callback([scripts, trace, jit_engine, &settings, &exit_code] {
-    exit_code = Replay(*scripts, *trace, *jit_engine, settings);
+  replay->add_option("--pack", *pack_source,
+                     "Under a kernel engine, whose prog pack: kernel (kernel/bpf/core.c's, from the tree) or bpfdiff "
+                     "(bpfdiff's model of it)")
+      ->check(CLI::IsMember({"kernel", "bpfdiff"}))
+      ->capture_default_str();
+  replay->callback([scripts, trace, jit_engine, pack_source, &settings, &exit_code] {
+    exit_code = Replay(*scripts, *trace, *jit_engine, *pack_source, settings);
   });
 
   auto itlb_options = std::make_shared<ItlbOptions>();

@@ -46,8 +46,8 @@ struct KernelJit::Impl {
   // With core.c's pack (world.kernel_pack): the slots it handed out and
   // has not taken back, by RX address, with the size they were allocated
   // with (what bpf_prog_pack_free() is given), and what it did wrong.
-  std::map<uint64_t, uint32_t> core_pack_slots;
-  std::vector<std::string> pack_problems;
+  std::map<uint64_t, uint32_t> core_pack_slots{};
+  std::vector<std::string> pack_problems{};
 
   bpfdiff_kjit_world Bridge();
   // Maps the pack's regions at their guest addresses, for core.c's pack;

@@ -77,7 +77,7 @@ struct KernelJitWorld {
   // (ProgPack::MapExternal: execmem_alloc) and on the text patcher; what
   // it hands out is recorded in that pack (ProgPack::Adopt) and checked
   // from outside (TakePackProblems()). Unset: bpfdiff's pack, the model.
-  std::optional<KernelPack> kernel_pack;
+  std::optional<KernelPack> kernel_pack = std::nullopt;
 };
 
 // One program a trampoline runs (struct bpf_tramp_link), and the guest's

@@ -304,6 +304,7 @@ Result<PackScriptResult> RunPackScript(std::span<const uint8_t> input, const Pac
   world_options.bugs = options.bugs;
   world_options.unicorn_fault = options.unicorn_fault;
   world_options.jit_engine = options.jit_engine;
+  world_options.kernel_pack = options.kernel_pack;
   auto world = World::Create(world_options);
   if (!world) return world.error();
   ScriptRunner(**world, options, result).Run(*script);

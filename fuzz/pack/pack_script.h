@@ -146,6 +146,9 @@ struct PackScriptOptions {
   UnicornFault unicorn_fault;  // a Unicorn call made to fail (tests of the failure path)
   // Whose JIT compiles the script's programs (lifecycle::WorldOptions).
   std::string jit_engine = "jit";
+  // A kernel engine's pack: kernel/bpf/core.c's own, or bpfdiff's model
+  // (lifecycle::WorldOptions::kernel_pack).
+  bool kernel_pack = true;
 };
 
 struct PackScriptResult {
