@@ -208,8 +208,9 @@ void bpfdiff_kjit_pack_drain(const struct bpfdiff_kjit_world *world, const uint6
 			     const uint32_t *slot_bytes, uint32_t count);
 
 /* Runs the pure_initcall()s of the files compiled from the tree, once per
- * process (core.c's bpf_jit_charge_init sets bpf_jit_limit). */
-void bpfdiff_kjit_run_initcalls(void);
+ * process (core.c's bpf_jit_charge_init sets bpf_jit_limit), and returns
+ * core.c's bpf_jit_limit afterwards: 0 means they did not run. */
+long bpfdiff_kjit_run_initcalls(void);
 
 /* ex_handler_bpf, the kernel's fixup of a faulting PROBE_MEM load, applied
  * to the entry at guest address `entry_address` whose 12 bytes are

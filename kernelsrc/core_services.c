@@ -220,11 +220,12 @@ static void run_initcalls(void)
 		(*call)();
 }
 
-void bpfdiff_kjit_run_initcalls(void)
+long bpfdiff_kjit_run_initcalls(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 	pthread_once(&once, run_initcalls);
+	return bpf_jit_limit;
 }
 void *krealloc_array(void *p, size_t new_n, size_t new_size, int flags)
 {

@@ -324,11 +324,22 @@ static void check_accepted(const struct bpfdiff_kjit_session *session, uint32_t 
 static void check_released(const struct bpfdiff_kjit_session *session, struct bpf_prog *const *functions,
 			   uint32_t count, uint32_t pending, uint32_t images, struct bpfdiff_kjit_error_path *path)
 {
-	uint32_t blocks;
+	uint32_t blocks, kept = 0, i;
 	size_t bytes;
-	/* The functions themselves are the verifier's, freed after. */
-	const char *service =
-		bpfdiff_kjit_held_except(session, (const void *const *)functions, count, &blocks, &bytes);
+	/* The functions themselves, and their per-CPU counters, are the
+	 * verifier's, freed after. */
+	const void **keep = calloc(2 * (size_t)count + 1, sizeof(*keep));
+	const char *service;
+
+	for (i = 0; keep && i < count; i++) {
+		if (!functions[i])
+			continue;
+		keep[kept++] = functions[i];
+		if (functions[i]->active)
+			keep[kept++] = functions[i]->active;
+	}
+	service = bpfdiff_kjit_held_except(session, keep, kept, &blocks, &bytes);
+	free(keep);
 
 	if (session->double_free[0])
 		breach(path, "double-free", "%s", session->double_free);

@@ -338,7 +338,13 @@ Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack& pack, jit::T
                                                      const KernelJitWorld& world,
                                                      jit::AtomicLowering atomics) {
   if (auto status = CheckLayout(world); !status) return status.error();
-  bpfdiff_kjit_run_initcalls();
+  // core.c charges every image against bpf_jit_limit, which its
+  // bpf_jit_charge_init() sets at boot: without it, an unprivileged
+  // loader's every allocation would fail.
+  if (bpfdiff_kjit_run_initcalls() <= 0) {
+    return Fail("core.c's bpf_jit_charge_init() did not run (the linker dropped the section of the tree's "
+                "pure_initcalls, bpfdiff_pure_initcalls?): bpf_jit_limit is 0");
+  }
   auto impl = std::make_unique<Impl>(Impl{pack, patcher, world, atomics, {}, {}, {}, {}});
   if (world.kernel_pack) {
     if (!world.kernel_pack->show_at_guest_addresses) {

@@ -189,12 +189,29 @@ struct bpf_prog *bpfdiff_kjit_alloc_prog(uint32_t length)
 	const size_t size = round_up(bpf_prog_size(length), PAGE_SIZE);
 	struct bpf_prog *fp = kernel_block_alloc(size, 1, "bpf_prog_alloc");
 
-	if (fp)
-		fp->pages = size / PAGE_SIZE;
+	if (!fp)
+		return NULL;
+	fp->pages = size / PAGE_SIZE;
+	/* Its recursion counter (per CPU), which blinding's clone shares
+	 * with the program it copies, and hands over when it frees that
+	 * one (bpf_prog_clone_free). */
+	fp->active = kernel_block_alloc(sizeof(int), 1, "alloc_percpu");
+	if (!fp->active) {
+		kernel_free(fp);
+		return NULL;
+	}
 	return fp;
 }
 
-void bpfdiff_kjit_free_prog(struct bpf_prog *fp) { kernel_free(fp); }
+/* As __bpf_prog_free(): its per-CPU objects, then the program. */
+void bpfdiff_kjit_free_prog(struct bpf_prog *fp)
+{
+	if (!fp)
+		return;
+	kernel_free(fp->stats);
+	kernel_free(fp->active);
+	kernel_free(fp);
+}
 
 const char *bpfdiff_kjit_held_except(const struct bpfdiff_kjit_session *s, const void *const *keep, uint32_t kept,
 				     uint32_t *blocks, size_t *bytes)

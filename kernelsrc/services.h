@@ -64,9 +64,11 @@ const char *bpfdiff_kjit_held(const struct bpfdiff_kjit_session *session, uint32
 const char *bpfdiff_kjit_held_except(const struct bpfdiff_kjit_session *session, const void *const *keep,
 				     uint32_t kept, uint32_t *blocks, size_t *bytes);
 /* A struct bpf_prog of `length` instructions as the verifier allocates it
- * (bpf_prog_alloc: whole pages, zeroed, fp->pages set), from the heap the
- * kernel's code frees it to (vfree: blinding frees the program it
- * replaces). Not a failable call: the verifier made it before the JIT. */
+ * (bpf_prog_alloc_no_stats: whole pages, zeroed, fp->pages set, its
+ * per-CPU `active` counter), from the heap the kernel's code frees it to
+ * (vfree, free_percpu: blinding frees the program it replaces). Not a
+ * failable call: the verifier made it before the JIT. Freed, with what it
+ * holds, by bpfdiff_kjit_free_prog (as __bpf_prog_free). */
 struct bpf_prog *bpfdiff_kjit_alloc_prog(uint32_t length);
 /* Function `index` of `program` as the verifier's jit_subprogs() copies it
  * out before the JIT: its instructions in a bpf_prog of its own, with an
