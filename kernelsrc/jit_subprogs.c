@@ -310,6 +310,14 @@ static void check_accepted(const struct bpfdiff_kjit_session *session, uint32_t 
 			       "subprogram %u: its image at 0x%llx is not an allocated, finalized slot, yet "
 			       "prog->jited is %d and bpf_func unchanged, so jit_subprogs() takes the program as JITed",
 			       i, (unsigned long long)image, functions[i]->jited);
+		/* What the program the JIT returns owns must outlive the JIT:
+		 * its free (__bpf_prog_free) frees it. Blinding hands the
+		 * original's to its clone (bpf_prog_clone_free()). */
+		if (functions[i]->active && !bpfdiff_kjit_holds(functions[i]->active))
+			breach(path, "program-counter-freed",
+			       "subprogram %u: the program the JIT returned points at a per-CPU counter "
+			       "(prog->active) that was freed during the compile; its own free frees it again",
+			       i);
 	}
 	if (session->plt_misaligned[0])
 		breach(path, "plt-target-misaligned",
@@ -461,6 +469,10 @@ int bpfdiff_kjit_compile(const struct bpfdiff_kjit_world *world,
 		session.slot_count = 0;
 	}
 	free_functions(functions, program->count);
+	/* The programs' own free (the verifier's, or bpf_prog_free() at
+	 * unload) may free what the kernel's code freed already. */
+	if (session.double_free[0] && !path.breach[0])
+		breach(&path, "double-free", "when the programs were freed: %s", session.double_free);
 	bpfdiff_kjit_free_leftovers(&session);
 	bpfdiff_kjit_leave();
 	free(session.slots);

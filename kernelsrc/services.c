@@ -135,13 +135,39 @@ static void *kernel_alloc(size_t size, int zero, const char *service)
 	return kernel_block_alloc(size, zero, service);
 }
 
-static void kernel_free(const void *p)
+/* Whether `b` is a block the kernel's code holds: on the session's list
+ * or core.c's pack's. Walked, not read from the block, which may be gone. */
+static int block_held(const struct kernel_block *b)
+{
+	const struct kernel_block *held;
+
+	for (held = session ? session->blocks : NULL; held; held = held->next)
+		if (held == b)
+			return 1;
+	for (held = pack_blocks; held; held = held->next)
+		if (held == b)
+			return 1;
+	return 0;
+}
+
+int bpfdiff_kjit_holds(const void *p) { return p && block_held((const struct kernel_block *)p - 1); }
+
+/* A free of what the kernel's code does not hold (freed already, or never
+ * allocated) is recorded as the compile's double free, and not made: the
+ * kernel would corrupt its allocator there. */
+static void kernel_free(const void *p, const char *service)
 {
 	struct kernel_block *b;
 
 	if (!p)
 		return;
 	b = (struct kernel_block *)p - 1;
+	if (!block_held(b)) {
+		if (session && !session->double_free[0])
+			snprintf(session->double_free, sizeof(session->double_free),
+				 "%s(%p) of a block not held (freed twice?)", service, p);
+		return;
+	}
 	block_unlink(b);
 	free(b);
 }
@@ -197,7 +223,7 @@ struct bpf_prog *bpfdiff_kjit_alloc_prog(uint32_t length)
 	 * one (bpf_prog_clone_free). */
 	fp->active = kernel_block_alloc(sizeof(int), 1, "alloc_percpu");
 	if (!fp->active) {
-		kernel_free(fp);
+		kernel_free(fp, "vfree");
 		return NULL;
 	}
 	return fp;
@@ -208,9 +234,9 @@ void bpfdiff_kjit_free_prog(struct bpf_prog *fp)
 {
 	if (!fp)
 		return;
-	kernel_free(fp->stats);
-	kernel_free(fp->active);
-	kernel_free(fp);
+	kernel_free(fp->stats, "free_percpu");
+	kernel_free(fp->active, "free_percpu");
+	kernel_free(fp, "vfree");
 }
 
 const char *bpfdiff_kjit_held_except(const struct bpfdiff_kjit_session *s, const void *const *keep, uint32_t kept,
@@ -273,8 +299,8 @@ void *kmalloc_array(size_t n, size_t size, int flags)
 	(void)flags;
 	return size && n > SIZE_MAX / size ? NULL : kernel_alloc(n * size, 0, "kmalloc_array");
 }
-void kfree(const void *p) { kernel_free(p); }
-void kvfree(const void *p) { kernel_free(p); }
+void kfree(const void *p) { kernel_free(p, "kfree"); }
+void kvfree(const void *p) { kernel_free(p, "kvfree"); }
 /* kernel/bpf/core.c's allocations: programs (and blinding's clones of
  * them) from vmalloc, their per-CPU counters; tracked as kzalloc's. */
 void *__vmalloc(unsigned long size, gfp_t gfp_mask)
@@ -282,9 +308,9 @@ void *__vmalloc(unsigned long size, gfp_t gfp_mask)
 	return kernel_alloc(size, ((unsigned)gfp_mask & __GFP_ZERO) != 0, "vmalloc");
 }
 void *vmalloc(unsigned long size) { return kernel_alloc(size, 0, "vmalloc"); }
-void vfree(const void *addr) { kernel_free(addr); }
+void vfree(const void *addr) { kernel_free(addr, "vfree"); }
 void *bpfdiff_alloc_percpu(size_t size) { return kernel_alloc(size, 1, "alloc_percpu"); }
-void free_percpu(void *p) { kernel_free(p); }
+void free_percpu(void *p) { kernel_free(p, "free_percpu"); }
 
 /* The prog pack: bpfdiff's, in guest memory. Pointers to RX memory are
  * guest addresses; the JIT only computes with them and hands them back. */

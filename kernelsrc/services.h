@@ -76,6 +76,8 @@ struct bpf_prog *bpfdiff_kjit_alloc_prog(uint32_t length);
  * line info. NULL when out of host memory (jit_subprogs.c). */
 struct bpf_prog *bpfdiff_kjit_function_copy(const struct bpfdiff_kjit_program *program, uint32_t index);
 void bpfdiff_kjit_free_prog(struct bpf_prog *fp);
+/* Whether `p` is a block the kernel's code still holds (not freed). */
+int bpfdiff_kjit_holds(const void *p);
 /* The blocks held now that `service` allocated. */
 uint32_t bpfdiff_kjit_held_from(const struct bpfdiff_kjit_session *session, const char *service);
 /* Whether the call of `service` about to be made is the one the world

@@ -305,7 +305,14 @@ Result<PackScriptResult> RunPackScript(std::span<const uint8_t> input, const Pac
   world_options.unicorn_fault = options.unicorn_fault;
   world_options.jit_engine = options.jit_engine;
   world_options.kernel_pack = options.kernel_pack;
-  auto world = World::Create(world_options);
+  std::vector<lifecycle::Violation> setup_violations;
+  auto world = World::Create(world_options, &setup_violations);
+  if (!world && !setup_violations.empty()) {
+    // The world's own programs broke an invariant as they loaded: that is
+    // what this script found.
+    result.violations = std::move(setup_violations);
+    return result;
+  }
   if (!world) return world.error();
   ScriptRunner(**world, options, result).Run(*script);
   if (auto failure = (*world)->UnicornFailure()) return Error{*failure};

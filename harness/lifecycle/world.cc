@@ -78,9 +78,12 @@ bool IsProbeLoad(const isa::Insn& insn) {
 
 }  // namespace
 
-Result<std::unique_ptr<World>> World::Create(const WorldOptions& options) {
+Result<std::unique_ptr<World>> World::Create(const WorldOptions& options, std::vector<Violation>* setup_violations) {
   std::unique_ptr<World> world(new World(options));
-  if (auto status = world->Initialize(); !status) return status.error();
+  if (auto status = world->Initialize(); !status) {
+    if (setup_violations != nullptr) *setup_violations = world->violations_;
+    return status.error();
+  }
   return world;
 }
 

@@ -60,7 +60,11 @@ class World final : private TextListener, private ExecutionObserver {
   static constexpr int kTailEntries = 4;
   static constexpr int kMaxPrograms = 64;  // guest program objects
 
-  static Result<std::unique_ptr<World>> Create(const WorldOptions& options);
+  // Fails when the world cannot be set up; `setup_violations`, when given,
+  // gets the invariants broken on the way (a tail caller's compile whose
+  // kernel code broke a promise): a finding, not the harness's failure.
+  static Result<std::unique_ptr<World>> Create(const WorldOptions& options,
+                                               std::vector<Violation>* setup_violations = nullptr);
   ~World() override;
 
   // Loads a program (whose lddw map: may name only fd 4, the world's
