@@ -213,13 +213,18 @@ TEST(KernelWorld, FindingABackwardBranchPastTheFirstMiBOfCodeIsRefused) {
   EXPECT_EQ((*model_world)->calls_compared(), 1u);
 }
 
-TEST(KernelWorld, APlantedBugOfBpfdiffsJitIsRefusedNotIgnored) {
+// A kernel-jit world's options with planted bug `bug` switched on.
+WorldOptions KernelWorldWithBug(std::string_view bug) {
   WorldOptions options;
   options.jit_engine = "kernel-jit";
-  auto bugs = PlantedBugsNamed("alu32-add-no-zext");
-  ASSERT_TRUE(bugs) << bugs.message();
-  options.bugs = *bugs;
-  auto world = World::Create(options);
+  auto bugs = PlantedBugsNamed(bug);
+  EXPECT_TRUE(bugs) << bugs.message();
+  if (bugs) options.bugs = *bugs;
+  return options;
+}
+
+TEST(KernelWorld, APlantedBugOfBpfdiffsJitIsRefusedNotIgnored) {
+  auto world = World::Create(KernelWorldWithBug("alu32-add-no-zext"));
   ASSERT_FALSE(world);
   EXPECT_NE(world.message().find("the kernel's JIT has none planted"), std::string::npos) << world.message();
 }
@@ -254,12 +259,7 @@ TEST(KernelWorld, RunsOnCoreCsPackUnderEveryInvariant) {
 // A bug planted in bpfdiff's pack runs where its code is: the world uses
 // bpfdiff's pack for it, and catches it there.
 TEST(KernelWorld, APlantedPackBugRunsOnBpfdiffsPack) {
-  WorldOptions options;
-  options.jit_engine = "kernel-jit";
-  auto bugs = PlantedBugsNamed("skip-invalidate-on-free");
-  ASSERT_TRUE(bugs) << bugs.message();
-  options.bugs = *bugs;
-  auto world = World::Create(options);
+  auto world = World::Create(KernelWorldWithBug("skip-invalidate-on-free"));
   ASSERT_TRUE(world) << world.message();
   EXPECT_EQ((*world)->sandbox().pack().Accounting().external_packs, 0);
   auto id = (*world)->Load(Asm(kLoop));
