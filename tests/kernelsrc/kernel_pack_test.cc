@@ -12,6 +12,7 @@
 #include "harness/machine/sandbox.h"
 #include "kernelsrc/kernel_jit.h"
 #include "oracle/guest_layout.h"
+#include "oracle/trampoline.h"
 #include "tests/jit/jit_test_support.h"
 
 namespace bpfdiff {
@@ -168,6 +169,56 @@ TEST(kernel_pack, AnImageLargerThanAPackGetsExecutableMemoryOfItsOwn) {
   EXPECT_EQ(f.sandbox->pack().Accounting().packs, 0);
   ASSERT_TRUE(f.jit->Release(*compiled).ok());
   EXPECT_EQ(f.sandbox->pack().Accounting().oversize_allocations, 0) << "execmem_free()d";
+  EXPECT_EQ(f.Problems(), "");
+}
+
+// A trampoline's slot is core.c's bpf_prog_pack_alloc()'s, in the same
+// pack as the program it traces, and arch_free_bpf_trampoline() gives it
+// back through bpf_prog_pack_free(), invalidated; each failure of the
+// build (the pack's allocations among them) leaves nothing.
+TEST(kernel_pack, TrampolinesTakeAndGiveBackCoreCsSlots) {
+  CorePackFixture f;
+  ASSERT_NE(f.jit, nullptr);
+  auto traced = f.jit->Compile(MustProgram(Asm("mov %r0, %r1\nexit")));
+  ASSERT_TRUE(traced.ok()) << traced.message();
+  const uint64_t entry = traced->entry();
+  kernelsrc::TrampolineRequest request;
+  request.fentry = {{entry, 0, guest::kTrampProgEnterAddress, guest::kTrampProgExitAddress}};
+  request.nr_args = 1;
+  request.flags = trampoline::kRestoreRegs;
+  request.traced_entry = entry;
+  request.tramp_enter = guest::kTrampImageEnterAddress;
+  request.tramp_exit = guest::kTrampImageExitAddress;
+  const uint64_t chunks_before = f.sandbox->pack().Accounting().chunks_used;
+  std::vector<std::string> injected;
+  for (uint32_t fail_call = 1; fail_call < 10; ++fail_call) {
+    request.fail_call = fail_call;
+    kernelsrc::TrampolineErrorPath path;
+    auto built = f.jit->BuildTrampoline(request, &path);
+    EXPECT_EQ(path.breach, "") << "fail_call " << fail_call;
+    if (path.injected.empty()) {
+      ASSERT_TRUE(built.ok()) << built.message();
+      const jit::PackAllocation& slot = *built->allocation;
+      EXPECT_TRUE(slot.adopted());
+      EXPECT_EQ(slot.pack(), traced->subprograms[0].allocation->pack()) << "one pack for both";
+      EXPECT_GT(f.sandbox->pack().Accounting().chunks_used, chunks_before);
+      const uint64_t at = built->entry;
+      f.jit->ReleaseTrampoline(*built);
+      EXPECT_EQ(f.WordAt(at), jit::kBreakFault) << "bpf_prog_pack_free() invalidates it";
+      break;
+    }
+    injected.push_back(path.injected);
+    EXPECT_FALSE(built.ok());
+    EXPECT_EQ(f.sandbox->pack().Accounting().chunks_used, chunks_before) << "after a failed " << path.injected;
+  }
+  // The arch code's RW image (kvmalloc) and its table (kcalloc); core.c's
+  // pack has room already, so its allocation cannot fail.
+  EXPECT_FALSE(injected.empty());
+  EXPECT_EQ(std::count(injected.begin(), injected.end(), "bpf_prog_pack_alloc"), 0)
+      << "core.c's pack fails only where it allocates";
+  EXPECT_EQ(f.sandbox->pack().Accounting().chunks_used, chunks_before);
+  ASSERT_TRUE(f.jit->Release(*traced).ok());
+  EXPECT_EQ(f.sandbox->pack().Accounting().packs, 0);
   EXPECT_EQ(f.Problems(), "");
 }
 
