@@ -311,6 +311,19 @@ struct bpfdiff_kjit_answers {
 void bpfdiff_kjit_verifier_answers(const struct bpfdiff_kjit_world *world,
 				   struct bpfdiff_kjit_answers *answers);
 
+/* What the tree's files do where trees differ (kernelsrc/CMakeLists.txt
+ * probes them): its JIT writes into the prog pack, or in place into
+ * memory of its own (in_place_images.c); its verifier and interpreter know
+ * the cpu v4 instructions (sdiv/smod, movsx, ldxs*, bswap, gotol); its
+ * arch sizes and allocates trampolines (arch_bpf_trampoline_size) or
+ * writes them in place into a page. */
+struct bpfdiff_kjit_tree_features {
+	int prog_pack;
+	int cpu_v4;
+	int arch_sizes_trampolines;
+};
+struct bpfdiff_kjit_tree_features bpfdiff_kjit_get_tree_features(void);
+
 /* offsetof()s that the kernel's JIT bakes into the code it emits. */
 struct bpfdiff_kjit_layout {
 	uint32_t array_max_entries; /* struct bpf_array, map.max_entries */

@@ -18,12 +18,17 @@
 #include <linux/random.h>
 #include <linux/uaccess.h>
 #include <asm/set_memory.h>
+#include <linux/moduleloader.h>
 
 #include "kernelsrc/services.h"
 
 #include <pthread.h>
 
+#if BPFDIFF_TREE_HAS_PROG_PACK
 void core_c_bpf_prog_pack_free(void *ptr, u32 size);
+#else
+void core_c_bpf_prog_pack_free(struct bpf_binary_header *hdr);
+#endif
 
 void bpfdiff_core_unmodelled(const char *what)
 {
@@ -104,20 +109,31 @@ int bpf_mem_alloc_init(struct bpf_mem_alloc *ma, int size, bool percpu)
 }
 /* The interpreter's BPF_PROBE_MEM loads go through the hook an engine
  * sets (interpreter.c), in one jump: a frame of this function would lie on
- * the interpreter's stack where its next callee's BPF stack will be. */
+ * the interpreter's stack where its next callee's BPF stack will be.
+ * 6.12's interpreter calls bpf_probe_read_kernel_common(); 6.1's calls
+ * bpf_probe_read_kernel(), whose __weak default in core.c reads nothing
+ * (kernel/trace/bpf_trace.c has the kernel's): both names are the hook. */
 #if defined(__x86_64__)
 __asm__(".text\n"
 	".globl bpf_probe_read_kernel_common\n"
 	".type bpf_probe_read_kernel_common, @function\n"
+	".globl bpf_probe_read_kernel\n"
+	".type bpf_probe_read_kernel, @function\n"
 	"bpf_probe_read_kernel_common:\n"
+	"bpf_probe_read_kernel:\n"
 	"\tendbr64\n"
 	"\tjmp *bpfdiff_kinterp_probe_hook(%rip)\n"
-	".size bpf_probe_read_kernel_common, .-bpf_probe_read_kernel_common\n");
+	".size bpf_probe_read_kernel_common, .-bpf_probe_read_kernel_common\n"
+	".size bpf_probe_read_kernel, .-bpf_probe_read_kernel\n");
 #else
 extern void *bpfdiff_kinterp_probe_hook;
 int bpf_probe_read_kernel_common(void *dst, u32 size, const void *unsafe_ptr)
 {
 	return ((int (*)(void *, u32, const void *))bpfdiff_kinterp_probe_hook)(dst, size, unsafe_ptr);
+}
+u64 bpf_probe_read_kernel(void *dst, u32 size, const void *unsafe_ptr)
+{
+	return (u64)(s64)bpf_probe_read_kernel_common(dst, size, unsafe_ptr);
 }
 #endif
 int bpfdiff_kinterp_probe_unmodelled(void *dst, u32 size, const void *unsafe_ptr)
@@ -200,7 +216,13 @@ void bpfdiff_kjit_pack_drain(const struct bpfdiff_kjit_world *world, const uint6
 	if (setjmp(session.on_bug) == 0) {
 		for (i = 0; i < count; i++) {
 			world->slot_released(world->owner, rx_headers[i]);
+#if BPFDIFF_TREE_HAS_PROG_PACK
 			core_c_bpf_prog_pack_free((void *)(uintptr_t)rx_headers[i], slot_bytes[i]);
+#else
+			/* A tree without the prog pack: the image's own mapping
+			 * (in_place_images.c). */
+			world->exec_unmap(world->owner, rx_headers[i]);
+#endif
 		}
 	}
 	bpfdiff_kjit_free_leftovers(&session);
@@ -253,3 +275,20 @@ void sha1_transform(__u32 *digest, const char *data, __u32 *W)
 	(void)digest, (void)data, (void)W;
 	bpfdiff_core_unmodelled("sha1_transform (bpf_prog_calc_tag)");
 }
+
+/* 6.1's core.c: its prog pack (x86's) and bpf_jit_alloc_exec()'s weak
+ * default allocate with module_alloc(); arm64's JIT of 6.1 uses neither. */
+void *module_alloc(unsigned long size) { (void)size; bpfdiff_core_unmodelled("module_alloc"); return NULL; }
+void module_memfree(void *module_region) { if (module_region) bpfdiff_core_unmodelled("module_memfree"); }
+int set_memory_x(unsigned long addr, int numpages) { (void)addr, (void)numpages; return 0; }
+void *krealloc(const void *p, size_t new_size, int flags)
+{
+	(void)p, (void)new_size, (void)flags;
+	bpfdiff_core_unmodelled("krealloc (bpf_jit_add_poke_descriptor)");
+	return NULL;
+}
+
+#if BPFDIFF_TREE_TOOLS_BITMAP_CLEAR_EXTERN
+/* tools/lib/bitmap.c's, which 6.1's tools bitmap.h declares. */
+void bitmap_clear(unsigned long *map, unsigned int start, int len) { __bitmap_clear(map, start, len); }
+#endif

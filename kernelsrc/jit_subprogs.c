@@ -223,6 +223,7 @@ static int compile_functions(struct bpfdiff_kjit_session *session,
 		 * was given, a clone when it blinded the constants, the
 		 * original (the clone freed) when it gave up. */
 		functions[i] = bpf_int_jit_compile(functions[i]);
+		bpfdiff_kjit_placed(functions[i]);
 		if (!functions[i]->jited) {
 			fail(session, message, message_size, "the kernel's JIT refused the program", i,
 			     count);
@@ -252,6 +253,7 @@ static int compile_functions(struct bpfdiff_kjit_session *session,
 		void *before = functions[i]->bpf_func;
 		struct bpf_prog *prog = bpf_int_jit_compile(functions[i]);
 
+		bpfdiff_kjit_placed(prog);
 		if (prog != functions[i] || functions[i]->bpf_func != before) {
 			fail(session, message, message_size,
 			     "the kernel's JIT failed the extra pass (\"JIT doesn't support bpf-to-bpf calls\")",

@@ -15,8 +15,17 @@
 
 namespace bpfdiff::kernelsrc {
 
+namespace {
+
+TreeFeatures FeaturesOfTree() {
+  const bpfdiff_kjit_tree_features probed = bpfdiff_kjit_get_tree_features();
+  return {probed.prog_pack != 0, probed.cpu_v4 != 0, probed.arch_sizes_trampolines != 0};
+}
+
+}  // namespace
+
 std::optional<KernelTree> BuiltKernelTree() {
-  return KernelTree{BPFDIFF_KERNEL_TREE, BPFDIFF_KERNEL_VERSION};
+  return KernelTree{BPFDIFF_KERNEL_TREE, BPFDIFF_KERNEL_VERSION, FeaturesOfTree()};
 }
 
 struct KernelJit::Impl {
@@ -306,6 +315,7 @@ Result<VerifierAnswers> AskVerifierQuestions(const bpfdiff_kjit_world& world) {
   answers.arena_atomics = asked.arena_atomics != 0;
   answers.bypass_spec_v4 = asked.bypass_spec_v4 != 0;
   answers.inlined_helpers.assign(asked.inlined, asked.inlined + asked.inlined_count);
+  answers.cpu_v4 = FeaturesOfTree().cpu_v4;
   return answers;
 }
 
@@ -315,7 +325,9 @@ KernelJit::KernelJit(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 KernelJit::~KernelJit() {
   Impl& impl = *impl_;
-  if (core_pack_user != &impl) return;
+  // (A tree without the prog pack has no list of packs: each KernelJit
+  // unmaps its own images.)
+  if (FeaturesOfTree().prog_pack && core_pack_user != &impl) return;
   // What is still allocated in core.c's packs (programs this JIT compiled
   // and nobody freed) goes back through core.c's own free, so that its
   // list of packs, which outlives this world, holds nothing of it.
@@ -346,11 +358,17 @@ Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack& pack, jit::T
                 "pure_initcalls, bpfdiff_pure_initcalls?): bpf_jit_limit is 0");
   }
   auto impl = std::make_unique<Impl>(Impl{pack, patcher, world, atomics, {}, {}, {}, {}});
+  const bool prog_pack = FeaturesOfTree().prog_pack;
+  if (!prog_pack && !world.kernel_pack) {
+    return Fail("the tree's JIT writes its images in place, into memory core.c's bpf_jit_binary_alloc() "
+                "takes from vmalloc() (it has no prog pack): it needs that memory at its guest addresses "
+                "in this process (KernelJitWorld::kernel_pack)");
+  }
   if (world.kernel_pack) {
     if (!world.kernel_pack->show_at_guest_addresses) {
       return Fail("core.c's prog pack needs a way to show the pack at its guest addresses");
     }
-    if (core_pack_user != nullptr) {
+    if (prog_pack && core_pack_user != nullptr) {
       return Fail("core.c's prog pack is in use by another kernel JIT of this process (its list of packs is "
                   "one per process)");
     }
@@ -358,7 +376,7 @@ Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack& pack, jit::T
   auto answers = AskVerifierQuestions(impl->Bridge());
   if (!answers) return answers.error();
   impl->answers = std::move(answers).value();
-  if (world.kernel_pack) core_pack_user = impl.get();
+  if (world.kernel_pack && prog_pack) core_pack_user = impl.get();
   return std::unique_ptr<KernelJit>(new KernelJit(std::move(impl)));
 }
 

@@ -31,9 +31,23 @@ namespace bpfdiff::kernelsrc {
 
 // Where the kernel's JIT came from (for reports: the version or tree a
 // night tested).
+// What the tree's files do where trees differ (kernelsrc/CMakeLists.txt
+// probes them, by what the code does, not by its version).
+struct TreeFeatures {
+  // The JIT writes into the prog pack (6.2+), or in place into pages of
+  // its own (6.1: kernelsrc/in_place_images.c).
+  bool prog_pack = true;
+  // The verifier and interpreter know the cpu v4 instructions (6.6+).
+  bool cpu_v4 = true;
+  // The arch sizes and allocates its trampolines (arch_bpf_trampoline_size,
+  // 6.8+), or writes them in place into a page.
+  bool arch_sizes_trampolines = true;
+};
+
 struct KernelTree {
   std::string path;     // the tree the build read
   std::string version;  // "6.12.118" from its Makefile, or "" if unknown
+  TreeFeatures features;
 };
 
 // The BPF stack every subprogram gets (prog->aux->stack_depth): MAX_BPF_STACK,
@@ -77,6 +91,9 @@ struct KernelJitWorld {
   // (ProgPack::MapExternal: execmem_alloc) and on the text patcher; what
   // it hands out is recorded in that pack (ProgPack::Adopt) and checked
   // from outside (TakePackProblems()). Unset: bpfdiff's pack, the model.
+  // A tree without the prog pack (TreeFeatures::prog_pack false) needs it
+  // set: its JIT writes in place into pages of core.c's
+  // bpf_jit_binary_alloc(), mapped the same way (in_place_images.c).
   std::optional<KernelPack> kernel_pack = std::nullopt;
 };
 

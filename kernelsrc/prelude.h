@@ -21,6 +21,8 @@
 #define CONFIG_BPF_SYSCALL 1
 #define CONFIG_BPF_JIT_DEFAULT_ON 1
 #include <linux/kconfig.h>
+/* What this tree does where trees differ (generated: kernelsrc/CMakeLists.txt). */
+#include <bpfdiff/tree_features.h>
 /* bpf_jit_comp.c holds one file-scope asm() of arm64 code (dummy_tramp, the
  * PLT's default target); it cannot assemble on the host. glibc and the
  * tools headers write __asm__, so only that statement uses the bare

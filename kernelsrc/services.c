@@ -172,6 +172,7 @@ static void kernel_free(const void *p, const char *service)
 	free(b);
 }
 
+#if BPFDIFF_TREE_HAS_PROG_PACK
 /* The blocks core.c's pack allocated since block `serial` and still
  * holds, but `handed_out` (the RW buffer it gives the JIT, which the JIT
  * frees through finalize or free): the pack's own, off the session. */
@@ -192,6 +193,7 @@ static void adopt_pack_blocks(uint64_t serial, const void *handed_out)
 		pack_blocks = b;
 	}
 }
+#endif
 
 const char *bpfdiff_kjit_held(const struct bpfdiff_kjit_session *s, uint32_t *blocks, size_t *bytes)
 {
@@ -307,11 +309,57 @@ void *__vmalloc(unsigned long size, gfp_t gfp_mask)
 {
 	return kernel_alloc(size, ((unsigned)gfp_mask & __GFP_ZERO) != 0, "vmalloc");
 }
+#if BPFDIFF_TREE_HAS_PROG_PACK
 void *vmalloc(unsigned long size) { return kernel_alloc(size, 0, "vmalloc"); }
 void vfree(const void *addr) { kernel_free(addr, "vfree"); }
+#endif
+/* (In a tree without the prog pack, vmalloc() is the JIT's executable
+ * memory: in_place_images.c.) */
+void bpfdiff_kjit_heap_free(const void *p, const char *service) { kernel_free(p, service); }
 void *bpfdiff_alloc_percpu(size_t size) { return kernel_alloc(size, 1, "alloc_percpu"); }
 void free_percpu(void *p) { kernel_free(p, "free_percpu"); }
 
+/* The PLT's target is the kernel symbol dummy_tramp. Ours is a host
+ * function nobody calls; in the image it becomes the guest's stand-in, so
+ * that the image does not depend on where the host loaded bpfdiff. */
+void dummy_tramp(void) {}
+
+void bpfdiff_kjit_point_plt_at_guest(u8 *rw_image, uint64_t rx_image, uint64_t image_bytes)
+{
+	const uint64_t host = (uint64_t)(uintptr_t)&dummy_tramp;
+	uint64_t at;
+
+	if (!rw_image || image_bytes < 16)
+		return;
+
+	/* Every word, not every doubleword: a target the JIT failed to align
+	 * is found too, and named. */
+	for (at = (image_bytes - 8) & ~3ull; at >= 8; at -= 4) {
+		uint64_t value;
+		u32 ldr, br;
+
+		memcpy(&value, rw_image + at, 8);
+		if (value != host)
+			continue;
+		memcpy(&ldr, rw_image + at - 8, 4);
+		memcpy(&br, rw_image + at - 4, 4);
+		/* ldr x10, #8; br x10: build_plt() */
+		if (ldr != 0x5800004a || br != 0xd61f0140)
+			continue;
+		/* bpf_arch_text_poke() rewrites the target with one 64-bit
+		 * store while CPUs may branch through it: only an aligned one
+		 * is single-copy atomic (build_plt() pads to align it). */
+		if (((rx_image + at) & 7) && !session->plt_misaligned[0])
+			snprintf(session->plt_misaligned, sizeof(session->plt_misaligned),
+				 "the PLT target at 0x%llx (image + 0x%llx) is not 8-byte aligned",
+				 (unsigned long long)(rx_image + at), (unsigned long long)at);
+		value = session->world->dummy_tramp;
+		memcpy(rw_image + at, &value, 8);
+		return;
+	}
+}
+
+#if BPFDIFF_TREE_HAS_PROG_PACK
 /* The prog pack: bpfdiff's, in guest memory. Pointers to RX memory are
  * guest addresses; the JIT only computes with them and hands them back. */
 
@@ -340,52 +388,14 @@ static struct bpf_binary_header *model_pack_alloc(unsigned int proglen, u8 **ro_
 	return (struct bpf_binary_header *)(uintptr_t)rx_header;
 }
 
-/* The PLT's target is the kernel symbol dummy_tramp. Ours is a host
- * function nobody calls; in the image it becomes the guest's stand-in, so
- * that the image does not depend on where the host loaded bpfdiff. */
-void dummy_tramp(void) {}
-
 static void point_plt_at_guest(uint64_t rx_header)
 {
-	const uint64_t host = (uint64_t)(uintptr_t)&dummy_tramp;
-	u8 *rw_image = NULL;
-	uint64_t image_bytes = 0, rx_image = 0, at;
 	uint32_t i;
 
 	for (i = 0; i < session->slot_count; i++) {
-		if (session->slots[i].rx_header == rx_header) {
-			rw_image = session->slots[i].rw_image;
-			image_bytes = session->slots[i].image_bytes;
-			rx_image = session->slots[i].rx_image;
-		}
-	}
-	if (!rw_image || image_bytes < 16)
-		return;
-
-	/* Every word, not every doubleword: a target the JIT failed to align
-	 * is found too, and named. */
-	for (at = (image_bytes - 8) & ~3ull; at >= 8; at -= 4) {
-		uint64_t value;
-		u32 ldr, br;
-
-		memcpy(&value, rw_image + at, 8);
-		if (value != host)
-			continue;
-		memcpy(&ldr, rw_image + at - 8, 4);
-		memcpy(&br, rw_image + at - 4, 4);
-		/* ldr x10, #8; br x10: build_plt() */
-		if (ldr != 0x5800004a || br != 0xd61f0140)
-			continue;
-		/* bpf_arch_text_poke() rewrites the target with one 64-bit
-		 * store while CPUs may branch through it: only an aligned one
-		 * is single-copy atomic (build_plt() pads to align it). */
-		if (((rx_image + at) & 7) && !session->plt_misaligned[0])
-			snprintf(session->plt_misaligned, sizeof(session->plt_misaligned),
-				 "the PLT target at 0x%llx (image + 0x%llx) is not 8-byte aligned",
-				 (unsigned long long)(rx_image + at), (unsigned long long)at);
-		value = session->world->dummy_tramp;
-		memcpy(rw_image + at, &value, 8);
-		return;
+		if (session->slots[i].rx_header == rx_header)
+			bpfdiff_kjit_point_plt_at_guest(session->slots[i].rw_image, session->slots[i].rx_image,
+							session->slots[i].image_bytes);
 	}
 }
 
@@ -620,6 +630,7 @@ void bpf_prog_pack_free(void *ptr, u32 size)
 	core_c_bpf_prog_pack_free(ptr, size);
 }
 
+
 void bpfdiff_kjit_free_slot(const struct bpfdiff_kjit_slot *slot)
 {
 	const struct bpfdiff_kjit_world *w = session->world;
@@ -631,6 +642,18 @@ void bpfdiff_kjit_free_slot(const struct bpfdiff_kjit_slot *slot)
 	w->slot_released(w->owner, slot->rx_header);
 	core_c_bpf_prog_pack_free((void *)(uintptr_t)slot->rx_header, slot->slot_bytes);
 }
+
+#else
+/* A tree without the prog pack: its images are mappings of their own
+ * (in_place_images.c), which vfree() would have unmapped. */
+void bpfdiff_kjit_free_slot(const struct bpfdiff_kjit_slot *slot)
+{
+	const struct bpfdiff_kjit_world *w = session->world;
+
+	w->slot_released(w->owner, slot->rx_header);
+	w->exec_unmap(w->owner, slot->rx_header);
+}
+#endif
 
 /* Text patching and cache maintenance: bpfdiff's patcher, which the
  * lifecycle checks watch. */
@@ -820,7 +843,12 @@ void bpf_prog_unlock_free(struct bpf_prog *fp) { (void)fp; }
 bool bpf_prog_kallsyms_verify_off(const struct bpf_prog *fp) { (void)fp; return true; }
 /* kallsyms knows the poked program's image, as bpf_prog_kallsyms_add()
  * made its symbol: [bpf_func, bpf_func + jited_len). */
-int __bpf_address_lookup(unsigned long addr, unsigned long *size, unsigned long *off, char *sym)
+#if BPFDIFF_TREE_ADDRESS_LOOKUP_INT
+int
+#else
+const char *
+#endif
+__bpf_address_lookup(unsigned long addr, unsigned long *size, unsigned long *off, char *sym)
 {
 	if (!session || addr < session->symbol_start ||
 	    addr - session->symbol_start >= session->symbol_bytes)
@@ -828,7 +856,11 @@ int __bpf_address_lookup(unsigned long addr, unsigned long *size, unsigned long 
 	*size = session->symbol_bytes;
 	*off = addr - session->symbol_start;
 	strcpy(sym, "bpf_prog");
+#if BPFDIFF_TREE_ADDRESS_LOOKUP_INT
 	return 1;
+#else
+	return sym;
+#endif
 }
 
 u64 bpf_arena_get_kern_vm_start(struct bpf_arena *arena)

@@ -17,6 +17,9 @@ struct bpfdiff_kjit_slot {
 	uint64_t rx_image; /* a trampoline's (bpf_prog_pack_alloc's answer) */
 	int finalized;     /* bpf_jit_binary_pack_finalize ran on it */
 	uint32_t slot_bytes; /* with core.c's pack: the size it was allocated with */
+	/* A tree without the prog pack (in_place_images.c): the world was
+	 * told the image is finalized. */
+	int told_finalized;
 };
 
 struct bpfdiff_kjit_session {
@@ -87,5 +90,20 @@ int bpfdiff_kjit_inject_failure(const char *service);
  * through core.c's bpf_prog_pack_free() with world->kernel_pack, else
  * through bpfdiff's pack. */
 void bpfdiff_kjit_free_slot(const struct bpfdiff_kjit_slot *slot);
+/* kfree() and its kind, for a free that is not the JIT's executable
+ * memory: `service` names it in a double free. */
+void bpfdiff_kjit_heap_free(const void *p, const char *service);
+/* The image's PLT, if it has one, branches to the guest's dummy_tramp
+ * rather than the host's: `rw_image` holds the image of `image_bytes`
+ * that runs at `rx_image`. A target not 8-byte aligned is recorded. */
+void bpfdiff_kjit_point_plt_at_guest(uint8_t *rw_image, uint64_t rx_image, uint64_t image_bytes);
+/* After each bpf_int_jit_compile() (jit_subprogs.c): in a tree without
+ * the prog pack, tells the world where `prog`'s image starts in its
+ * mapping, and that it is finalized once locked (in_place_images.c). */
+#if BPFDIFF_TREE_HAS_PROG_PACK
+static inline void bpfdiff_kjit_placed(struct bpf_prog *prog) { (void)prog; }
+#else
+void bpfdiff_kjit_placed(struct bpf_prog *prog);
+#endif
 
 #endif

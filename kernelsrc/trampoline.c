@@ -134,6 +134,7 @@ static int build(struct bpfdiff_kjit_session *session, struct host_objects *o,
 		model.arg_size[i] = is_struct ? 16 : 8;
 		model.arg_flags[i] = is_struct ? BTF_FMODEL_STRUCT_ARG : 0;
 	}
+#if BPFDIFF_TREE_HAS_TRAMPOLINE_SIZE
 	size = arch_bpf_trampoline_size(&model, request->flags, o->links, func_addr);
 	if (size < 0) {
 		fail(session, message, message_size, "arch_bpf_trampoline_size refused", size);
@@ -159,6 +160,14 @@ static int build(struct bpfdiff_kjit_session *session, struct host_objects *o,
 		arch_free_bpf_trampoline(image, size);
 		return -1;
 	}
+#else
+	/* PROTOTYPE (issue40): 6.1's bpf_trampoline_update() takes a page of
+	 * bpf_jit_alloc_exec(), lets arch_prepare_bpf_trampoline() write it in
+	 * place, then set_memory_ro/x. Not modelled yet. */
+	(void)image, (void)size, (void)ret, (void)protect, (void)model, (void)func_addr;
+	fail(session, message, message_size, "trampolines of a tree without arch_bpf_trampoline_size", -ENOTSUPP);
+	return -1;
+#endif
 	out->rx_header = session->slots[0].rx_header;
 	out->rx_image = (uint64_t)(uintptr_t)image;
 	out->size = (uint32_t)size;

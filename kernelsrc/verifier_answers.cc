@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "isa/opcode_table.h"
+
 namespace bpfdiff::kernelsrc {
 
 bool IsArenaAccess(const isa::Insn& insn) {
@@ -21,6 +23,13 @@ std::optional<std::string> VerifierRefusal(const VerifierAnswers& answers, const
       return fmt::format("the verifier refuses the per-CPU address move at slot {} (\"invalid BPF_ALU "
                          "opcode\"): its JIT does not support BPF_ADDR_PERCPU (bpf_jit_supports_percpu_insn)",
                          pc);
+    }
+    if (!answers.cpu_v4) {
+      if (const auto form = isa::Classify(insn); form && isa::FormById(*form).cpu == isa::CpuVersion::kV4) {
+        return fmt::format("the verifier refuses \"{}\" at slot {}: the tree predates the cpu v4 instructions "
+                           "(its verifier and JIT know none)",
+                           isa::FormById(*form).name, pc);
+      }
     }
     if (IsArenaAccess(insn) && !answers.arena) {
       return fmt::format("the verifier refuses the arena access at slot {}: its JIT has no arena "

@@ -26,6 +26,9 @@ struct VerifierAnswers {
   bool arena = false;              // bpf_jit_supports_arena
   bool arena_atomics = false;      // bpf_jit_supports_insn(atomic, in_arena)
   bool bypass_spec_v4 = false;     // bpf_jit_bypass_spec_v4
+  // Not a question to the JIT: whether the tree's verifier knows the cpu
+  // v4 instructions at all (TreeFeatures::cpu_v4).
+  bool cpu_v4 = true;
   // The helper ids whose calls the JIT performs inline, ascending.
   std::vector<int32_t> inlined_helpers;
 };
@@ -38,6 +41,8 @@ struct VerifierAnswers {
 //    one it meets in a program ("invalid BPF_ALU opcode");
 //  - an arena access when the JIT has no arena, an arena atomic when it
 //    takes none (arm64: without LSE atomics);
+//  - a cpu v4 instruction when the tree predates them (the verifier's
+//    "unknown opcode" or "uses reserved fields");
 //  - a tail call in a program of several functions when the JIT cannot
 //    mix them ("tail_calls are not allowed in non-JITed programs with
 //    bpf-to-bpf calls").

@@ -11,6 +11,21 @@
 #include "kernelsrc/bridge.h"
 #include "kernelsrc/services.h"
 
+/* Questions a tree's verifier does not ask (6.1 asks only the first two):
+ * the answer is the one core.c's __weak default gives where it does. */
+#define BPFDIFF_NOT_ASKED(decl) __attribute__((weak)) decl { return false; }
+BPFDIFF_NOT_ASKED(bool bpf_jit_supports_ptr_xchg(void))
+BPFDIFF_NOT_ASKED(bool bpf_jit_supports_percpu_insn(void))
+BPFDIFF_NOT_ASKED(bool bpf_jit_supports_exceptions(void))
+BPFDIFF_NOT_ASKED(bool bpf_jit_supports_arena(void))
+BPFDIFF_NOT_ASKED(bool bpf_jit_bypass_spec_v4(void))
+BPFDIFF_NOT_ASKED(bool bpf_jit_inlines_helper_call(s32 imm))
+__attribute__((weak)) bool bpf_jit_supports_insn(struct bpf_insn *insn, bool in_arena)
+{
+	(void)insn;
+	return !in_arena;
+}
+
 void bpfdiff_kjit_verifier_answers(const struct bpfdiff_kjit_world *world,
 				   struct bpfdiff_kjit_answers *answers)
 {

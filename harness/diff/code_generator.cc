@@ -159,7 +159,10 @@ Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit
                                                            KernelLoaders loaders, KernelPackSource pack) {
   kernelsrc::KernelJitWorld world{Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
                                   static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}, std::nullopt};
-  if (pack == KernelPackSource::kCoreC) {
+  // A tree without the prog pack has one allocator, core.c's
+  // bpf_jit_binary_alloc(), whose pages the JIT writes in place.
+  const auto tree = kernelsrc::BuiltKernelTree();
+  if (pack == KernelPackSource::kCoreC || (tree && !tree->features.prog_pack)) {
     world.kernel_pack = kernelsrc::KernelPack{[&sandbox] { return ShowAtGuestAddresses(sandbox.env().memory()); }};
   }
   auto jit = kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(), world, atomics);

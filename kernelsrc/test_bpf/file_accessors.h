@@ -83,7 +83,9 @@ static void get_tail_call(int index, struct bpfdiff_test_bpf_tail_call *out)
 		.length = (uint32_t)len,
 		.flags = test->flags,
 		.result = test->result,
+#if BPFDIFF_TREE_TEST_BPF_HAS_TAIL_CALL_FIELD
 		.has_tail_call = test->has_tail_call,
+#endif
 		.stack_depth = test->stack_depth,
 	};
 }

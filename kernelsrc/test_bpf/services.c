@@ -24,6 +24,8 @@ struct page *alloc_page(int gfp)
 }
 void __free_page(struct page *page) { kfree(page); }
 void *page_address(const struct page *page) { return (void *)page; }
+void *kmap(struct page *page) { return page_address(page); }
+void kunmap(struct page *page) { (void)page; }
 
 /* A socket buffer with `size` bytes of head room for data and its shared
  * info, as __alloc_skb() lays them out (data = head, nothing put yet). */

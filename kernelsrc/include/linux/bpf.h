@@ -296,7 +296,11 @@ void bpf_jit_free(struct bpf_prog *prog);
 struct bpf_prog *bpf_int_jit_compile(struct bpf_prog *prog);
 void bpf_tramp_image_put(struct bpf_tramp_image *im);
 bool is_struct_ops_tramp_shim(void);
+#if BPFDIFF_TREE_ADDRESS_LOOKUP_INT
 int __bpf_address_lookup(unsigned long addr, unsigned long *size, unsigned long *off, char *sym);
+#else
+const char *__bpf_address_lookup(unsigned long addr, unsigned long *size, unsigned long *off, char *sym);
+#endif
 bool bpf_prog_kallsyms_verify_off(const struct bpf_prog *fp);
 
 /* ---- What kernel/bpf/core.c uses besides (the kernel's declarations). ---- */
@@ -336,6 +340,8 @@ static inline bool bpf_prog_is_dev_bound(const struct bpf_prog_aux *aux) { (void
 static inline bool bpf_prog_is_offloaded(const struct bpf_prog_aux *aux) { (void)aux; return false; }
 static inline int bpf_prog_offload_compile(struct bpf_prog *prog) { (void)prog; return -EOPNOTSUPP; }
 static inline void bpf_prog_dev_bound_destroy(struct bpf_prog *prog) { (void)prog; }
+/* 6.1's name for it. */
+static inline void bpf_prog_offload_destroy(struct bpf_prog *prog) { (void)prog; }
 static inline gfp_t bpf_memcg_flags(gfp_t flags) { return flags; }
 bool bpf_prog_has_kfunc_call(const struct bpf_prog *prog);
 
@@ -391,7 +397,11 @@ void bpf_user_rnd_init_once(void);
 u64 bpf_user_rnd_u32(u64 r1, u64 r2, u64 r3, u64 r4, u64 r5);
 u64 bpf_get_raw_cpu_id(u64 r1, u64 r2, u64 r3, u64 r4, u64 r5);
 void __bpf_free_used_maps(struct bpf_prog_aux *aux, struct bpf_map **used_maps, u32 len);
+#if BPFDIFF_TREE_FREE_USED_BTFS_AUX
+void __bpf_free_used_btfs(struct bpf_prog_aux *aux, struct btf_mod_pair *used_btfs, u32 len);
+#else
 void __bpf_free_used_btfs(struct btf_mod_pair *used_btfs, u32 len);
+#endif
 void bpf_prog_free(struct bpf_prog *fp);
 struct bpf_prog *bpf_prog_alloc(unsigned int size, gfp_t gfp_extra_flags);
 struct bpf_prog *bpf_prog_alloc_no_stats(unsigned int size, gfp_t gfp_extra_flags);

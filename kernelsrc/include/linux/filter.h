@@ -48,18 +48,42 @@ typedef void (*bpf_jit_fill_hole_t)(void *area, unsigned int size);
 extern int bpf_jit_enable;
 u64 __bpf_call_base(u64 r1, u64 r2, u64 r3, u64 r4, u64 r5);
 
+#if !BPFDIFF_TREE_HAS_PROG_PACK
+#include <linux/vmalloc.h> /* bpf_jit_alloc_exec(): vmalloc, kasan_reset_tag */
+/* A JIT without the prog pack (6.1) writes its image in place: core.c's
+ * allocator, over the arch's bpf_jit_alloc_exec() (in_place_images.c). */
+struct bpf_binary_header *bpf_jit_binary_alloc(unsigned int proglen, u8 **image_ptr,
+					       unsigned int alignment,
+					       bpf_jit_fill_hole_t bpf_fill_ill_insns);
+void bpf_jit_binary_free(struct bpf_binary_header *hdr);
+void *bpf_jit_alloc_exec(unsigned long size);
+void bpf_jit_free_exec(void *addr);
+void bpfdiff_kjit_lock_ro(struct bpf_binary_header *hdr);
+/* The kernel's (6.1): set_vm_flush_reset_perms, set_memory_ro and
+ * set_memory_x over hdr->size. Here the moment the image is done. */
+static inline void bpf_jit_binary_lock_ro(struct bpf_binary_header *hdr) { bpfdiff_kjit_lock_ro(hdr); }
+#endif
 struct bpf_binary_header *bpf_jit_binary_pack_alloc(unsigned int proglen, u8 **ro_image,
 						    unsigned int alignment,
 						    struct bpf_binary_header **rw_hdr, u8 **rw_image,
 						    bpf_jit_fill_hole_t bpf_fill_ill_insns,
 						    bool was_classic);
+#if BPFDIFF_TREE_PACK_FINALIZE_PROG
+int bpf_jit_binary_pack_finalize(struct bpf_prog *prog, struct bpf_binary_header *ro_header,
+				 struct bpf_binary_header *rw_header);
+#else
 int bpf_jit_binary_pack_finalize(struct bpf_binary_header *ro_header,
 				 struct bpf_binary_header *rw_header);
+#endif
 void bpf_jit_binary_pack_free(struct bpf_binary_header *ro_header,
 			      struct bpf_binary_header *rw_header);
 struct bpf_binary_header *bpf_jit_binary_pack_hdr(const struct bpf_prog *fp);
 void *bpf_prog_pack_alloc(u32 size, bpf_jit_fill_hole_t bpf_fill_ill_insns, bool was_classic);
+#if BPFDIFF_TREE_HAS_PROG_PACK
 void bpf_prog_pack_free(void *ptr, u32 size);
+#else
+void bpf_prog_pack_free(struct bpf_binary_header *hdr);
+#endif
 
 int bpf_jit_get_func_addr(const struct bpf_prog *prog, const struct bpf_insn *insn,
 			  bool extra_pass, u64 *func_addr, bool *func_addr_fixed);

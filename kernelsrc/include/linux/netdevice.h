@@ -22,3 +22,5 @@ typedef u64 netdev_features_t;
 #define NETIF_F_GSO_PARTIAL (1ull << 7)
 #define NETIF_F_GRO (1ull << 8)
 #define NETIF_F_RXCSUM (1ull << 9)
+/* 6.1 (a netdev flag since 6.12) */
+#define NETIF_F_LLTX (1ull << 10)

@@ -9,5 +9,7 @@ u32 get_random_u32(void);
 void prandom_init_once(struct rnd_state *state);
 u32 prandom_u32_state(struct rnd_state *state);
 u32 get_random_u32_below(u32 ceil);
+/* 6.1's core.c: prandom.h of 6.1.y defines it so. */
+static inline u32 prandom_u32_max(u32 ep_ro) { return get_random_u32_below(ep_ro); }
 /* lib/random32.c's seeding, as lib/test_bpf.c's classic fill helpers use it. */
 void prandom_seed_state(struct rnd_state *state, u64 seed);

@@ -27,6 +27,9 @@ struct sk_buff {
 	u16 queue_mapping;
 	u8 pkt_type;
 	u8 head_frag;
+#if BPFDIFF_TREE_SKB_VLAN_PRESENT
+	u8 vlan_present; /* 6.1 (removed in 6.2) */
+#endif
 	u32 mark;
 	u32 hash;
 	struct net_device *dev;

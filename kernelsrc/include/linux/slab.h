@@ -15,6 +15,9 @@ void kvfree(const void *p);
 #define __GFP_NOWARN 0x200u
 #define __GFP_ACCOUNT 0x400u
 #define GFP_USER 0
+/* 6.1's core.c (6.12 writes bpf_memcg_flags(GFP_KERNEL)). */
+#define GFP_KERNEL_ACCOUNT (GFP_KERNEL | __GFP_ACCOUNT)
+void *krealloc(const void *p, size_t new_size, int flags);
 #define kfree_rcu(ptr, field) kfree(ptr)
 void *krealloc_array(void *p, size_t new_n, size_t new_size, int flags);
 #include <linux/overflow.h> /* struct_size */

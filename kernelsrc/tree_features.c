@@ -1,0 +1,12 @@
+/* What the tree's files do where trees differ, as kernelsrc/CMakeLists.txt
+ * probed them (bpfdiff/tree_features.h), for the C++ side. */
+#include "kernelsrc/bridge.h"
+
+struct bpfdiff_kjit_tree_features bpfdiff_kjit_get_tree_features(void)
+{
+	return (struct bpfdiff_kjit_tree_features){
+		.prog_pack = BPFDIFF_TREE_HAS_PROG_PACK,
+		.cpu_v4 = BPFDIFF_TREE_HAS_CPUV4,
+		.arch_sizes_trampolines = BPFDIFF_TREE_HAS_TRAMPOLINE_SIZE,
+	};
+}
