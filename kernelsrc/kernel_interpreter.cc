@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "isa/opcode_table.h"
 #include "kernelsrc/interpreter_bridge.h"
 
 namespace bpfdiff::kernelsrc {
@@ -63,6 +64,11 @@ bool KnownAtomic(int32_t imm) {
 
 std::optional<std::string> InterpreterRefusal(const isa::Program& program) {
   bool tail_call = false;
+  // A tree before the cpu v4 instructions: its verifier rejects them
+  // ("unknown opcode", or "uses reserved fields" where v4 took an unused
+  // field, as sdiv did div's offset), and its interpreter would run some
+  // as their v3 namesakes.
+  const bool cpu_v4 = bpfdiff_kjit_get_tree_features().cpu_v4 != 0;
   for (size_t pc = 0; pc < program.insns.size(); ++pc) {
     const isa::Insn& insn = program.insns[pc];
     if (pc > 0 && program.insns[pc - 1].opcode == isa::kOpLddw) continue;  // an lddw's second slot
@@ -82,6 +88,12 @@ std::optional<std::string> InterpreterRefusal(const isa::Program& program) {
                          pc);
     }
     if (insn.opcode == isa::kOpTailCall) tail_call = true;
+    if (!cpu_v4) {
+      if (const auto form = isa::Classify(insn); form && isa::FormById(*form).cpu == isa::CpuVersion::kV4) {
+        return fmt::format("insn {}: \"{}\" is a cpu v4 instruction, which the tree's verifier does not know", pc,
+                           isa::FormById(*form).name);
+      }
+    }
     if (!bpfdiff_kinterp_opcode_known(insn.opcode) && !InternalOpcode(insn.opcode)) {
       return fmt::format("unknown opcode {:02x}", insn.opcode);
     }

@@ -729,7 +729,11 @@ std::optional<jit::Fixup> KernelJit::Fixup(const uint8_t* rx_extable, uint64_t r
 
 namespace {
 
-constexpr uint32_t kMovX26Sp = 0x910003fa;  // add x26, sp, #0: the tail-call count pointer
+// The main program's tail-call counter (x26), set up before the entry a
+// tail call lands on: a pointer to the count on the stack (6.12,
+// add x26, sp, #0), or the count itself (6.1, movz x26, #0).
+constexpr uint32_t kMovX26Sp = 0x910003fa;
+constexpr uint32_t kMovzX26Zero = 0xd280001a;
 
 // STP (64-bit, pre-index) with Rn = sp: 1010 1001 10 imm7 Rt2 Rn Rt.
 std::optional<uint64_t> PushedBytes(uint32_t word) {
@@ -779,7 +783,8 @@ uint64_t StackReservationBytes(const jit::CompiledSubprogram& subprogram) {
 
 std::optional<uint32_t> TailCallEntryWords(const jit::CompiledSubprogram& main_subprogram) {
   for (size_t i = 0; i < main_subprogram.words.size() && i < kLongestPrologue; ++i) {
-    if (main_subprogram.words[i] == kMovX26Sp) return static_cast<uint32_t>(i + 1);
+    const uint32_t word = main_subprogram.words[i];
+    if (word == kMovX26Sp || word == kMovzX26Zero) return static_cast<uint32_t>(i + 1);
   }
   return std::nullopt;
 }

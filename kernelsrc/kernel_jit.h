@@ -267,8 +267,9 @@ std::optional<uint64_t> PrologueFrameBytes(const jit::CompiledSubprogram& subpro
 uint64_t StackReservationBytes(const jit::CompiledSubprogram& subprogram);
 
 // Read from a main program's prologue: the words before where a tail call
-// enters it (PROLOGUE_OFFSET, after `mov x26, sp`); nullopt when the
-// prologue is not of that shape.
+// enters it (PROLOGUE_OFFSET, after the tail-call counter is set up: `mov
+// x26, sp` in 6.12, `mov x26, #0` in 6.1); nullopt when the prologue is not
+// of that shape.
 std::optional<uint32_t> TailCallEntryWords(const jit::CompiledSubprogram& main_subprogram);
 
 }  // namespace bpfdiff::kernelsrc

@@ -42,6 +42,12 @@ std::optional<std::string> VerifierRefusal(const VerifierAnswers& answers, const
                          "(bpf_jit_supports_insn)",
                          pc);
     }
+    if (insn.opcode == isa::kOpCall && insn.src == isa::kPseudoKfuncCall && !answers.exceptions) {
+      // bpfdiff's one kernel function is bpf_throw (isa/opcode_table.h).
+      return fmt::format("the verifier refuses the call of bpf_throw at slot {}: its JIT does not support "
+                         "exceptions (bpf_jit_supports_exceptions)",
+                         pc);
+    }
     if (insn.opcode == isa::kOpTailCall && !tail_call) tail_call = pc;
   }
   if (tail_call && program.subprogram_starts.size() > 1 && !answers.subprog_tailcalls) {

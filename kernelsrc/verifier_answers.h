@@ -41,6 +41,7 @@ struct VerifierAnswers {
 //    one it meets in a program ("invalid BPF_ALU opcode");
 //  - an arena access when the JIT has no arena, an arena atomic when it
 //    takes none (arm64: without LSE atomics);
+//  - a call of bpf_throw when the JIT has no exceptions;
 //  - a cpu v4 instruction when the tree predates them (the verifier's
 //    "unknown opcode" or "uses reserved fields");
 //  - a tail call in a program of several functions when the JIT cannot
