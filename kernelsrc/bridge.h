@@ -321,6 +321,8 @@ struct bpfdiff_kjit_tree_features {
 	int prog_pack;
 	int cpu_v4;
 	int arch_sizes_trampolines;
+	int trampoline_struct_args; /* its trampolines take struct arguments */
+	int arch_jit_free;          /* the arch has its own bpf_jit_free() */
 };
 struct bpfdiff_kjit_tree_features bpfdiff_kjit_get_tree_features(void);
 

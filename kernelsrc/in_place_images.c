@@ -35,6 +35,8 @@
 #include <linux/vmalloc.h>
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kernelsrc/services.h"
 
@@ -150,6 +152,57 @@ void bpfdiff_kjit_placed(struct bpf_prog *prog)
 					  slot->image_bytes);
 			slot->told_finalized = 1;
 		}
+		return;
+	}
+}
+
+/* A trampoline (trampoline.c): the page is its image, from its start,
+ * and done once made executable. */
+void bpfdiff_kjit_trampoline_placed(void *image, uint32_t size)
+{
+	struct bpfdiff_kjit_session *s = bpfdiff_kjit_current();
+	struct bpfdiff_kjit_slot *slot = mapping_at(s, (uint64_t)(uintptr_t)image);
+	const struct bpfdiff_kjit_world *w = s->world;
+
+	if (!slot) {
+		bpfdiff_kernel_log("the trampoline at %p is not memory from bpf_jit_alloc_exec()", image);
+		BUG();
+	}
+	slot->rx_image = slot->rx_header;
+	slot->image_bytes = size;
+	slot->finalized = 1;
+	slot->told_finalized = 1;
+	w->slot_adopted(w->owner, slot->rx_header, slot->slot_bytes, slot->rx_image, size);
+	w->slot_finalized(w->owner, slot->rx_header, NULL, 0);
+}
+
+/* The JIT writes its image through plain stores, which the world does not
+ * see; the flush it then asks for (bpf_flush_icache(header, end of code),
+ * after each pass) covers what it wrote. That range is told to the world
+ * as written (a copy of the bytes onto themselves, so that the text
+ * patcher knows what the flush is for) just before the flush. A write the
+ * JIT never flushes is never told either: the count of writes and
+ * flushes per image (the lifecycle world's one-cache-op-per-range) is what
+ * shows it. */
+void bpfdiff_kjit_note_in_place_write(uint64_t start, uint64_t end)
+{
+	struct bpfdiff_kjit_session *s = bpfdiff_kjit_current();
+	uint8_t *bytes;
+	uint32_t i;
+
+	if (!s || end <= start)
+		return;
+	for (i = 0; i < s->slot_count; i++) {
+		const struct bpfdiff_kjit_slot *slot = &s->slots[i];
+
+		if (slot->finalized || start < slot->rx_header || end > slot->rx_header + slot->slot_bytes)
+			continue;
+		bytes = malloc(end - start);
+		if (!bytes)
+			return;
+		memcpy(bytes, (const void *)(uintptr_t)start, end - start);
+		s->world->text_copy(s->world->owner, start, bytes, end - start);
+		free(bytes);
 		return;
 	}
 }

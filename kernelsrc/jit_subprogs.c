@@ -363,13 +363,20 @@ static void check_released(const struct bpfdiff_kjit_session *session, struct bp
 		 * holds (ctx.offset, the JIT's one kvcalloc). */
 		const int offsets_only = pending != 0 && blocks == pending &&
 					 bpfdiff_kjit_held_from(session, "kvcalloc") == blocks;
+		/* A bpf_jit_free() that frees no jit_data (core.c's __weak
+		 * one, where the arch has none): jit_data and its table. */
+		const int jit_data = pending != 0 && blocks == 2 * pending &&
+				     bpfdiff_kjit_held_from(session, "kvcalloc") == pending &&
+				     bpfdiff_kjit_held_from(session, "kzalloc") == pending;
 
-		breach(path, offsets_only ? "jit-free-leaks-offset-table" : "leak",
+		breach(path, offsets_only ? "jit-free-leaks-offset-table" : jit_data ? "jit-free-leaks-jit-data" : "leak",
 		       "%u heap blocks (%zu bytes, the oldest from %s) still held after bpf_jit_free() of every "
 		       "function%s",
 		       blocks, bytes, service,
 		       offsets_only ? ": each function whose extra pass never came keeps its offset table "
-				      "(jit_data->ctx.offset)" : "");
+				      "(jit_data->ctx.offset)"
+		       : jit_data ? ": each function whose extra pass never came keeps its jit_data and offset table"
+				  : "");
 	}
 	if (session->slot_count != images)
 		breach(path, "slot-left-allocated",

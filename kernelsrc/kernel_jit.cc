@@ -19,7 +19,8 @@ namespace {
 
 TreeFeatures FeaturesOfTree() {
   const bpfdiff_kjit_tree_features probed = bpfdiff_kjit_get_tree_features();
-  return {probed.prog_pack != 0, probed.cpu_v4 != 0, probed.arch_sizes_trampolines != 0};
+  return {probed.prog_pack != 0, probed.cpu_v4 != 0, probed.arch_sizes_trampolines != 0,
+          probed.trampoline_struct_args != 0, probed.arch_jit_free != 0};
 }
 
 }  // namespace
@@ -385,9 +386,18 @@ const VerifierAnswers& KernelJit::answers() const { return impl_->answers; }
 std::vector<std::string> KernelJit::TakePackProblems() { return std::exchange(impl_->pack_problems, {}); }
 
 std::optional<std::string_view> KnownErrorPathBreach(std::string_view breach_kind) {
-  if (breach_kind == "jit-free-leaks-offset-table") {
+  // Each leak is known only on the tree whose code has it: a tree whose
+  // arch frees jit_data (6.12) must not leak it, whatever 6.1 does.
+  const bool arch_jit_free = FeaturesOfTree().arch_jit_free;
+  if (breach_kind == "jit-free-leaks-offset-table" && arch_jit_free) {
     return "6.12's arm64 bpf_jit_free() frees jit_data but not its ctx.offset table, so a program whose "
            "later subprogram fails its first pass leaks the table of every subprogram compiled before it";
+  }
+  if (breach_kind == "jit-free-leaks-jit-data" && !arch_jit_free) {
+    return "6.1's arm64 JIT has no bpf_jit_free(): core.c's __weak one frees the image alone, so a program "
+           "whose later subprogram fails its first pass leaks the jit_data and ctx.offset table of every "
+           "subprogram compiled before it (arm64's own bpf_jit_free(), which frees jit_data, came with its "
+           "prog pack)";
   }
   if (breach_kind == "freed-image-reported-jited") {
     return "6.12's arm64 bpf_int_jit_compile() frees the image when an extra pass fails (out_free_hdr) but "

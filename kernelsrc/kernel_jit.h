@@ -42,6 +42,12 @@ struct TreeFeatures {
   // The arch sizes and allocates its trampolines (arch_bpf_trampoline_size,
   // 6.8+), or writes them in place into a page.
   bool arch_sizes_trampolines = true;
+  // Its trampolines take struct arguments (6.12); 6.1's refuse them with
+  // -ENOTSUPP.
+  bool trampoline_struct_args = true;
+  // The arch has its own bpf_jit_free(), which frees jit_data (6.12); 6.1's
+  // relies on core.c's __weak one, which frees the image alone.
+  bool arch_jit_free = true;
 };
 
 struct KernelTree {

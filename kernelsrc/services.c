@@ -721,6 +721,7 @@ void flush_icache_range(unsigned long start, unsigned long end)
 {
 	const struct bpfdiff_kjit_world *w = session->world;
 
+	bpfdiff_kjit_note_in_place_write(start, end);
 	w->flush_icache(w->owner, start, end);
 }
 

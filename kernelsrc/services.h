@@ -104,6 +104,17 @@ void bpfdiff_kjit_point_plt_at_guest(uint8_t *rw_image, uint64_t rx_image, uint6
 static inline void bpfdiff_kjit_placed(struct bpf_prog *prog) { (void)prog; }
 #else
 void bpfdiff_kjit_placed(struct bpf_prog *prog);
+/* The same for a trampoline of `size` bytes written at `image`, the start
+ * of its page (trampoline.c). */
+void bpfdiff_kjit_trampoline_placed(void *image, uint32_t size);
+#endif
+/* Before flush_icache_range(start, end): in a tree without the prog pack,
+ * what the JIT wrote in place into a mapping not yet locked, told to the
+ * world as the write that flush is for (in_place_images.c). */
+#if BPFDIFF_TREE_HAS_PROG_PACK
+static inline void bpfdiff_kjit_note_in_place_write(uint64_t start, uint64_t end) { (void)start, (void)end; }
+#else
+void bpfdiff_kjit_note_in_place_write(uint64_t start, uint64_t end);
 #endif
 
 #endif

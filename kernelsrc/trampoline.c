@@ -14,6 +14,7 @@
  * set them. */
 #define _GNU_SOURCE
 #include <linux/filter.h>
+#include <asm/set_memory.h>
 
 #include <pthread.h>
 #include <stdio.h>
@@ -161,12 +162,33 @@ static int build(struct bpfdiff_kjit_session *session, struct host_objects *o,
 		return -1;
 	}
 #else
-	/* PROTOTYPE (issue40): 6.1's bpf_trampoline_update() takes a page of
-	 * bpf_jit_alloc_exec(), lets arch_prepare_bpf_trampoline() write it in
-	 * place, then set_memory_ro/x. Not modelled yet. */
-	(void)image, (void)size, (void)ret, (void)protect, (void)model, (void)func_addr;
-	fail(session, message, message_size, "trampolines of a tree without arch_bpf_trampoline_size", -ENOTSUPP);
-	return -1;
+	/* kernel/bpf/trampoline.c of a tree whose arch does not size its
+	 * trampolines (6.1): bpf_tramp_image_alloc() takes a page from
+	 * bpf_jit_alloc_exec(), bpf_trampoline_update() lets the arch write
+	 * the trampoline into it in place (arch_prepare_bpf_trampoline() fills
+	 * it and flushes what it wrote), then makes it read-only and
+	 * executable; bpf_tramp_image_free() gives it back with
+	 * bpf_jit_free_exec(). (Its bpf_jit_charge_modmem() of the page is
+	 * left out: nothing here charges or frees by it.) */
+	(void)protect;
+	size = PAGE_SIZE;
+	image = bpf_jit_alloc_exec(size);
+	if (!image) {
+		fail(session, message, message_size, "bpf_jit_alloc_exec failed", -ENOMEM);
+		return -1;
+	}
+	o->image.image = image;
+	o->image.size = size;
+	ret = arch_prepare_bpf_trampoline(&o->image, image, (char *)image + size, &model,
+					  request->flags, o->links, func_addr);
+	if (ret < 0 || session->warned) {
+		fail(session, message, message_size, "arch_prepare_bpf_trampoline refused", ret);
+		bpf_jit_free_exec(image);
+		return -1;
+	}
+	set_memory_ro((unsigned long)image, 1);
+	set_memory_x((unsigned long)image, 1);
+	bpfdiff_kjit_trampoline_placed(image, size);
 #endif
 	out->rx_header = session->slots[0].rx_header;
 	out->rx_image = (uint64_t)(uintptr_t)image;

@@ -16,9 +16,9 @@ class ModelGenerator final : public CodeGenerator {
  public:
   ModelGenerator(Sandbox& sandbox, const jit::JitOptions& options)
       : jit_(sandbox.pack(), Sandbox::JitEnvironment(), options) {
-    // The model lowers what 6.12's arm64 JIT does, and as it does refuses
-    // arena atomics without LSE.
-    answers_.percpu_insn = answers_.subprog_tailcalls = answers_.arena = true;
+    // The model lowers what 6.12's arm64 JIT does (bpf_throw included), and
+    // as it does refuses arena atomics without LSE.
+    answers_.percpu_insn = answers_.subprog_tailcalls = answers_.arena = answers_.exceptions = true;
     answers_.arena_atomics = options.atomics == jit::AtomicLowering::kLse;
   }
   std::optional<std::string> VerifierRefusal(const isa::Program& program) const override {
@@ -155,17 +155,22 @@ std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::J
   return std::make_unique<ModelGenerator>(sandbox, options);
 }
 
-Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics,
-                                                           KernelLoaders loaders, KernelPackSource pack) {
+kernelsrc::KernelJitWorld KernelJitWorldOf(Sandbox& sandbox, KernelPackSource pack, const kernelsrc::ShimBugs& bugs) {
   kernelsrc::KernelJitWorld world{Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                  static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}, std::nullopt};
+                                  static_cast<uint32_t>(guest::kThreadInfoCpuOffset), bugs, std::nullopt};
   // A tree without the prog pack has one allocator, core.c's
   // bpf_jit_binary_alloc(), whose pages the JIT writes in place.
   const auto tree = kernelsrc::BuiltKernelTree();
   if (pack == KernelPackSource::kCoreC || (tree && !tree->features.prog_pack)) {
-    world.kernel_pack = kernelsrc::KernelPack{[&sandbox] { return ShowAtGuestAddresses(sandbox.env().memory()); }};
+    Sandbox* const shown = &sandbox;
+    world.kernel_pack = kernelsrc::KernelPack{[shown] { return ShowAtGuestAddresses(shown->env().memory()); }};
   }
-  auto jit = kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(), world, atomics);
+  return world;
+}
+
+Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics,
+                                                           KernelLoaders loaders, KernelPackSource pack) {
+  auto jit = kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(), KernelJitWorldOf(sandbox, pack), atomics);
   if (!jit) return jit.error();
   return std::unique_ptr<CodeGenerator>(std::make_unique<KernelGenerator>(std::move(jit).value(), loaders));
 }

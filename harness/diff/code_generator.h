@@ -85,6 +85,15 @@ enum class KernelLoaders : uint8_t { kRoot, kClassic, kHardened };
 // process: kernelsrc::KernelPack).
 enum class KernelPackSource : uint8_t { kBpfdiff, kCoreC };
 
+// What the kernel's JIT must know of `sandbox` (kernelsrc::KernelJitWorld):
+// the guest's environment, where its dummy_tramp and thread_info's cpu
+// are, the shims' planted bugs, and, when the pack is core.c's or the
+// tree's JIT has no prog pack (it writes its images in place: 6.1), the
+// sandbox's memory shown at its guest addresses before the kernel's code
+// runs.
+kernelsrc::KernelJitWorld KernelJitWorldOf(Sandbox& sandbox, KernelPackSource pack = KernelPackSource::kBpfdiff,
+                                           const kernelsrc::ShimBugs& bugs = {});
+
 // The kernel's JIT, from the tree this build read; an error when the build
 // has none, or its layouts disagree with the guest's.
 Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics,

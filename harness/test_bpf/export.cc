@@ -352,7 +352,7 @@ Result<TestBpfExport> ExportTailCalls(const CaseSource& source, const InterpretC
     out.text += fmt::format("\t{{\n\t\t\"{}\",\n\t\t.insns = {{\n{}\t\t}},\n\t\t.result = {},\n", out.names[q],
                             Instructions(lines[q]), TestBpfImmediate(static_cast<int32_t>(out.results[q])));
     if (uses_stack[q]) out.text += kStackNote;
-    if (tests[q].has_tail_call) out.text += "\t\t.has_tail_call = true,\n";
+    if (tests[q].has_tail_call && markers.has_tail_call_field) out.text += "\t\t.has_tail_call = true,\n";
     out.text += "\t},\n";
   }
   return out;
@@ -366,6 +366,18 @@ Result<TestBpfExport> ExportAsTestBpf(const CaseSource& source, const InterpretC
   if (std::any_of(source.exception_callbacks.begin(), source.exception_callbacks.end(),
                   [](uint32_t slot) { return slot != 0; })) {
     return Fail("it names an exception callback: test_bpf.c's cases call no kernel function (bpf_throw)");
+  }
+  if (!markers.cpu_v4) {
+    for (size_t p = 0; p < source.programs.size(); ++p) {
+      for (size_t i = 0; i < source.programs[p].size(); ++i) {
+        const auto form = isa::Classify(source.programs[p][i]);
+        if (form && isa::FormById(*form).cpu == isa::CpuVersion::kV4) {
+          return Fail("program {}, instruction {} is \"{}\", a cpu v4 instruction: the tree's test_bpf.c predates "
+                      "them (its filter.h writes none, and its verifier rejects them)",
+                      p, i, isa::FormById(*form).name);
+        }
+      }
+    }
   }
   const bool tail_calls = std::any_of(source.programs.begin(), source.programs.end(), [](const auto& insns) {
     return std::any_of(insns.begin(), insns.end(), IsTailCall);

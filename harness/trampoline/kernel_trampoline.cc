@@ -39,8 +39,7 @@ Result<std::unique_ptr<KernelTrampolineRunner>> KernelTrampolineRunner::Create(c
   if (!sandbox) return sandbox.error();
   if (auto installed = InstallStubs((*sandbox)->env().memory()); !installed) return installed.error();
   auto jit = kernelsrc::KernelJit::Create((*sandbox)->pack(), (*sandbox)->patcher(),
-                                          {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                           static_cast<uint32_t>(guest::kThreadInfoCpuOffset), options.shim_bugs},
+                                          KernelJitWorldOf(**sandbox, KernelPackSource::kBpfdiff, options.shim_bugs),
                                           options.atomics);
   if (!jit) return jit.error();
   std::unique_ptr<KernelTrampolineRunner> runner(new KernelTrampolineRunner());
@@ -52,6 +51,11 @@ Result<std::unique_ptr<KernelTrampolineRunner>> KernelTrampolineRunner::Create(c
 }
 
 namespace {
+
+bool TreeTakesStructArguments() {
+  const auto tree = kernelsrc::BuiltKernelTree();
+  return tree && tree->features.trampoline_struct_args;
+}
 
 // How a trap at a stub's BRK reads in the machine's message.
 std::string StubTrapWord() { return fmt::format("0x{:08x}", a64::Brk(kStubCheckBrk)); }
@@ -254,21 +258,26 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
     verdict.trampoline_traced = traced.rx_image;
   } else {
     kernelsrc::TrampolineRequest request = RequestFor(c.attachment, compiled);
+    // What the tree's arch must refuse with -ENOTSUPP (bpf_trampoline_update()
+    // then fails the attach): more than 8 argument registers (arm64 passes no
+    // more to a trampoline's programs), or, where the arch takes none (6.1's
+    // "don't support struct argument"), a struct argument.
+    std::string due;
     if (ArgumentRegisters(c.attachment) > kMaxArgs) {
-      // arm64 passes at most 8 argument registers to a trampoline's
-      // programs: arch_bpf_trampoline_size() refuses more with -ENOTSUPP
-      // (bpf_trampoline_update() then fails the attach).
+      due = fmt::format("a function of {} argument registers; arm64 saves {} at most", ArgumentRegisters(c.attachment),
+                        kMaxArgs);
+    } else if (c.attachment.struct_args != 0 && !TreeTakesStructArguments()) {
+      due = "a function with a struct argument, which the tree's arch takes none of";
+    }
+    if (!due.empty()) {
       auto attempt = jit.BuildTrampoline(request);
       if (attempt) {
         jit.ReleaseTrampoline(*attempt);
-        return fail(Fail("the kernel built a trampoline for a function of {} argument registers; arm64 saves {} "
-                         "at most, and must refuse it (-ENOTSUPP)",
-                         ArgumentRegisters(c.attachment), kMaxArgs));
+        return fail(Fail("the kernel built a trampoline for {}, and must refuse it (-ENOTSUPP)", due));
       }
       if (attempt.message().find(": -524") == std::string::npos) {
-        return fail(Fail("the kernel refused a trampoline for {} argument registers otherwise than with "
-                         "-ENOTSUPP (-524): {}",
-                         ArgumentRegisters(c.attachment), attempt.message()));
+        return fail(Fail("the kernel refused a trampoline for {} otherwise than with -ENOTSUPP (-524): {}", due,
+                         attempt.message()));
       }
       verdict.refused = attempt.message();
       if (const std::string failed = release(); !failed.empty()) return Fail("freeing the programs: {}", failed);

@@ -52,6 +52,11 @@ struct bpfdiff_test_bpf_constants {
 	int32_t tail_call_marker;
 	int16_t tail_call_null, tail_call_invalid;
 	int32_t func_test_func; /* BPF_FUNC_test_func */
+	/* What the file's tree has: tail_call_tests[] entries say whether
+	 * they make one (has_tail_call, 6.12; 6.1 has no such field), and its
+	 * filter.h writes the cpu v4 instructions (BPF_MOVSX*, ...). */
+	int has_tail_call_field;
+	int cpu_v4;
 };
 
 /* A compiled lib/test_bpf.c, read through its accessors

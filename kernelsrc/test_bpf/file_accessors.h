@@ -35,6 +35,8 @@ static void get_constants(struct bpfdiff_test_bpf_constants *out)
 		.tail_call_null = TAIL_CALL_NULL,
 		.tail_call_invalid = TAIL_CALL_INVALID,
 		.func_test_func = BPF_FUNC_test_func,
+		.has_tail_call_field = BPFDIFF_TREE_TEST_BPF_HAS_TAIL_CALL_FIELD,
+		.cpu_v4 = BPFDIFF_TREE_HAS_CPUV4,
 	};
 }
 

@@ -44,7 +44,8 @@ int TestBpfFile::Count(TestBpfSuite suite) const { return file_->count(ToBridge(
 
 TestBpfMarkers TestBpfFile::Markers() const {
   const bpfdiff_test_bpf_constants c = Constants(file_);
-  return {c.max_testruns, c.max_insns, c.tail_call_marker, c.tail_call_null, c.tail_call_invalid, c.func_test_func};
+  return {c.max_testruns,      c.max_insns,         c.tail_call_marker,   c.tail_call_null,
+          c.tail_call_invalid, c.func_test_func,    c.has_tail_call_field != 0, c.cpu_v4 != 0};
 }
 
 Result<std::pair<int, int>> TestBpfFile::Select(TestBpfSuite suite, const TestBpfSelection& selection) const {

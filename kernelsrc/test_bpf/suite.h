@@ -75,6 +75,11 @@ struct TestBpfMarkers {
   int16_t tail_call_null = 0;     // TAIL_CALL(TAIL_CALL_NULL): the empty slot
   int16_t tail_call_invalid = 0;  // TAIL_CALL(TAIL_CALL_INVALID): past the array
   int32_t func_test_func = 0;     // BPF_FUNC_test_func, the file's own helper
+  // The file's tail_call_tests[] entries have has_tail_call (6.12, not 6.1).
+  bool has_tail_call_field = true;
+  // Its tree writes (BPF_MOVSX*, BPF_LDX_MEMSX, ...) and takes the cpu v4
+  // instructions (6.12, not 6.1).
+  bool cpu_v4 = true;
 };
 
 class TestBpfFile {

@@ -67,10 +67,13 @@ def main():
     if os.path.exists(stamp):
         with open(stamp) as f:
             tarball = f.read().split()[-1]
+    # The tarball's top directory is its name without .tar.xz
+    # (ci/kernel_source.sh): linux-source-6.12, linux-source-6.1.
+    top = os.path.basename(tarball).removesuffix(".tar.xz") if tarball else None
     originals = {}
     if tarball:
         # One pass over the tarball for every file (it is 150 MB of xz).
-        members = [f"linux-source-6.12/{os.path.relpath(os.path.realpath(p.split('@')[0]), tree)}" for p in files]
+        members = [f"{top}/{os.path.relpath(os.path.realpath(p.split('@')[0]), tree)}" for p in files]
         with tempfile.TemporaryDirectory() as scratch:
             subprocess.run(["tar", "-xJf", tarball, "-C", scratch, *members], check=True)
             for member in members:
@@ -100,7 +103,7 @@ def main():
             compiled = f.read()
         line = f"{relative}: {len(compiled)} bytes, sha256 {sha256(compiled)[:16]}"
         if tarball:
-            member = f"linux-source-6.12/{relative}"
+            member = f"{top}/{relative}"
             if originals[member] != compiled:
                 failures.append(f"{relative}: differs from {member} in {tarball}")
                 continue

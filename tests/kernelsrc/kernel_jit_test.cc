@@ -9,6 +9,7 @@
 #include <map>
 
 #include "fuzz/generator/far_branch.h"
+#include "harness/diff/code_generator.h"
 #include "harness/diff/kernel_refusals.h"
 #include "jit/a64/disasm/a64_disassembler.h"
 #include "kernelsrc/kernel_jit.h"
@@ -27,9 +28,8 @@ struct KernelJitFixture {
   std::unique_ptr<kernelsrc::KernelJit> jit;
 
   explicit KernelJitFixture(jit::AtomicLowering lowering) {
-    auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
-                                                {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                           static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}}, lowering);
+    auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(), KernelJitWorldOf(*sandbox),
+                                                lowering);
     EXPECT_TRUE(created.ok()) << created.message();
     if (created) jit = std::move(created).value();
   }

@@ -33,11 +33,9 @@ struct CorePackFixture {
     SandboxOptions options;
     options.resident_program = false;
     sandbox = jit_testing::MakeSandbox(options);
-    kernelsrc::KernelJitWorld world{Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                    static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}, std::nullopt};
-    Sandbox* shown = sandbox.get();
-    world.kernel_pack = kernelsrc::KernelPack{[shown] { return ShowAtGuestAddresses(shown->env().memory()); }};
-    auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(), world, jit::AtomicLowering::kLse);
+    auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
+                                                KernelJitWorldOf(*sandbox, KernelPackSource::kCoreC),
+                                                jit::AtomicLowering::kLse);
     EXPECT_TRUE(created.ok()) << created.message();
     if (created) jit = std::move(created).value();
   }

@@ -57,9 +57,7 @@ struct CompiledUnderLoader {
     SandboxOptions options;
     options.machine_factory = factory;
     sandbox = jit_testing::MakeSandbox(options);
-    auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(),
-                                                {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                                 static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
+    auto created = kernelsrc::KernelJit::Create(sandbox->pack(), sandbox->patcher(), KernelJitWorldOf(*sandbox),
                                                 jit::AtomicLowering::kLse);
     if (!created) {
       error = created.message();

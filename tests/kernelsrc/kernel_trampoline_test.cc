@@ -98,9 +98,7 @@ TrampolineVerdict MustRun(const TrampolineCase& c, const Executor& executor, boo
 
 // The kernel's JIT over `sandbox`'s pack, in the guest's world.
 Result<std::unique_ptr<kernelsrc::KernelJit>> KernelJitOver(Sandbox& sandbox) {
-  return kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(),
-                                      {Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
-                                       static_cast<uint32_t>(guest::kThreadInfoCpuOffset), {}},
+  return kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(), KernelJitWorldOf(sandbox),
                                       jit::AtomicLowering::kLse);
 }
 
