@@ -13,7 +13,11 @@
 #     the tree's lib/test_bpf.c (`bpfdiff test-bpf`) on the interpreter
 #     and every kernel engine, shown as a table per engine; a failure or a
 #     divergence fails the night (BPFDIFF_NIGHTLY_TEST_BPF, default 1; 0
-#     skips).
+#     skips). Then the same for every other tree of BPFDIFF_NIGHTLY_TREES
+#     (directories, space-separated; default: Linux 6.1, which ci/setup.sh
+#     extracts into ~/.cache/bpfdiff/linux-source-6.1; "" runs none), each
+#     with a bpfdiff built against it in build/tree-<name>. The report
+#     opens with a row per tree and engine.
 #  2. Fuzzing: each of BPFDIFF_NIGHTLY_FUZZ_TARGETS for
 #     BPFDIFF_NIGHTLY_FUZZ_SECONDS (default 60; 0 skips fuzzing and
 #     coverage) with libFuzzer's -fork over BPFDIFF_NIGHTLY_CORES workers
@@ -97,6 +101,10 @@ planted_seconds="${BPFDIFF_NIGHTLY_PLANTED_SECONDS:-30}"
 planted_empty_seeds="${BPFDIFF_NIGHTLY_PLANTED_EMPTY_SEEDS-1 2 3}"
 soak_hours="${BPFDIFF_NIGHTLY_SOAK_HOURS:-0}"
 upstream_suite="${BPFDIFF_UPSTREAM_SUITE:-}"
+# The Linux trees besides the build's own: those ci/setup.sh extracts.
+default_trees=""
+[[ -d "$cache/linux-source-6.1" ]] && default_trees="$cache/linux-source-6.1"
+read -r -a trees <<<"${BPFDIFF_NIGHTLY_TREES-$default_trees}"
 build="${BPFDIFF_NIGHTLY_BUILD:-}"
 out="${BPFDIFF_NIGHTLY_OUT:-$(mktemp -d /tmp/bpfdiff-nightly.XXXXXX)}"
 history="${BPFDIFF_NIGHTLY_HISTORY:-$cache/nightly-history}"
@@ -109,6 +117,10 @@ bad_setting() { echo "nightly: $*" >&2; exit 2; }
 [[ "$planted_gate" == 0 || "$planted_gate" == 1 ]] || bad_setting "BPFDIFF_NIGHTLY_PLANTED_GATE must be 0 or 1"
 [[ "$test_bpf" == 0 || "$test_bpf" == 1 ]] || bad_setting "BPFDIFF_NIGHTLY_TEST_BPF must be 0 or 1"
 [[ "$soak_hours" =~ ^[0-9]*\.?[0-9]+$ ]] || bad_setting "BPFDIFF_NIGHTLY_SOAK_HOURS must be a number of hours"
+for tree in "${trees[@]}"; do
+  [[ -f "$tree/arch/arm64/net/bpf_jit_comp.c" ]] ||
+    bad_setting "BPFDIFF_NIGHTLY_TREES names $tree, which is no Linux tree (no arch/arm64/net/bpf_jit_comp.c)"
+done
 if [[ -n "$upstream_suite" && ! -d "$upstream_suite" ]]; then
   bad_setting "BPFDIFF_UPSTREAM_SUITE=$upstream_suite is not a directory (a checkout of bpf_conformance's tests/)"
 fi
@@ -196,20 +208,51 @@ report_args+=(--conformance "$out/conformance.json")
 # interp, kernel-jit, kernel-jit-cbpf and kernel-jit-llsc. Its known findings
 # (kernelsrc/known_findings.txt) are reported and fail nothing; a new
 # divergence fails the night.
+known=$(grep -v '^#' kernelsrc/known_findings.txt | paste -sd '|')
+# tree_results DIR BPFDIFF ARGS...: one tree's results, as the report's
+# first table reads them (report/kernel_trees.h): the tree the build read,
+# its kernel engines on the suites (the known findings left out and
+# listed), and its lib/test_bpf.c.
+tree_results() {
+  local dir=$1 tool=$2
+  shift 2
+  mkdir -p "$dir"
+  "$tool" engines --kernel > "$dir/tree.txt"
+  grep -v '^#' kernelsrc/known_findings.txt | sed -e 's/^\^//' -e 's/\[\.\]data\$$//' > "$dir/known.txt"
+  echo "nightly: $(cat "$dir/tree.txt"): known findings, not run: $known (kernelsrc/SHIMS.md)"
+  "$tool" conformance "${suites[@]}" --engine kernel --include-groups callx --quiet \
+    ${known:+--exclude "$known"} --json "$dir/conformance.json" "$@" || failed=1
+  if ((test_bpf)); then
+    echo "== test_bpf (lib/test_bpf.c of $(cat "$dir/tree.txt")) =="
+    "$tool" test-bpf --engine kernel --json "$dir/test-bpf.json" || failed=1
+  fi
+  report_args+=(--tree-results "$dir")
+}
 if kernel_tree=$("$bpfdiff" engines --kernel); then
   echo "nightly: the kernel's JIT: $kernel_tree" | tee "$out/kernel-tree.txt"
-  known=$(grep -v '^#' kernelsrc/known_findings.txt | paste -sd '|')
-  echo "nightly: known findings in the kernel's JIT, not run: $known (kernelsrc/SHIMS.md)"
-  "$bpfdiff" conformance "${suites[@]}" --engine kernel --include-groups callx --quiet \
-    ${known:+--exclude "$known"} --json "$out/conformance-kernel.json" "$@" || failed=1
-  if ((test_bpf)); then
-    echo "== test_bpf (lib/test_bpf.c of the tree) =="
-    "$bpfdiff" test-bpf --engine kernel --json "$out/test-bpf.json" || failed=1
-    [[ -s "$out/test-bpf.json" ]] && report_args+=(--test-bpf "$out/test-bpf.json")
-  fi
+  tree_results "$out/trees/1" "$bpfdiff" "$@"
+  [[ -s "$out/trees/1/test-bpf.json" ]] && report_args+=(--test-bpf "$out/trees/1/test-bpf.json")
 else
   echo "nightly: the kernel's JIT: $kernel_tree"
 fi
+# Every other tree (BPFDIFF_NIGHTLY_TREES): bpfdiff built against it beside
+# the night's build (build/tree-<name>, the release preset's settings), then
+# the same results. A tree that does not build fails the night, the
+# build's own words (a missing file or service, named) in the log.
+tree_number=1
+for tree in "${trees[@]}"; do
+  tree_number=$((tree_number + 1))
+  tree_build="$checkout/build/tree-$(basename "$tree")"
+  echo "== the kernel's code of $tree (build $tree_build) =="
+  if cmake --preset release -B "$tree_build" -DBPFDIFF_KERNEL_SOURCE="$tree" >> "$out/build.log" 2>&1 &&
+     cmake --build "$tree_build" -j "$cores" --target bpfdiff >> "$out/build.log" 2>&1; then
+    tree_results "$out/trees/$tree_number" "$tree_build/cli/bpfdiff" "$@"
+  else
+    tail -20 "$out/build.log"
+    echo "nightly: FAILED to build bpfdiff against $tree; log in $out/build.log"
+    failed=1
+  fi
+done
 part_took conformance "$part_start"
 
 if ((fuzzing)); then

@@ -1,6 +1,7 @@
 // bpfdiff report --conformance C.json [--fuzz-stats F.json...] [--fuzz-runs R.json]
 //                [--planted P.json] [--planted-gate G.json] [--coverage J.json ...]
 //                [--kernel-coverage K.json --kernel-tree DIR [--uncovered-reasons FILE]]
+//                [--tree-results DIR...]
 //                [--history DIR] --out DIR
 // The nightly report from the files the nightly's parts wrote: prints the
 // short summary and the paths of the JUnit, JSON and HTML files, and adds
@@ -30,6 +31,7 @@ struct ReportArgs {
   std::string upstream_suite;  // empty: the night ran only the project's own vectors
   std::string coverage, coverage_root = ".", coverage_html;
   std::string kernel_coverage, kernel_tree, uncovered_reasons;
+  std::vector<std::string> tree_results;
 };
 
 int Run(const ReportArgs& args) {
@@ -47,6 +49,7 @@ int Run(const ReportArgs& args) {
   if (!args.kernel_coverage.empty()) inputs.kernel_coverage = args.kernel_coverage;
   inputs.kernel_tree = args.kernel_tree;
   if (!args.uncovered_reasons.empty()) inputs.uncovered_reasons = args.uncovered_reasons;
+  for (const auto& directory : args.tree_results) inputs.kernel_trees.emplace_back(directory);
   // Without the conformance results there is nothing to report (exit 2,
   // nothing written); an optional part that does not load is left out.
   auto model = report::LoadReportInputs(inputs);
@@ -137,6 +140,9 @@ void AddReportCommand(CLI::App& app, const Settings& /*settings*/, int& exit_cod
                   "The Linux tree the kernel coverage JSON's paths are under (the coverage build's)");
   cmd->add_option("--uncovered-reasons", args->uncovered_reasons,
                   "Why functions of the tree are never run, 'function: reason' a line (kernelsrc/uncovered.txt)");
+  cmd->add_option("--tree-results", args->tree_results,
+                  "A directory of one Linux tree's results (tree.txt, conformance.json, and test-bpf.json and "
+                  "known.txt if run: report/kernel_trees.h), shown first; repeatable, one per tree");
   cmd->add_option("--history", args->history, "Directory of previous nights' entries (default OUT/history)");
   cmd->add_option("--timestamp", args->timestamp, "This night, UTC (default now), e.g. 2024-05-01T03:15:00Z");
   cmd->add_option("--out", args->out, "Directory for the report's files")->required();

@@ -104,7 +104,7 @@ std::string Sparkline(const std::vector<double>& values) {
 
 void Summary(Out out, const ReportModel& model) {
   const ConformanceSummary& c = model.conformance;
-  fmt::format_to(out, "<h2>Summary</h2>\n<p>Conformance: {} tests, {} passed, {} failed, {} skipped.</p>\n",
+  fmt::format_to(out, "<h2>bpfdiff's model, the reference</h2>\n<p>Conformance: {} tests, {} passed, {} failed, {} skipped.</p>\n",
                  c.results.size(), c.passed, c.failed, c.skipped);
   fmt::format_to(out, "<table id=\"engine-counts\"><thead><tr><th>engine</th><th>passed</th><th>failed</th>"
                       "<th>skipped</th><th>not comparable</th></tr></thead><tbody>\n");
@@ -147,6 +147,67 @@ std::string Linked(std::string_view href, std::string_view text) {
 // lib/test_bpf.c on every engine: a table per suite, test_bpf's own
 // counts beside bpfdiff's comparison, then the failures and what was left
 // out with why.
+// The kernel trees, first: one row per tree and engine (conformance, then
+// test_bpf's eBPF cases), each tree's failures and the known findings it
+// did not run.
+void KernelTreesSection(Out out, const std::vector<KernelTreeRun>& trees) {
+  fmt::format_to(out, "<h2>The kernel's code, per tree</h2>\n");
+  if (trees.empty()) {
+    fmt::format_to(out, "<p class=\"muted\">No Linux tree ran tonight (a build without one, or no results "
+                        "given).</p>\n");
+    return;
+  }
+  fmt::format_to(out, "<table id=\"kernel-trees\"><thead><tr><th>tree</th><th>engine</th><th>conformance passed</th>"
+                      "<th>failed</th><th>skipped</th><th>not comparable</th><th>test_bpf passed</th>"
+                      "<th>failed</th><th>diverge</th></tr></thead><tbody>\n");
+  for (const KernelTreeRun& tree : trees) {
+    const auto engines = tree.conformance.PerEngine();
+    bool first = true;
+    for (const auto& e : engines) {
+      const TestBpfTally* t = nullptr;
+      if (tree.test_bpf) {
+        for (const TestBpfTally& tally : tree.test_bpf->cases) {
+          if (tally.engine == e.engine) t = &tally;
+        }
+      }
+      fmt::format_to(out, "<tr>");
+      if (first) {
+        fmt::format_to(out, "<td rowspan=\"{}\" class=\"{}\">{}</td>", engines.size(),
+                       tree.Passed() ? "s-pass" : "s-fail", E(tree.tree));
+      }
+      first = false;
+      fmt::format_to(out,
+                     "<td>{}</td><td class=\"num\">{}</td><td class=\"num{}\">{}</td><td class=\"num\">{}</td>"
+                     "<td class=\"num\">{}</td>",
+                     E(e.engine), e.passed, e.failed ? " s-fail" : "", e.failed, e.skipped, e.not_comparable);
+      if (t != nullptr) {
+        fmt::format_to(out, "<td class=\"num\">{}</td><td class=\"num{}\">{}</td><td class=\"num{}\">{}</td>",
+                       t->passed, t->failed ? " s-fail" : "", t->failed, t->diverged ? " s-fail" : "", t->diverged);
+      } else {
+        fmt::format_to(out, "<td class=\"muted\" colspan=\"3\">not run</td>");
+      }
+      fmt::format_to(out, "</tr>\n");
+    }
+  }
+  fmt::format_to(out, "</tbody></table>\n");
+  for (const KernelTreeRun& tree : trees) {
+    for (const auto& test : tree.conformance.results) {
+      if (test.status == TestStatus::kFail) {
+        fmt::format_to(out, "<p class=\"s-fail\">{}: FAIL {}: {}</p>\n", E(tree.tree), E(test.name), E(test.reason));
+      }
+    }
+    if (!tree.known_findings.empty()) {
+      fmt::format_to(out, "<p class=\"muted\">{}: known findings, not run (kernelsrc/SHIMS.md says where upstream "
+                          "stands on each): ",
+                     E(tree.tree));
+      for (size_t i = 0; i < tree.known_findings.size(); ++i) {
+        fmt::format_to(out, "{}<code>{}</code>", i == 0 ? "" : ", ", E(tree.known_findings[i]));
+      }
+      fmt::format_to(out, ".</p>\n");
+    }
+  }
+}
+
 void TestBpfSection(Out out, const std::optional<TestBpfSummary>& summary) {
   fmt::format_to(out, "<h2>test_bpf</h2>\n");
   if (!summary) {
@@ -551,6 +612,7 @@ std::string HtmlReport(const ReportModel& model) {
                       "<h1>bpfdiff nightly report</h1>\n<p>{0} UTC &nbsp; <span id=\"verdict\" class=\"verdict {2}\">{3}"
                       "</span></p>\n",
                  E(model.timestamp), kStyle, passed ? "ok" : "bad", passed ? "all parts passed" : "FAILED");
+  KernelTreesSection(out, model.kernel_trees);
   Summary(out, model);
   Reasons(out, model, ReasonKind::kNotComparable, "not-comparable-reasons", "Top reasons not comparable");
   Reasons(out, model, ReasonKind::kRejected, "rejected-reasons", "Top rejected reasons");

@@ -124,6 +124,14 @@ std::string JsonReport(const ReportModel& model) {
   json["upstream_suite"] = model.upstream_suite ? Json(*model.upstream_suite) : Json(nullptr);
   json["kernel_coverage"] = model.kernel_coverage ? KernelCoverageToJson(*model.kernel_coverage) : Json(nullptr);
   json["test_bpf"] = model.test_bpf ? TestBpfToJson(*model.test_bpf) : Json(nullptr);
+  json["kernel_trees"] = Json::array();
+  for (const KernelTreeRun& tree : model.kernel_trees) {
+    json["kernel_trees"].push_back({{"tree", tree.tree},
+                                    {"passed", tree.Passed()},
+                                    {"conformance", ConformanceToJson(tree.conformance)},
+                                    {"test_bpf", tree.test_bpf ? TestBpfToJson(*tree.test_bpf) : Json(nullptr)},
+                                    {"known_findings", tree.known_findings}});
+  }
   json["source_coverage"] = model.source_coverage ? SourceCoverageToJson(*model.source_coverage) : Json(nullptr);
   json["fuzz"] = Json::array();
   for (const auto& target : model.fuzz) json["fuzz"].push_back(FuzzToJson(target));

@@ -181,6 +181,9 @@ Result<ReportModel> LoadReportInputs(const ReportInputs& inputs) {
   }
   if (inputs.planted_gate) model.planted_gate = take(LoadPlantedGate(*inputs.planted_gate));
   if (inputs.test_bpf) model.test_bpf = take(LoadTestBpf(*inputs.test_bpf));
+  for (const auto& directory : inputs.kernel_trees) {
+    if (auto loaded = take(LoadKernelTreeRun(directory))) model.kernel_trees.push_back(std::move(*loaded));
+  }
   model.upstream_suite = inputs.upstream_suite;
   if (inputs.coverage) {
     model.source_coverage = take(LoadSourceCoverage(*inputs.coverage, inputs.checkout));

@@ -46,6 +46,8 @@ struct ReportInputs {
   std::optional<std::filesystem::path> uncovered_reasons;
   // `bpfdiff test-bpf --json` (report/test_bpf_json.h).
   std::optional<std::filesystem::path> test_bpf;
+  // One directory per Linux tree the night ran (report/kernel_trees.h).
+  std::vector<std::filesystem::path> kernel_trees;
 };
 
 // Every input loaded and merged; the timestamp, history and notes are the

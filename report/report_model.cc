@@ -28,7 +28,10 @@ bool ReportModel::Passed() const {
   const bool fuzz_clean = std::none_of(fuzz.begin(), fuzz.end(), [](const FuzzTarget& t) { return t.failed(); });
   const bool gate_passed = !planted_gate || planted_gate->Passed();
   const bool test_bpf_passed = !test_bpf || test_bpf->AllPassed();
-  return conformance.failed == 0 && test_bpf_passed && fuzz_clean && gate_passed && PlantedRegressions(*this).empty();
+  const bool trees_passed =
+      std::all_of(kernel_trees.begin(), kernel_trees.end(), [](const KernelTreeRun& t) { return t.Passed(); });
+  return conformance.failed == 0 && test_bpf_passed && trees_passed && fuzz_clean && gate_passed &&
+         PlantedRegressions(*this).empty();
 }
 
 HistoryEntry ReportModel::Headline() const {

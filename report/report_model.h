@@ -16,6 +16,7 @@
 #include "harness/conformance/results.h"
 #include "harness/test_bpf/results.h"
 #include "report/kernel_coverage.h"
+#include "report/kernel_trees.h"
 #include "report/planted_gate.h"
 #include "report/planted_results.h"
 #include "report/source_coverage.h"
@@ -103,6 +104,9 @@ struct ReportModel {
   std::optional<KernelCoverage> kernel_coverage;
   // lib/test_bpf.c of that tree on every engine (bpfdiff test-bpf).
   std::optional<TestBpfSummary> test_bpf;
+  // Every Linux tree the night ran the kernel's code from, the build's own
+  // first: its kernel engines' conformance and test_bpf (kernel_trees.h).
+  std::vector<KernelTreeRun> kernel_trees;
   std::vector<FuzzTarget> fuzz;
   std::vector<PlantedCheck> planted;  // the benchmark: a measurement
   std::optional<PlantedGate> planted_gate;  // the deterministic check of every planted bug
@@ -113,7 +117,7 @@ struct ReportModel {
   std::vector<std::string> inputs_left_out;
 
   // Every part passed: no conformance failure, no test_bpf failure or
-  // divergence, no fuzz finding or error,
+  // divergence, none in any kernel tree, no fuzz finding or error,
   // every planted bug caught by the gate, and no regression of the
   // benchmark against the history (planted_trend.h). A bug the benchmark
   // did not detect within its limit is not, by itself, a failure.

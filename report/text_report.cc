@@ -270,11 +270,42 @@ void AppendTestBpf(std::string& out, const TestBpfSummary& summary) {
   }
 }
 
+// The kernel trees first: a block per tree, its engines' conformance, its
+// test_bpf in one line per engine, and the known findings it did not run.
+void AppendKernelTrees(std::string& out, const std::vector<KernelTreeRun>& trees) {
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "kernel trees ({}):\n", trees.size());
+  for (const KernelTreeRun& tree : trees) {
+    const ConformanceSummary& c = tree.conformance;
+    fmt::format_to(o, "  {}: {}\n", tree.tree, tree.Passed() ? "passed" : "FAILED");
+    for (const auto& e : c.PerEngine()) {
+      fmt::format_to(o, "    conformance {:<22} {:>4} passed {:>4} failed {:>4} skipped {:>4} not comparable\n",
+                     e.engine, e.passed, e.failed, e.skipped, e.not_comparable);
+    }
+    for (const auto& test : c.results) {
+      if (test.status == TestStatus::kFail) {
+        out += OneLine(fmt::format("    FAIL {}: {}", test.name, test.reason), kReasonWidth) + "\n";
+      }
+    }
+    if (tree.test_bpf) {
+      for (const TestBpfTally& t : tree.test_bpf->cases) {
+        fmt::format_to(o, "    test_bpf    {:<22} {:>4} PASSED {:>4} FAILED [{}/{} JIT'ed], {} diverge\n", t.engine,
+                       t.passed, t.failed, t.jited, t.run, t.diverged);
+      }
+    }
+    if (!tree.known_findings.empty()) {
+      fmt::format_to(o, "    known findings, not run (kernelsrc/SHIMS.md): {}\n", fmt::join(tree.known_findings, ", "));
+    }
+  }
+}
+
 }  // namespace
 
 std::string TextReport(const ReportModel& model) {
   std::string out = fmt::format("bpfdiff nightly report {}: {}\n", model.timestamp,
                                 model.Passed() ? "all parts passed" : "FAILED");
+  if (!model.kernel_trees.empty()) AppendKernelTrees(out, model.kernel_trees);
+  out += "bpfdiff's model (the reference):\n";
   AppendConformance(out, model.conformance);
   AppendSuites(out, model);
   AppendReasons(out, model, ReasonKind::kNotComparable, "not comparable");

@@ -1,0 +1,90 @@
+// The kernel trees, what the report shows first: each tree's directory
+// loaded, its failures failing the night, and the tree rows ahead of the
+// model's conformance in the text and the HTML.
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "report/report_writers.h"
+#include "tests/report/fixture_model.h"
+
+namespace bpfdiff::report {
+namespace {
+
+// A tree's directory as the nightly writes it, its conformance the
+// fixture's (one failure among four tests).
+std::filesystem::path TreeDirectory(std::string_view name, std::string_view tree_line, bool known) {
+  const std::filesystem::path dir = ScratchPath(name);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "tree.txt") << tree_line << "\n";
+  std::filesystem::copy_file(Fixture("conformance.json"), dir / "conformance.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(Fixture("test_bpf.json"), dir / "test-bpf.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  if (known) std::ofstream(dir / "known.txt") << "atomic-fetch-src-is-dst\n\ntailcall-count-rules\n";
+  return dir;
+}
+
+TEST(KernelTrees, ADirectoryLoadsWithItsTreeConformanceTestBpfAndKnownFindings) {
+  auto run = LoadKernelTreeRun(TreeDirectory("tree-a", "linux 6.1.192 at /src/linux-6.1", true));
+  ASSERT_TRUE(run) << run.message();
+  EXPECT_EQ(run->tree, "linux 6.1.192 at /src/linux-6.1");
+  EXPECT_EQ(run->conformance.failed, 1);
+  ASSERT_TRUE(run->test_bpf);
+  EXPECT_EQ(run->known_findings, (std::vector<std::string>{"atomic-fetch-src-is-dst", "tailcall-count-rules"}));
+  EXPECT_FALSE(run->Passed());
+}
+
+TEST(KernelTrees, AMissingFileIsNamed) {
+  const std::filesystem::path dir = ScratchPath("tree-empty");
+  std::filesystem::create_directories(dir);
+  auto run = LoadKernelTreeRun(dir);
+  ASSERT_FALSE(run);
+  EXPECT_NE(run.message().find("tree.txt"), std::string::npos) << run.message();
+  std::ofstream(dir / "tree.txt") << "linux 6.1.192 at /src\n";
+  run = LoadKernelTreeRun(dir);
+  ASSERT_FALSE(run);
+  EXPECT_NE(run.message().find("conformance.json"), std::string::npos) << run.message();
+}
+
+TEST(KernelTrees, TheyComeFirstAndTheirFailuresFailTheNight) {
+  ReportInputs inputs;
+  inputs.conformance = Fixture("conformance.json");
+  inputs.kernel_trees = {TreeDirectory("tree-b", "linux 6.12.118 at /src/linux-6.12", false),
+                         TreeDirectory("tree-c", "linux 6.1.192 at /src/linux-6.1", true)};
+  auto model = LoadReportInputs(inputs);
+  ASSERT_TRUE(model) << model.message();
+  ASSERT_EQ(model->kernel_trees.size(), 2u);
+  EXPECT_FALSE(model->Passed());
+
+  const std::string text = TextReport(*model);
+  const size_t trees = text.find("kernel trees (2):");
+  const size_t model_part = text.find("bpfdiff's model (the reference):");
+  ASSERT_NE(trees, std::string::npos) << text;
+  ASSERT_NE(model_part, std::string::npos) << text;
+  EXPECT_LT(trees, model_part);
+  EXPECT_LT(text.find("linux 6.12.118"), text.find("linux 6.1.192"));
+  EXPECT_NE(text.find("known findings, not run (kernelsrc/SHIMS.md): atomic-fetch-src-is-dst, tailcall-count-rules"),
+            std::string::npos)
+      << text;
+
+  const std::string html = HtmlReport(*model);
+  const size_t table = html.find("id=\"kernel-trees\"");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_LT(table, html.find("bpfdiff's model, the reference"));
+  EXPECT_NE(html.find("linux 6.1.192 at /src/linux-6.1"), std::string::npos);
+}
+
+TEST(KernelTrees, ATreeThatDoesNotLoadIsLeftOutAndNamed) {
+  ReportInputs inputs;
+  inputs.conformance = Fixture("conformance.json");
+  inputs.kernel_trees = {ScratchPath("no-such-tree")};
+  auto model = LoadReportInputs(inputs);
+  ASSERT_TRUE(model) << model.message();
+  EXPECT_TRUE(model->kernel_trees.empty());
+  ASSERT_EQ(model->inputs_left_out.size(), 1u);
+  EXPECT_NE(model->inputs_left_out.front().find("no-such-tree"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace bpfdiff::report
