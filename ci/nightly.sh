@@ -13,11 +13,12 @@
 #     the tree's lib/test_bpf.c (`bpfdiff test-bpf`) on the interpreter
 #     and every kernel engine, shown as a table per engine; a failure or a
 #     divergence fails the night (BPFDIFF_NIGHTLY_TEST_BPF, default 1; 0
-#     skips). Then the same for every other tree of BPFDIFF_NIGHTLY_TREES
-#     (directories, space-separated; default: Linux 6.1, which ci/setup.sh
-#     extracts into ~/.cache/bpfdiff/linux-source-6.1; "" runs none), each
-#     with a bpfdiff built against it in build/tree-<name>. The report
-#     opens with a row per tree and engine.
+#     skips). Then the same for every further tree the build holds
+#     (cli/bpfdiff-linux-<version>: by default Linux 6.1, which ci/setup.sh
+#     extracts into ~/.cache/bpfdiff/linux-source-6.1), and for each tree
+#     of BPFDIFF_NIGHTLY_TREES (directories, space-separated; default
+#     none), with a bpfdiff built against it in build/tree-<name>. The
+#     report opens with a row per tree and engine.
 #  2. Fuzzing: each of BPFDIFF_NIGHTLY_FUZZ_TARGETS for
 #     BPFDIFF_NIGHTLY_FUZZ_SECONDS (default 60; 0 skips fuzzing and
 #     coverage) with libFuzzer's -fork over BPFDIFF_NIGHTLY_CORES workers
@@ -101,10 +102,9 @@ planted_seconds="${BPFDIFF_NIGHTLY_PLANTED_SECONDS:-30}"
 planted_empty_seeds="${BPFDIFF_NIGHTLY_PLANTED_EMPTY_SEEDS-1 2 3}"
 soak_hours="${BPFDIFF_NIGHTLY_SOAK_HOURS:-0}"
 upstream_suite="${BPFDIFF_UPSTREAM_SUITE:-}"
-# The Linux trees besides the build's own: those ci/setup.sh extracts.
-default_trees=""
-[[ -d "$cache/linux-source-6.1" ]] && default_trees="$cache/linux-source-6.1"
-read -r -a trees <<<"${BPFDIFF_NIGHTLY_TREES-$default_trees}"
+# Linux trees besides those the build holds (its own, and the further ones
+# it compiles: cli/bpfdiff-linux-<version>), each built apart.
+read -r -a trees <<<"${BPFDIFF_NIGHTLY_TREES:-}"
 build="${BPFDIFF_NIGHTLY_BUILD:-}"
 out="${BPFDIFF_NIGHTLY_OUT:-$(mktemp -d /tmp/bpfdiff-nightly.XXXXXX)}"
 history="${BPFDIFF_NIGHTLY_HISTORY:-$cache/nightly-history}"
@@ -136,7 +136,7 @@ if [[ -z "$build" ]]; then
       { tail -40 "$out/build.log"; echo "nightly: FAILED to build; log in $out/build.log"; exit 1; }
   }
   cmake --preset release >/dev/null
-  build_targets bpfdiff
+  build_targets bpfdiff_every_tree
   targets=()
   if ((fuzzing)); then targets+=("${fuzz_targets[@]%%.*}"); fi
   # The gate's and the benchmark's: each planted bug's target, as the catalog says.
@@ -235,11 +235,19 @@ if kernel_tree=$("$bpfdiff" engines --kernel); then
 else
   echo "nightly: the kernel's JIT: $kernel_tree"
 fi
-# Every other tree (BPFDIFF_NIGHTLY_TREES): bpfdiff built against it beside
-# the night's build (build/tree-<name>, the release preset's settings), then
+# Every further tree the build holds (by default 6.1 beside 6.12:
+# cmake/kernel_source.cmake), through its own bpfdiff.
+tree_number=1
+for tool in "$build"/cli/bpfdiff-linux-*; do
+  [[ -x "$tool" ]] || continue
+  tree_number=$((tree_number + 1))
+  echo "== the kernel's code of $("$tool" engines --kernel) ($tool) =="
+  tree_results "$out/trees/$tree_number" "$tool" "$@"
+done
+# Every tree of BPFDIFF_NIGHTLY_TREES: bpfdiff built against it beside the
+# night's build (build/tree-<name>, the release preset's settings), then
 # the same results. A tree that does not build fails the night, the
 # build's own words (a missing file or service, named) in the log.
-tree_number=1
 for tree in "${trees[@]}"; do
   tree_number=$((tree_number + 1))
   tree_build="$checkout/build/tree-$(basename "$tree")"

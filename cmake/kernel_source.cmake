@@ -73,3 +73,58 @@ else()
   set(BPFDIFF_HAVE_KERNEL_JIT ON)
   message(STATUS "bpfdiff: the kernel's arm64 JIT from ${BPFDIFF_KERNEL_TREE} (Linux ${BPFDIFF_KERNEL_VERSION})")
 endif()
+
+# Further trees, each compiled into a bpfdiff of its own
+# (cli/bpfdiff-linux-<version>) beside the build's: BPFDIFF_EXTRA_KERNEL_SOURCES,
+# a list of trees. Unset, a build that reads the default tree takes the
+# other tree ci/setup.sh extracts (linux-source-6.1, when it is there); a
+# build pointed at a tree takes none. Each entry of BPFDIFF_EXTRA_KERNEL_TREES
+# is "SUFFIX|TREE|VERSION" (kernelsrc/CMakeLists.txt).
+set(BPFDIFF_EXTRA_KERNEL_TREES "")
+if(BPFDIFF_HAVE_KERNEL_JIT)
+  if(DEFINED BPFDIFF_EXTRA_KERNEL_SOURCES)
+    set(_extras "${BPFDIFF_EXTRA_KERNEL_SOURCES}")
+  elseif(NOT _named_tree)
+    get_filename_component(_cache "${_tree}" DIRECTORY)
+    set(_extras "")
+    if(EXISTS "${_cache}/linux-source-6.1/arch/arm64/net/bpf_jit_comp.c")
+      set(_extras "${_cache}/linux-source-6.1")
+    endif()
+  endif()
+  foreach(_extra IN LISTS _extras)
+    foreach(f IN LISTS BPFDIFF_KERNEL_TREE_FILES)
+      if(NOT EXISTS "${_extra}/${f}")
+        message(FATAL_ERROR "bpfdiff: the Linux tree ${_extra} (BPFDIFF_EXTRA_KERNEL_SOURCES) lacks ${f}, which "
+                            "the build reads (kernelsrc/tree_files.txt)")
+      endif()
+    endforeach()
+    get_filename_component(_extra_real "${_extra}" REALPATH)
+    if(_extra_real STREQUAL BPFDIFF_KERNEL_TREE)
+      continue()
+    endif()
+    file(STRINGS "${_extra_real}/Makefile" _lines REGEX "^(VERSION|PATCHLEVEL|SUBLEVEL) = ")
+    set(_version "")
+    foreach(line IN LISTS _lines)
+      string(REGEX REPLACE "^[A-Z]+ = " "" _value "${line}")
+      if(_version STREQUAL "")
+        set(_version "${_value}")
+      else()
+        string(APPEND _version ".${_value}")
+      endif()
+    endforeach()
+    if(_version STREQUAL BPFDIFF_KERNEL_VERSION)
+      message(FATAL_ERROR "bpfdiff: ${_extra_real} is Linux ${_version}, as the build's own tree is: each tree's "
+                          "bpfdiff is named for its version")
+    endif()
+    string(REPLACE "." "_" _suffix "_${_version}")
+    list(APPEND BPFDIFF_EXTRA_KERNEL_TREES "${_suffix}|${_extra_real}|${_version}")
+    message(STATUS "bpfdiff: also the kernel's arm64 JIT from ${_extra_real} (Linux ${_version}): "
+                   "cli/bpfdiff-linux-${_version}")
+  endforeach()
+endif()
+# What links the kernel's code links the tree its target names
+# (BPFDIFF_TREE: a suffix above), else the build's own.
+set(BPFDIFF_KERNELSRC_LINK
+    "$<IF:$<BOOL:$<TARGET_PROPERTY:BPFDIFF_TREE>>,bpfdiff_kernelsrc$<TARGET_PROPERTY:BPFDIFF_TREE>,bpfdiff_kernelsrc>")
+set(BPFDIFF_KERNEL_TEST_BPF_LINK
+    "$<IF:$<BOOL:$<TARGET_PROPERTY:BPFDIFF_TREE>>,bpfdiff_kernel_test_bpf$<TARGET_PROPERTY:BPFDIFF_TREE>,bpfdiff_kernel_test_bpf>")

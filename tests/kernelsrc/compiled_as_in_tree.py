@@ -59,8 +59,12 @@ def main():
         print(__doc__)
         return 2
     database, tree, files = sys.argv[1], os.path.realpath(sys.argv[2]), sys.argv[3:]
+    # A wrapper is compiled once per tree the build holds (kernelsrc/
+    # CMakeLists.txt): each file's every entry is kept.
+    commands = {}
     with open(database) as f:
-        commands = {os.path.realpath(e["file"]): e for e in json.load(f)}
+        for e in json.load(f):
+            commands.setdefault(os.path.realpath(e["file"]), []).append(e)
     failures = []
     stamp = os.path.join(tree, ".bpfdiff-extracted")
     tarball = None
@@ -86,10 +90,16 @@ def main():
         if relative.startswith(".."):
             failures.append(f"{path} is not inside the tree {tree}")
             continue
-        entry = commands.get(os.path.realpath(wrapper) if wrapper else path)
-        if entry is None:
+        entries = commands.get(os.path.realpath(wrapper) if wrapper else path, [])
+        if not entries:
             failures.append(f"{relative}: not in the compile database: the build compiles some other file")
             continue
+        # The wrapper's entry for this tree: the one that reads it last.
+        entry = entries[0]
+        for candidate in entries:
+            args = candidate.get("arguments") or shlex.split(candidate["command"])
+            if any(a == "-idirafter" and os.path.realpath(b) == tree for a, b in zip(args, args[1:])):
+                entry = candidate
         arguments = entry.get("arguments") or shlex.split(entry["command"])
         if wrapper:
             problem = wrapper_problem(wrapper, relative, tree, arguments)

@@ -17,7 +17,7 @@ history="$work/history"
 # (setsid, run directly so that its pid is the group's) to be killed whole.
 night() {
   BPFDIFF_NIGHTLY_BUILD="$build" BPFDIFF_NIGHTLY_FUZZ_SECONDS=0 BPFDIFF_NIGHTLY_PLANTED_SECONDS=0 \
-    BPFDIFF_NIGHTLY_PLANTED_GATE=0 BPFDIFF_NIGHTLY_TEST_BPF=0 BPFDIFF_NIGHTLY_TREES= \
+    BPFDIFF_NIGHTLY_PLANTED_GATE=0 BPFDIFF_NIGHTLY_TEST_BPF=0 \
     BPFDIFF_NIGHTLY_OUT="$work/night-$1" BPFDIFF_NIGHTLY_HISTORY="$history" \
     exec setsid "$checkout/ci/nightly.sh" > "$work/night-$1.log" 2>&1
 }
