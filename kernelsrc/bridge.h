@@ -323,6 +323,7 @@ struct bpfdiff_kjit_tree_features {
 	int arch_sizes_trampolines;
 	int trampoline_struct_args; /* its trampolines take struct arguments */
 	int arch_jit_free;          /* the arch has its own bpf_jit_free() */
+	int tail_call_empty_slot_uncounted; /* the JIT counts populated slots only */
 };
 struct bpfdiff_kjit_tree_features bpfdiff_kjit_get_tree_features(void);
 

@@ -20,7 +20,8 @@ namespace {
 TreeFeatures FeaturesOfTree() {
   const bpfdiff_kjit_tree_features probed = bpfdiff_kjit_get_tree_features();
   return {probed.prog_pack != 0, probed.cpu_v4 != 0, probed.arch_sizes_trampolines != 0,
-          probed.trampoline_struct_args != 0, probed.arch_jit_free != 0};
+          probed.trampoline_struct_args != 0, probed.arch_jit_free != 0,
+          probed.tail_call_empty_slot_uncounted != 0};
 }
 
 }  // namespace

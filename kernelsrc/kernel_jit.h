@@ -48,6 +48,9 @@ struct TreeFeatures {
   // The arch has its own bpf_jit_free(), which frees jit_data (6.12); 6.1's
   // relies on core.c's __weak one, which frees the image alone.
   bool arch_jit_free = true;
+  // Its JIT counts a tail call only once the slot holds a program (6.12:
+  // "Update tail_call_cnt if the slot is populated"); 6.1's counts first.
+  bool tail_call_empty_slot_uncounted = true;
 };
 
 struct KernelTree {

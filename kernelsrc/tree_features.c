@@ -10,5 +10,6 @@ struct bpfdiff_kjit_tree_features bpfdiff_kjit_get_tree_features(void)
 		.arch_sizes_trampolines = BPFDIFF_TREE_HAS_TRAMPOLINE_SIZE,
 		.trampoline_struct_args = !BPFDIFF_TREE_TRAMPOLINE_REFUSES_STRUCT_ARGS,
 		.arch_jit_free = BPFDIFF_TREE_ARCH_JIT_FREE,
+		.tail_call_empty_slot_uncounted = BPFDIFF_TREE_TAIL_CALL_EMPTY_SLOT_UNCOUNTED,
 	};
 }
