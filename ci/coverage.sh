@@ -116,10 +116,15 @@ llvm-cov-14 report "${cov_args[@]}" > "$out/summary.txt"
 # The Linux tree the build compiled, then the files it compiled from the
 # tree and from kernelsrc/; nothing when the build has no tree.
 kernel_files=$(python3 - "$build/compile_commands.json" "$checkout/kernelsrc/" <<'PY'
-import json, sys
+import json, re, sys
 jit = "/arch/arm64/net/bpf_jit_comp.c"
-files = sorted({entry["file"] for entry in json.load(open(sys.argv[1]))})
-trees = [f[: -len(jit)] for f in files if f.endswith(jit)]
+entries = json.load(open(sys.argv[1]))
+files = sorted({entry["file"] for entry in entries})
+# The build's own tree, the one the fuzz targets link: its JIT is compiled
+# with kernelsrc/tree-include (a further tree's with tree-include_<version>).
+own = re.compile(r"kernelsrc/tree-include(\s|$)")
+trees = [e["file"][: -len(jit)] for e in entries
+         if e["file"].endswith(jit) and own.search(e.get("command") or " ".join(e.get("arguments", [])))]
 if trees:
     tree = trees[0]
     print(tree)

@@ -120,6 +120,79 @@ static void fail(struct bpfdiff_kjit_session *session, char *message, size_t siz
 		snprintf(message, size, "%s: %d", what, error);
 }
 
+#if BPFDIFF_TREE_HAS_TRAMPOLINE_SIZE
+/* kernel/bpf/trampoline.c's image, where the arch sizes its trampolines
+ * (6.12): arch_bpf_trampoline_size(), arch_alloc_bpf_trampoline() (a slot
+ * of the prog pack), and once written arch_protect_bpf_trampoline().
+ * Returns the size, or -1 with the message written. */
+static int image_alloc(struct bpfdiff_kjit_session *session, const struct btf_func_model *model,
+		       const struct bpfdiff_kjit_tramp_request *request, struct host_objects *o, void *func_addr,
+		       void **image, char *message, size_t message_size)
+{
+	const int size = arch_bpf_trampoline_size(model, request->flags, o->links, func_addr);
+
+	if (size < 0) {
+		fail(session, message, message_size, "arch_bpf_trampoline_size refused", size);
+		return -1;
+	}
+	*image = arch_alloc_bpf_trampoline(size);
+	if (!*image) {
+		fail(session, message, message_size, "arch_alloc_bpf_trampoline failed", -ENOMEM);
+		return -1;
+	}
+	return size;
+}
+
+static void image_free(void *image, int size) { arch_free_bpf_trampoline(image, size); }
+
+static int image_done(struct bpfdiff_kjit_session *session, void *image, int size, char *message,
+		      size_t message_size)
+{
+	const int protect = arch_protect_bpf_trampoline(image, size);
+
+	if (protect != 0)
+		fail(session, message, message_size, "arch_protect_bpf_trampoline refused", protect);
+	return protect != 0 ? -1 : 0;
+}
+#else
+/* kernel/bpf/trampoline.c of a tree whose arch does not size its
+ * trampolines (6.1): bpf_tramp_image_alloc() takes a page from
+ * bpf_jit_alloc_exec(), bpf_trampoline_update() lets the arch write the
+ * trampoline into it in place (arch_prepare_bpf_trampoline() fills it and
+ * flushes what it wrote), then makes it read-only and executable;
+ * bpf_tramp_image_free() gives it back with bpf_jit_free_exec(). (Its
+ * bpf_jit_charge_modmem() of the page is left out: nothing here charges
+ * or frees by it.) */
+static int image_alloc(struct bpfdiff_kjit_session *session, const struct btf_func_model *model,
+		       const struct bpfdiff_kjit_tramp_request *request, struct host_objects *o, void *func_addr,
+		       void **image, char *message, size_t message_size)
+{
+	(void)model, (void)request, (void)o, (void)func_addr;
+	*image = bpf_jit_alloc_exec(PAGE_SIZE);
+	if (!*image) {
+		fail(session, message, message_size, "bpf_jit_alloc_exec failed", -ENOMEM);
+		return -1;
+	}
+	return PAGE_SIZE;
+}
+
+static void image_free(void *image, int size)
+{
+	(void)size;
+	bpf_jit_free_exec(image);
+}
+
+static int image_done(struct bpfdiff_kjit_session *session, void *image, int size, char *message,
+		      size_t message_size)
+{
+	(void)session, (void)message, (void)message_size;
+	set_memory_ro((unsigned long)image, 1);
+	set_memory_x((unsigned long)image, 1);
+	bpfdiff_kjit_trampoline_placed(image, (uint32_t)size);
+	return 0;
+}
+#endif
+
 static int build(struct bpfdiff_kjit_session *session, struct host_objects *o,
 		 const struct bpfdiff_kjit_tramp_request *request,
 		 struct bpfdiff_kjit_tramp_image *out, char *message, size_t message_size)
@@ -127,7 +200,7 @@ static int build(struct bpfdiff_kjit_session *session, struct host_objects *o,
 	struct btf_func_model model = { .ret_size = 8, .nr_args = request->nr_args };
 	void *func_addr = (void *)(uintptr_t)request->func_addr;
 	void *image;
-	int size, ret, protect, i;
+	int size, ret, i;
 
 	for (i = 0; i < request->nr_args && i < MAX_BPF_FUNC_ARGS; i++) {
 		const int is_struct = i < 8 && (request->struct_args >> i) & 1;
@@ -135,61 +208,22 @@ static int build(struct bpfdiff_kjit_session *session, struct host_objects *o,
 		model.arg_size[i] = is_struct ? 16 : 8;
 		model.arg_flags[i] = is_struct ? BTF_FMODEL_STRUCT_ARG : 0;
 	}
-#if BPFDIFF_TREE_HAS_TRAMPOLINE_SIZE
-	size = arch_bpf_trampoline_size(&model, request->flags, o->links, func_addr);
-	if (size < 0) {
-		fail(session, message, message_size, "arch_bpf_trampoline_size refused", size);
+	size = image_alloc(session, &model, request, o, func_addr, &image, message, message_size);
+	if (size < 0)
 		return -1;
-	}
-	image = arch_alloc_bpf_trampoline(size);
-	if (!image) {
-		fail(session, message, message_size, "arch_alloc_bpf_trampoline failed", -ENOMEM);
-		return -1;
-	}
 	o->image.image = image;
 	o->image.size = size;
 	ret = arch_prepare_bpf_trampoline(&o->image, image, (char *)image + size, &model,
 					  request->flags, o->links, func_addr);
 	if (ret < 0 || session->warned) {
 		fail(session, message, message_size, "arch_prepare_bpf_trampoline refused", ret);
-		arch_free_bpf_trampoline(image, size);
+		image_free(image, size);
 		return -1;
 	}
-	protect = arch_protect_bpf_trampoline(image, size);
-	if (protect != 0) {
-		fail(session, message, message_size, "arch_protect_bpf_trampoline refused", protect);
-		arch_free_bpf_trampoline(image, size);
+	if (image_done(session, image, size, message, message_size) != 0) {
+		image_free(image, size);
 		return -1;
 	}
-#else
-	/* kernel/bpf/trampoline.c of a tree whose arch does not size its
-	 * trampolines (6.1): bpf_tramp_image_alloc() takes a page from
-	 * bpf_jit_alloc_exec(), bpf_trampoline_update() lets the arch write
-	 * the trampoline into it in place (arch_prepare_bpf_trampoline() fills
-	 * it and flushes what it wrote), then makes it read-only and
-	 * executable; bpf_tramp_image_free() gives it back with
-	 * bpf_jit_free_exec(). (Its bpf_jit_charge_modmem() of the page is
-	 * left out: nothing here charges or frees by it.) */
-	(void)protect;
-	size = PAGE_SIZE;
-	image = bpf_jit_alloc_exec(size);
-	if (!image) {
-		fail(session, message, message_size, "bpf_jit_alloc_exec failed", -ENOMEM);
-		return -1;
-	}
-	o->image.image = image;
-	o->image.size = size;
-	ret = arch_prepare_bpf_trampoline(&o->image, image, (char *)image + size, &model,
-					  request->flags, o->links, func_addr);
-	if (ret < 0 || session->warned) {
-		fail(session, message, message_size, "arch_prepare_bpf_trampoline refused", ret);
-		bpf_jit_free_exec(image);
-		return -1;
-	}
-	set_memory_ro((unsigned long)image, 1);
-	set_memory_x((unsigned long)image, 1);
-	bpfdiff_kjit_trampoline_placed(image, size);
-#endif
 	out->rx_header = session->slots[0].rx_header;
 	out->rx_image = (uint64_t)(uintptr_t)image;
 	out->size = (uint32_t)size;
