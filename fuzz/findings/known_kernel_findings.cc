@@ -88,8 +88,11 @@ bool ArenaStoreOffsetClobbersAddress(const CaseRun& run, const EngineRun& diverg
 // holds a program (6.12); 6.1's counts it first, as the interpreter does,
 // and a divergence of this shape there is something else.
 bool TreeLeavesEmptySlotsUncounted() {
-  const auto tree = kernelsrc::BuiltKernelTree();
-  return tree && tree->features.tail_call_empty_slot_uncounted;
+  static const bool uncounted = [] {
+    const auto tree = kernelsrc::BuiltKernelTree();
+    return tree && tree->features.tail_call_empty_slot_uncounted;
+  }();
+  return uncounted;
 }
 
 bool EmptySlotCountedThenLimit(const CaseRun& run, const EngineRun& diverged) {

@@ -26,9 +26,13 @@ isa::MapSpec ProgArraySpec() {
   return isa::MapSpec{kProgArrayFd, isa::MapType::kProgArray, 4, 8, World::kTailEntries, {}, {}};
 }
 
+// Asked at every load: read once (the tree is the build's).
 bool KernelTreeHasProgPack() {
-  const auto tree = kernelsrc::BuiltKernelTree();
-  return !tree || tree->features.prog_pack;
+  static const bool prog_pack = [] {
+    const auto tree = kernelsrc::BuiltKernelTree();
+    return !tree || tree->features.prog_pack;
+  }();
+  return prog_pack;
 }
 
 bool Overlaps(uint64_t a_begin, uint64_t a_end, uint64_t b_begin, uint64_t b_end) {

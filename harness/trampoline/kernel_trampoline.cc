@@ -53,8 +53,11 @@ Result<std::unique_ptr<KernelTrampolineRunner>> KernelTrampolineRunner::Create(c
 namespace {
 
 bool TreeTakesStructArguments() {
-  const auto tree = kernelsrc::BuiltKernelTree();
-  return tree && tree->features.trampoline_struct_args;
+  static const bool takes = [] {
+    const auto tree = kernelsrc::BuiltKernelTree();
+    return tree && tree->features.trampoline_struct_args;
+  }();
+  return takes;
 }
 
 // How a trap at a stub's BRK reads in the machine's message.
