@@ -33,6 +33,11 @@
 #     diff_fuzzer.kernel and pack_fuzzer.kernel run too: the kernel's JIT
 #     against the interpreter (its known findings counted, not reported:
 #     fuzz/findings/known_kernel_findings.h), and in the pack lifecycle.
+#     A target named TARGET.trees runs TARGET with BPFDIFF_ENGINES=trees:
+#     the kernel engines of every tree the build links, on the same
+#     programs; when the build links more than one tree and the list is
+#     the default, diff_fuzzer.trees runs too (a divergence says which
+#     tree is wrong: fuzz/findings/three_way.h, TreeVerdict).
 #  3. Source coverage (BPFDIFF_NIGHTLY_COVERAGE, default 1; 0 skips): the
 #     `coverage` preset's targets replay the seeds and tonight's corpus;
 #     llvm-cov gives line and branch coverage of jit/, oracle/ and the pack
@@ -160,12 +165,16 @@ kernel_jit=0
 if "$bpfdiff" engines --kernel >/dev/null 2>&1; then kernel_jit=1; fi
 if [[ -z "${BPFDIFF_NIGHTLY_FUZZ_TARGETS:-}" ]] && ((kernel_jit)); then
   fuzz_targets+=(diff_fuzzer.kernel pack_fuzzer.kernel trampoline_fuzzer)
+  # Every tree's JIT on the same programs, when the build links several.
+  if "$bpfdiff" engines | grep -q '^kernel-jit@'; then fuzz_targets+=(diff_fuzzer.trees); fi
 fi
 # What the coverage build replays, each once: tonight's targets, a
 # TARGET.kernel as that build's TARGET_kernel (TARGET built to run the
 # kernel's engines), and, when the build has the kernel's JIT, its three
 # targets whatever the list: only they run the tree's code.
+# (A TARGET.trees is not replayed: the coverage build holds one tree.)
 coverage_targets=("${fuzz_targets[@]/%.kernel/_kernel}")
+coverage_targets=("${coverage_targets[@]/%.trees/_kernel}")
 if ((kernel_jit)); then coverage_targets+=(diff_fuzzer_kernel pack_fuzzer_kernel trampoline_fuzzer); fi
 mapfile -t coverage_targets < <(printf '%s\n' "${coverage_targets[@]}" | sort -u)
 
@@ -270,6 +279,7 @@ if ((fuzzing)); then
   for target in "${fuzz_targets[@]}"; do
     base="${target%%.*}" engines=""
     [[ $target == *.kernel ]] && engines=kernel
+    [[ $target == *.trees ]] && engines=trees
     binary="$build/fuzz/targets/$base"
     [[ -x "$binary" ]] || bad_setting "no fuzz target $base in $build/fuzz/targets"
     echo "== ${target}: ${fuzz_seconds} s on ${cores} workers (-fork) =="

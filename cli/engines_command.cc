@@ -3,7 +3,8 @@
 // names in its report, and what a maintainer checks first.
 //
 //   engines            the table; the kernel's engines say whether this
-//                      build has them and from which tree
+//                      build has them and from which tree, then those
+//                      of every tree linked beside it (kernel-jit@6.1.192)
 //   engines --kernel   only the tree ("linux 6.12.118 at PATH"); exit 1
 //                      when the build has no kernel engines
 #include <fmt/format.h>
@@ -31,6 +32,13 @@ void AddEnginesCommand(CLI::App& app, const Settings& /*settings*/, int& exit_co
     for (const auto& spec : EngineSpecs()) {
       const bool kernel = spec.source == JitSource::kKernel && spec.kind == EngineKind::kJit;
       fmt::print("{}\t{}\n", spec.name, kernel ? fmt::format("{} ({})", spec.what, where) : std::string(spec.what));
+    }
+    // The kernel engines of the trees linked beside the build's own.
+    for (const auto& spec : LinkedTreeEngineSpecs()) {
+      const bool kernel_jit = spec.kind == EngineKind::kJit;
+      fmt::print("{}\t{}\n", spec.name,
+                 kernel_jit ? fmt::format("{} (linux {} at {})", spec.what, spec.tree->version, spec.tree->path)
+                            : std::string(spec.what));
     }
     exit_code = kExitOk;
   });

@@ -102,6 +102,7 @@ ReplayReport ReplayArtifact(fuzz::DiffHarness& harness, const A64Disassembler& d
       out += fmt::format("finding kind: {}\n", fuzz::DescribeKind(*kind));
     }
     if (auto three_way = fuzz::ThreeWayVerdict(run, *diverged)) out += fmt::format("against both interpreters: {}\n", *three_way);
+    if (auto trees = fuzz::TreeVerdict(run, *diverged)) out += fmt::format("across trees: {}\n", *trees);
     if (auto known = fuzz::KnownKernelFinding(run, *diverged, &localization)) {
       out += fmt::format("known finding of the kernel's JIT: {} (kernelsrc/SHIMS.md)\n", *known);
     }

@@ -81,10 +81,13 @@ else()
 endif()
 
 # Further trees, each compiled into a bpfdiff of its own
-# (cli/bpfdiff-linux-<version>) beside the build's: BPFDIFF_EXTRA_KERNEL_SOURCES,
-# a list of trees. Unset, a build that reads the default tree takes the
-# other tree ci/setup.sh extracts (linux-source-6.1, when it is there); a
-# build pointed at a tree takes none. Each entry of BPFDIFF_EXTRA_KERNEL_TREES
+# (cli/bpfdiff-linux-<version>) and linked beside the build's own tree into
+# every executable of the build (kernel-jit@<version>: kernelsrc/
+# CMakeLists.txt): BPFDIFF_EXTRA_KERNEL_SOURCES, a list of trees. Unset, a
+# build that reads the default tree takes the other tree ci/setup.sh
+# extracts (linux-source-6.1, when it is there); a build pointed at a tree
+# takes none, and so does the coverage preset (source coverage keys its
+# records by function name, which two trees share). Each entry of BPFDIFF_EXTRA_KERNEL_TREES
 # is "SUFFIX|TREE|VERSION" (kernelsrc/CMakeLists.txt).
 set(BPFDIFF_EXTRA_KERNEL_TREES "")
 if(BPFDIFF_HAVE_KERNEL_JIT)

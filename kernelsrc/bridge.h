@@ -337,6 +337,56 @@ struct bpfdiff_kjit_layout {
 };
 struct bpfdiff_kjit_layout bpfdiff_kjit_get_layout(void);
 
+/* One tree's code, as the C++ side reaches it: every entry point above
+ * and in interpreter_bridge.h, by pointer (tree_code.c). The build's own
+ * tree defines bpfdiff_this_tree; a further tree linked into the same
+ * executable is one relocatable object whose every other symbol is local
+ * and whose table is renamed bpfdiff_this_tree_<version>
+ * (kernelsrc/CMakeLists.txt, "Trees linked beside the build's"): two
+ * trees' core.c, JIT and shims each keep their own globals, and no symbol
+ * of one meets the other's. bpfdiff_linked_trees lists the tables an
+ * executable holds, its own tree's first, NULL-terminated. */
+struct bpfdiff_kinterp_world;
+typedef uint64_t (*bpfdiff_kinterp_entry)(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
+					  const void *insn);
+struct bpfdiff_ktree_code {
+	const char *path;    /* the tree the build read */
+	const char *version; /* from its Makefile: "6.1.192" */
+	struct bpfdiff_kjit_tree_features (*tree_features)(void);
+	struct bpfdiff_kjit_layout (*layout)(void);
+	long (*run_initcalls)(void);
+	void (*verifier_answers)(const struct bpfdiff_kjit_world *world, struct bpfdiff_kjit_answers *answers);
+	int (*compile)(const struct bpfdiff_kjit_world *world, const struct bpfdiff_kjit_program *program,
+		       struct bpfdiff_kjit_image *images, char *message, size_t message_size,
+		       struct bpfdiff_kjit_error_path *path);
+	int (*blind_line_info)(const struct bpfdiff_kjit_world *world, const struct bpfdiff_kjit_program *program,
+			       uint32_t *line_insn_off, char *message, size_t message_size);
+	int (*release)(const struct bpfdiff_kjit_world *world, const uint64_t *images, const uint64_t *headers,
+		       const uint32_t *image_bytes, const uint32_t *slot_bytes, uint32_t count, char *message,
+		       size_t message_size);
+	void (*pack_drain)(const struct bpfdiff_kjit_world *world, const uint64_t *rx_headers,
+			   const uint32_t *slot_bytes, uint32_t count);
+	uint64_t (*fixup)(const uint8_t entry[12], uint64_t entry_address, int *cleared_register);
+	int (*trampoline)(const struct bpfdiff_kjit_world *world, const struct bpfdiff_kjit_tramp_request *request,
+			  struct bpfdiff_kjit_tramp_image *image, char *message, size_t message_size,
+			  struct bpfdiff_kjit_error_path *path);
+	int (*text_poke)(const struct bpfdiff_kjit_world *world, uint64_t image, uint32_t symbol_bytes,
+			 uint32_t image_bytes, uint64_t ip, int jump, uint64_t old_target, uint64_t new_target,
+			 char *message, size_t message_size);
+	/* core.c's interpreter (interpreter_bridge.h). */
+	void *(*interp_load)(const struct bpfdiff_kinterp_world *world, const struct bpfdiff_kjit_program *program,
+			     char *message, size_t message_size);
+	void (*interp_free)(void *prog);
+	const struct bpfdiff_kjit_insn *(*interp_insns)(const void *prog);
+	bpfdiff_kinterp_entry (*interp_entry_for)(uint32_t stack_depth);
+	void *(*interp_begin)(void);
+	void (*interp_end)(char *message, size_t message_size);
+	int (*interp_opcode_known)(uint8_t code);
+	void (*interp_set_probe_hook)(void *function);
+};
+extern const struct bpfdiff_ktree_code bpfdiff_this_tree;
+extern const struct bpfdiff_ktree_code *const bpfdiff_linked_trees[];
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,8 +42,7 @@ const struct bpfdiff_kjit_insn *bpfdiff_kinterp_insns(const void *prog);
  * stack, entered with r1..r5 set and r0 returned whole:
  * __bpf_prog_run_args<depth>, what a BPF_CALL_ARGS calls (core.c's
  * interpreters_args[], read through bpf_patch_call_args()). */
-typedef uint64_t (*bpfdiff_kinterp_entry)(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5,
-					  const void *insn);
+/* (bpfdiff_kinterp_entry is bridge.h's.) */
 bpfdiff_kinterp_entry bpfdiff_kinterp_entry_for(uint32_t stack_depth);
 
 /* A run of the interpreter is a session of the kernel's code, as a

@@ -12,21 +12,29 @@ namespace bpfdiff::kernelsrc {
 
 bool KernelInterpreterAvailable() { return true; }
 
-InterpreterEntry InterpreterEntryFor(uint32_t stack_depth) {
-  return reinterpret_cast<InterpreterEntry>(bpfdiff_kinterp_entry_for(stack_depth));
+namespace {
+
+const bpfdiff_ktree_code& CodeOf(const KernelTree* tree) { return *TreeOrBuilt(tree)->code; }
+
+}  // namespace
+
+InterpreterEntry InterpreterEntryFor(uint32_t stack_depth, const KernelTree* tree) {
+  return reinterpret_cast<InterpreterEntry>(CodeOf(tree).interp_entry_for(stack_depth));
 }
 
-std::jmp_buf& BeginInterpreterRun() { return *static_cast<std::jmp_buf*>(bpfdiff_kinterp_begin()); }
+std::jmp_buf& BeginInterpreterRun(const KernelTree* tree) {
+  return *static_cast<std::jmp_buf*>(CodeOf(tree).interp_begin());
+}
 
-std::string EndInterpreterRun() {
+std::string EndInterpreterRun(const KernelTree* tree) {
   char message[320];
-  bpfdiff_kinterp_end(message, sizeof(message));
+  CodeOf(tree).interp_end(message, sizeof(message));
   return message;
 }
 
 namespace {
 
-bool IsArenaAccess(const isa::Insn& insn) {
+bool IsArenaLoadOrStore(const isa::Insn& insn) {
   const uint8_t cls = isa::ClassOf(insn.opcode);
   const uint8_t mode = isa::ModeOf(insn.opcode);
   return ((cls == isa::kClassLdx || cls == isa::kClassSt || cls == isa::kClassStx) && mode == isa::kModeProbeMem32) ||
@@ -62,13 +70,13 @@ bool KnownAtomic(int32_t imm) {
 
 }  // namespace
 
-std::optional<std::string> InterpreterRefusal(const isa::Program& program) {
+std::optional<std::string> InterpreterRefusal(const isa::Program& program, const KernelTree* tree) {
   bool tail_call = false;
   // A tree before the cpu v4 instructions: its verifier rejects them
   // ("unknown opcode", or "uses reserved fields" where v4 took an unused
   // field, as sdiv did div's offset), and its interpreter would run some
   // as their v3 namesakes.
-  const bool cpu_v4 = bpfdiff_kjit_get_tree_features().cpu_v4 != 0;
+  const bool cpu_v4 = TreeOrBuilt(tree)->features.cpu_v4;
   for (size_t pc = 0; pc < program.insns.size(); ++pc) {
     const isa::Insn& insn = program.insns[pc];
     if (pc > 0 && program.insns[pc - 1].opcode == isa::kOpLddw) continue;  // an lddw's second slot
@@ -80,7 +88,7 @@ std::optional<std::string> InterpreterRefusal(const isa::Program& program) {
     if (insn.opcode == isa::kOpLddw && insn.src == isa::kPseudoFunc) {
       return "callbacks are not allowed in non-JITed programs";
     }
-    if (IsArenaAccess(insn) || IsAddressSpaceCast(insn)) return "JIT is required to use arena";
+    if (IsArenaLoadOrStore(insn) || IsAddressSpaceCast(insn)) return "JIT is required to use arena";
     if ((cls == isa::kClassAlu || cls == isa::kClassAlu64) && op == isa::kAluMov && isa::SourceOf(insn.opcode) == isa::kSrcX &&
         insn.offset == -1) {
       return fmt::format("insn {}: BPF_ADDR_PERCPU is written by the verifier only for a JIT that supports it "
@@ -94,7 +102,7 @@ std::optional<std::string> InterpreterRefusal(const isa::Program& program) {
                            isa::FormById(*form).name);
       }
     }
-    if (!bpfdiff_kinterp_opcode_known(insn.opcode) && !InternalOpcode(insn.opcode)) {
+    if (!CodeOf(tree).interp_opcode_known(insn.opcode) && !InternalOpcode(insn.opcode)) {
       return fmt::format("unknown opcode {:02x}", insn.opcode);
     }
     // In bpf_opcode_in_insntable() but rewritten before any engine runs
@@ -125,9 +133,9 @@ std::optional<std::string> InterpreterRefusal(const isa::Program& program) {
   return std::nullopt;
 }
 
-InterpreterProgram::~InterpreterProgram() { bpfdiff_kinterp_free(prog_); }
+InterpreterProgram::~InterpreterProgram() { code_->interp_free(prog_); }
 
-const void* InterpreterProgram::insns() const { return bpfdiff_kinterp_insns(prog_); }
+const void* InterpreterProgram::insns() const { return code_->interp_insns(prog_); }
 
 namespace {
 
@@ -143,7 +151,8 @@ uint64_t HelperFunction(void* owner, int32_t id) {
 
 Result<std::unique_ptr<InterpreterProgram>> InterpreterProgram::Load(const isa::Program& program,
                                                                      uint32_t stack_depth,
-                                                                     HostHelper (*helper)(int32_t id)) {
+                                                                     HostHelper (*helper)(int32_t id),
+                                                                     const KernelTree* tree) {
   std::vector<bpfdiff_kjit_insn> insns(program.insns.size());
   for (size_t i = 0; i < insns.size(); ++i) {
     const isa::Insn& insn = program.insns[i];
@@ -160,11 +169,14 @@ Result<std::unique_ptr<InterpreterProgram>> InterpreterProgram::Load(const isa::
   HelperTable table{helper};
   const bpfdiff_kinterp_world world{&table, HelperFunction};
   char message[256];
-  void* prog = bpfdiff_kinterp_load(&world, &request, message, sizeof(message));
+  const bpfdiff_ktree_code& code = CodeOf(tree);
+  void* prog = code.interp_load(&world, &request, message, sizeof(message));
   if (prog == nullptr) return Fail("the verifier's fixups for the kernel's interpreter: {}", message);
-  return std::unique_ptr<InterpreterProgram>(new InterpreterProgram(prog));
+  return std::unique_ptr<InterpreterProgram>(new InterpreterProgram(prog, &code));
 }
 
-void SetProbeHook(const void* function) { bpfdiff_kinterp_set_probe_hook(const_cast<void*>(function)); }
+void SetProbeHook(const void* function, const KernelTree* tree) {
+  CodeOf(tree).interp_set_probe_hook(const_cast<void*>(function));
+}
 
 }  // namespace bpfdiff::kernelsrc

@@ -7,6 +7,7 @@
 #include <map>
 #include <span>
 #include <utility>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -17,20 +18,49 @@ namespace bpfdiff::kernelsrc {
 
 namespace {
 
-TreeFeatures FeaturesOfTree() {
-  const bpfdiff_kjit_tree_features probed = bpfdiff_kjit_get_tree_features();
+TreeFeatures FeaturesOf(const bpfdiff_ktree_code& code) {
+  const bpfdiff_kjit_tree_features probed = code.tree_features();
   return {probed.prog_pack != 0, probed.cpu_v4 != 0, probed.arch_sizes_trampolines != 0,
           probed.trampoline_struct_args != 0, probed.arch_jit_free != 0,
           probed.tail_call_empty_slot_uncounted != 0};
 }
 
-}  // namespace
-
-std::optional<KernelTree> BuiltKernelTree() {
-  return KernelTree{BPFDIFF_KERNEL_TREE, BPFDIFF_KERNEL_VERSION, FeaturesOfTree()};
+// Read once, for the life of the process.
+const std::vector<KernelTree>& Linked() {
+  static const std::vector<KernelTree> trees = [] {
+    std::vector<KernelTree> linked;
+    for (const bpfdiff_ktree_code* const* code = bpfdiff_linked_trees; *code != nullptr; ++code) {
+      linked.push_back({(*code)->path, (*code)->version, FeaturesOf(**code), *code});
+    }
+    return linked;
+  }();
+  return trees;
 }
 
+}  // namespace
+
+std::optional<KernelTree> BuiltKernelTree() { return Linked().front(); }
+
+std::span<const KernelTree> LinkedKernelTrees() { return Linked(); }
+
+const KernelTree* FindLinkedTree(std::string_view version) {
+  const KernelTree* prefixed = nullptr;
+  int prefixes = 0;
+  for (const KernelTree& tree : Linked()) {
+    if (tree.version == version) return &tree;
+    if (tree.version.size() > version.size() && tree.version.starts_with(version) &&
+        tree.version[version.size()] == '.') {
+      prefixed = &tree;
+      ++prefixes;
+    }
+  }
+  return prefixes == 1 ? prefixed : nullptr;
+}
+
+const KernelTree* TreeOrBuilt(const KernelTree* tree) { return tree != nullptr ? tree : &Linked().front(); }
+
 struct KernelJit::Impl {
+  const KernelTree& tree;
   jit::ProgPack& pack;
   jit::TextPatcher& patcher;
   KernelJitWorld world;
@@ -68,9 +98,12 @@ struct KernelJit::Impl {
 
 namespace {
 
-// core.c keeps one list of packs per process (pack_list): the KernelJit
-// that uses it now, or nullptr.
-KernelJit::Impl* core_pack_user = nullptr;
+// core.c keeps one list of packs per process (pack_list), one per tree
+// linked: the KernelJit that uses a tree's now (none: absent).
+std::map<const bpfdiff_ktree_code*, KernelJit::Impl*>& CorePackUsers() {
+  static auto* users = new std::map<const bpfdiff_ktree_code*, KernelJit::Impl*>();
+  return *users;
+}
 
 }  // namespace
 
@@ -236,9 +269,9 @@ uint32_t ExceptionCallbackOf(const isa::Program& program) {
                                starts.begin());
 }
 
-Status CheckLayout(const KernelJitWorld& world) {
+Status CheckLayout(const KernelJitWorld& world, const bpfdiff_ktree_code& code) {
   const jit::JitEnvironment& env = world.environment;
-  const bpfdiff_kjit_layout layout = bpfdiff_kjit_get_layout();
+  const bpfdiff_kjit_layout layout = code.layout();
   if (layout.thread_info_cpu != world.thread_info_cpu_offset) {
     return Fail("the kernel shims keep thread_info's cpu at offset {}, the guest at {}: the inlined "
                 "bpf_get_smp_processor_id() would read the wrong field (kernelsrc/include/asm/thread_info.h)",
@@ -299,9 +332,9 @@ bpfdiff_kjit_world KernelJit::Impl::Bridge() {
 
 namespace {
 
-Result<VerifierAnswers> AskVerifierQuestions(const bpfdiff_kjit_world& world) {
+Result<VerifierAnswers> AskVerifierQuestions(const bpfdiff_kjit_world& world, const KernelTree& tree) {
   bpfdiff_kjit_answers asked;
-  bpfdiff_kjit_verifier_answers(&world, &asked);
+  tree.code->verifier_answers(&world, &asked);
   if (asked.inlined_count > BPFDIFF_KJIT_MAX_INLINED) {
     return Fail("the tree's JIT inlines {} helpers (bpf_jit_inlines_helper_call), more than the {} that "
                 "kernelsrc/bridge.h has room for: raise BPFDIFF_KJIT_MAX_INLINED",
@@ -317,7 +350,7 @@ Result<VerifierAnswers> AskVerifierQuestions(const bpfdiff_kjit_world& world) {
   answers.arena_atomics = asked.arena_atomics != 0;
   answers.bypass_spec_v4 = asked.bypass_spec_v4 != 0;
   answers.inlined_helpers.assign(asked.inlined, asked.inlined + asked.inlined_count);
-  answers.cpu_v4 = FeaturesOfTree().cpu_v4;
+  answers.cpu_v4 = tree.features.cpu_v4;
   return answers;
 }
 
@@ -329,7 +362,9 @@ KernelJit::~KernelJit() {
   Impl& impl = *impl_;
   // (A tree without the prog pack has no list of packs: each KernelJit
   // unmaps its own images.)
-  if (FeaturesOfTree().prog_pack && core_pack_user != &impl) return;
+  auto& users = CorePackUsers();
+  const auto user = users.find(impl.tree.code);
+  if (impl.tree.features.prog_pack && (user == users.end() || user->second != &impl)) return;
   // What is still allocated in core.c's packs (programs this JIT compiled
   // and nobody freed) goes back through core.c's own free, so that its
   // list of packs, which outlives this world, holds nothing of it.
@@ -341,26 +376,28 @@ KernelJit::~KernelJit() {
       bytes.push_back(size);
     }
     const bpfdiff_kjit_world bridge = impl.Bridge();
-    bpfdiff_kjit_pack_drain(&bridge, headers.data(), bytes.data(), static_cast<uint32_t>(headers.size()));
+    impl.tree.code->pack_drain(&bridge, headers.data(), bytes.data(), static_cast<uint32_t>(headers.size()));
   }
   // A pack that could not be drained is left in core.c's list; the next
   // user would allocate into a world that is gone, so there is none.
-  if (impl.core_pack_slots.empty()) core_pack_user = nullptr;
+  if (impl.core_pack_slots.empty() && user != users.end()) users.erase(user);
 }
 
 Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack& pack, jit::TextPatcher& patcher,
                                                      const KernelJitWorld& world,
-                                                     jit::AtomicLowering atomics) {
-  if (auto status = CheckLayout(world); !status) return status.error();
+                                                     jit::AtomicLowering atomics, const KernelTree* tree) {
+  if (LinkedKernelTrees().empty()) return Fail("this build has no Linux tree");
+  const KernelTree& code_of = *TreeOrBuilt(tree);
+  if (auto status = CheckLayout(world, *code_of.code); !status) return status.error();
   // core.c charges every image against bpf_jit_limit, which its
   // bpf_jit_charge_init() sets at boot: without it, an unprivileged
   // loader's every allocation would fail.
-  if (bpfdiff_kjit_run_initcalls() <= 0) {
+  if (code_of.code->run_initcalls() <= 0) {
     return Fail("core.c's bpf_jit_charge_init() did not run (the linker dropped the section of the tree's "
                 "pure_initcalls, bpfdiff_pure_initcalls?): bpf_jit_limit is 0");
   }
-  auto impl = std::make_unique<Impl>(Impl{pack, patcher, world, atomics, {}, {}, {}, {}});
-  const bool prog_pack = FeaturesOfTree().prog_pack;
+  auto impl = std::make_unique<Impl>(Impl{code_of, pack, patcher, world, atomics, {}, {}, {}, {}});
+  const bool prog_pack = code_of.features.prog_pack;
   if (!prog_pack && !world.kernel_pack) {
     return Fail("the tree's JIT writes its images in place, into memory core.c's bpf_jit_binary_alloc() "
                 "takes from vmalloc() (it has no prog pack): it needs that memory at its guest addresses "
@@ -370,26 +407,30 @@ Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack& pack, jit::T
     if (!world.kernel_pack->show_at_guest_addresses) {
       return Fail("core.c's prog pack needs a way to show the pack at its guest addresses");
     }
-    if (prog_pack && core_pack_user != nullptr) {
+    if (prog_pack && CorePackUsers().contains(code_of.code)) {
       return Fail("core.c's prog pack is in use by another kernel JIT of this process (its list of packs is "
                   "one per process)");
     }
   }
-  auto answers = AskVerifierQuestions(impl->Bridge());
+  auto answers = AskVerifierQuestions(impl->Bridge(), code_of);
   if (!answers) return answers.error();
   impl->answers = std::move(answers).value();
-  if (world.kernel_pack && prog_pack) core_pack_user = impl.get();
+  if (world.kernel_pack && prog_pack) CorePackUsers()[code_of.code] = impl.get();
   return std::unique_ptr<KernelJit>(new KernelJit(std::move(impl)));
 }
+
+const KernelTree& KernelJit::tree() const { return impl_->tree; }
 
 const VerifierAnswers& KernelJit::answers() const { return impl_->answers; }
 
 std::vector<std::string> KernelJit::TakePackProblems() { return std::exchange(impl_->pack_problems, {}); }
 
-std::optional<std::string_view> KnownErrorPathBreach(std::string_view breach_kind) {
+std::optional<std::string_view> KnownErrorPathBreach(std::string_view breach_kind, const KernelTree* tree) {
   // Each leak is known only on the tree whose code has it: a tree whose
   // arch frees jit_data (6.12) must not leak it, whatever 6.1 does.
-  const bool arch_jit_free = FeaturesOfTree().arch_jit_free;
+  const KernelTree* of = TreeOrBuilt(tree);
+  if (of == nullptr) return std::nullopt;
+  const bool arch_jit_free = of->features.arch_jit_free;
   if (breach_kind == "jit-free-leaks-offset-table" && arch_jit_free) {
     return "6.12's arm64 bpf_jit_free() frees jit_data but not its ctx.offset table, so a program whose "
            "later subprogram fails its first pass leaks the table of every subprogram compiled before it";
@@ -450,7 +491,7 @@ Result<std::vector<uint32_t>> KernelJit::BlindedLineInfo(const isa::Program& pro
   impl_->loader = kRootLoader;
   std::vector<uint32_t> lines(insns.size(), 0);
   std::array<char, 512> message{};
-  if (bpfdiff_kjit_blind_line_info(&bridge, &request, lines.data(), message.data(), message.size()) != 0) {
+  if (impl_->tree.code->blind_line_info(&bridge, &request, lines.data(), message.data(), message.size()) != 0) {
     return Fail("the line info under blinding: {}", message.data());
   }
   return lines;
@@ -505,7 +546,7 @@ FailingCompile KernelJit::CompileFailing(const isa::Program& program, uint32_t f
   std::array<char, 1024> message{};
   bpfdiff_kjit_error_path path{};
   const int result =
-      bpfdiff_kjit_compile(&bridge, &request, images.data(), message.data(), message.size(), &path);
+      impl.tree.code->compile(&bridge, &request, images.data(), message.data(), message.size(), &path);
   attempt.injected = path.injected;
   attempt.failable_calls = path.failable_calls;
   attempt.breach = path.breach;
@@ -579,7 +620,7 @@ Status KernelJit::Release(jit::CompiledProgram& program) {
   const bpfdiff_kjit_world bridge = impl.Bridge();
   std::array<char, 512> message{};
   const int result =
-      bpfdiff_kjit_release(&bridge, images.data(), headers.data(), image_bytes.data(), slot_bytes.data(),
+      impl.tree.code->release(&bridge, images.data(), headers.data(), image_bytes.data(), slot_bytes.data(),
                            static_cast<uint32_t>(images.size()), message.data(), message.size());
   // PackFree took each slot the kernel freed; the driver freed the rest.
   for (auto& held : impl.slots) impl.pack.Free(std::move(held.second));
@@ -638,7 +679,7 @@ Result<KernelTrampoline> KernelJit::BuildTrampoline(const TrampolineRequest& req
   bpfdiff_kjit_error_path error_path{};
   impl.placement = request.placement;
   const int result =
-      bpfdiff_kjit_trampoline(&bridge, &bridge_request, &image, message.data(), message.size(), &error_path);
+      impl.tree.code->trampoline(&bridge, &bridge_request, &image, message.data(), message.size(), &error_path);
   impl.placement = jit::Placement::kPacked;
   impl.finalized_images.clear();
   if (path != nullptr) *path = {error_path.injected, error_path.failable_calls, error_path.breach};
@@ -692,7 +733,7 @@ void KernelJit::ReleaseTrampoline(KernelTrampoline& trampoline) {
   // (A free, as bpfdiff's pack counts a trampoline's.)
   impl.slots[slot] = std::move(trampoline.allocation);
   const bpfdiff_kjit_world bridge = impl.Bridge();
-  bpfdiff_kjit_pack_drain(&bridge, &slot, &bytes, 1);
+  impl.tree.code->pack_drain(&bridge, &slot, &bytes, 1);
 }
 
 namespace {
@@ -708,7 +749,7 @@ Status PokeProgramEntry(KernelJit::Impl& impl, const jit::CompiledSubprogram& tr
   const uint32_t image_bytes =
       traced.allocation ? static_cast<uint32_t>(traced.allocation->image_bytes()) : traced.code_words * 4;
   const int result =
-      bpfdiff_kjit_text_poke(&bridge, traced.rx_image, traced.code_words * 4, image_bytes, traced.rx_image,
+      impl.tree.code->text_poke(&bridge, traced.rx_image, traced.code_words * 4, image_bytes, traced.rx_image,
                              jump ? 1 : 0, old_target, new_target, message.data(), message.size());
   if (result != 0) return Fail("{}", message.data());
   return {};
@@ -724,18 +765,49 @@ Status KernelJit::JumpEntry(const jit::CompiledSubprogram& traced, uint64_t old_
   return PokeProgramEntry(*impl_, traced, true, old_target, new_target);
 }
 
-std::optional<jit::Fixup> KernelJit::Fixup(const uint8_t* rx_extable, uint64_t rx_extable_address,
-                                           uint32_t entries, uint64_t pc) {
+namespace {
+
+std::optional<jit::Fixup> FixupWith(const bpfdiff_ktree_code& code, const uint8_t* rx_extable,
+                                    uint64_t rx_extable_address, uint32_t entries, uint64_t pc) {
   for (uint32_t e = 0; e < entries; ++e) {
     const uint64_t offset = uint64_t{e} * jit::kExtableEntrySize;
     int32_t insn = 0;
     std::memcpy(&insn, rx_extable + offset, 4);
     if (rx_extable_address + offset + static_cast<int64_t>(insn) != pc) continue;
     int cleared = -1;
-    const uint64_t resume = bpfdiff_kjit_fixup(rx_extable + offset, rx_extable_address + offset, &cleared);
+    const uint64_t resume = code.fixup(rx_extable + offset, rx_extable_address + offset, &cleared);
     return jit::Fixup{resume, cleared < 0 ? 31 : cleared};
   }
   return std::nullopt;
+}
+
+// Fixup of the linked tree at `index`, as a plain function.
+template <size_t index>
+std::optional<jit::Fixup> FixupOfLinked(const uint8_t* rx_extable, uint64_t rx_extable_address, uint32_t entries,
+                                        uint64_t pc) {
+  return FixupWith(*Linked()[index].code, rx_extable, rx_extable_address, entries, pc);
+}
+
+template <size_t... index>
+constexpr std::array<KernelJit::FixupFunction, sizeof...(index)> FixupTable(std::index_sequence<index...>) {
+  return {&FixupOfLinked<index>...};
+}
+
+// As many trees as one executable links, at most.
+constexpr size_t kMaxLinkedTrees = 8;
+constexpr auto kFixupOfLinked = FixupTable(std::make_index_sequence<kMaxLinkedTrees>());
+
+}  // namespace
+
+std::optional<jit::Fixup> KernelJit::Fixup(const uint8_t* rx_extable, uint64_t rx_extable_address,
+                                           uint32_t entries, uint64_t pc) {
+  return FixupOfLinked<0>(rx_extable, rx_extable_address, entries, pc);
+}
+
+KernelJit::FixupFunction KernelJit::FixupOf(const KernelTree* tree) {
+  if (tree == nullptr) return &KernelJit::Fixup;
+  const size_t index = static_cast<size_t>(tree - Linked().data());
+  return index < kFixupOfLinked.size() ? kFixupOfLinked[index] : nullptr;
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,10 +28,11 @@
 #include "kernelsrc/verifier_answers.h"
 #include "support/result.h"
 
+// One tree's code, as kernelsrc/bridge.h lays out its entry points.
+struct bpfdiff_ktree_code;
+
 namespace bpfdiff::kernelsrc {
 
-// Where the kernel's JIT came from (for reports: the version or tree a
-// night tested).
 // What the tree's files do where trees differ (kernelsrc/CMakeLists.txt
 // probes them, by what the code does, not by its version).
 struct TreeFeatures {
@@ -53,10 +55,13 @@ struct TreeFeatures {
   bool tail_call_empty_slot_uncounted = true;
 };
 
+// A Linux tree whose code this executable holds.
 struct KernelTree {
   std::string path;     // the tree the build read
   std::string version;  // "6.12.118" from its Makefile, or "" if unknown
   TreeFeatures features;
+  // Its entry points (bridge.h); nullptr in a build without a tree.
+  const bpfdiff_ktree_code* code = nullptr;
 };
 
 // The BPF stack every subprogram gets (prog->aux->stack_depth): MAX_BPF_STACK,
@@ -67,6 +72,21 @@ inline constexpr uint32_t kStackDepth = 512;
 
 // Whether this build has the kernel's JIT, and from which tree.
 std::optional<KernelTree> BuiltKernelTree();
+
+// Every tree whose code this executable holds, the build's own first: a
+// further tree is linked beside it with its symbols made local
+// (kernelsrc/CMakeLists.txt, "Trees linked beside the build's"). Empty in a
+// build without a tree. The entries live as long as the process.
+std::span<const KernelTree> LinkedKernelTrees();
+
+// The linked tree whose version is `version` ("6.1.192"), or, when exactly
+// one tree's version starts with `version` and a dot ("6.1"), that one;
+// nullptr otherwise.
+const KernelTree* FindLinkedTree(std::string_view version);
+
+// The tree a kernel engine or JIT of `tree` runs: `tree`, or the build's
+// own for nullptr (nullptr in a build without one).
+const KernelTree* TreeOrBuilt(const KernelTree* tree);
 
 // Bugs the shims can be told to have, for negative controls (the registry
 // in harness/planted/ is the only way to switch one on outside tests).
@@ -175,17 +195,24 @@ struct FailingCompile {
 // The breaches of 6.12's code that bpfdiff has explained (SHIMS.md,
 // "Findings in the kernel's code"), by shape: the explanation, or nullopt
 // for a shape not explained (a new finding).
-std::optional<std::string_view> KnownErrorPathBreach(std::string_view breach_kind);
+// Of `tree`'s code (nullptr: the build's own tree).
+std::optional<std::string_view> KnownErrorPathBreach(std::string_view breach_kind,
+                                                     const KernelTree* tree = nullptr);
 
 class KernelJit {
  public:
   // Fails when the build has no kernel tree, or when the layouts the
   // kernel's code bakes in (struct bpf_array, bpf_prog) disagree with the
   // guest's.
+  // `tree` is one of LinkedKernelTrees(); nullptr: the build's own.
   static Result<std::unique_ptr<KernelJit>> Create(jit::ProgPack& pack, jit::TextPatcher& patcher,
                                                    const KernelJitWorld& world,
-                                                   jit::AtomicLowering atomics);
+                                                   jit::AtomicLowering atomics,
+                                                   const KernelTree* tree = nullptr);
   ~KernelJit();
+
+  // The tree whose code this JIT runs.
+  const KernelTree& tree() const;
 
   // What the tree's JIT answers the verifier's questions (asked once, at
   // Create; verifier_answers.h).
@@ -253,9 +280,16 @@ class KernelJit {
   Status JumpEntry(const jit::CompiledSubprogram& traced, uint64_t old_target, uint64_t new_target);
 
   // The kernel's ex_handler_bpf for a fault at `pc` in `subprogram`, reading
-  // its exception table from RX memory at `rx_extable`.
+  // its exception table from RX memory at `rx_extable` (the build's own
+  // tree's; trees differ: 6.1's clears the register it names whatever it
+  // is, 6.12's not DONT_CLEAR).
   static std::optional<jit::Fixup> Fixup(const uint8_t* rx_extable, uint64_t rx_extable_address,
                                          uint32_t entries, uint64_t pc);
+  using FixupFunction = std::optional<jit::Fixup> (*)(const uint8_t* rx_extable, uint64_t rx_extable_address,
+                                                      uint32_t entries, uint64_t pc);
+  // Fixup of `tree`'s code (one of LinkedKernelTrees(), nullptr: the
+  // build's own), as a plain function for CodeConventions.
+  static FixupFunction FixupOf(const KernelTree* tree);
 
   struct Impl;
 

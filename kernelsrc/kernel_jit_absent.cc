@@ -10,6 +10,12 @@ struct KernelJit::Impl {
 
 std::optional<KernelTree> BuiltKernelTree() { return std::nullopt; }
 
+std::span<const KernelTree> LinkedKernelTrees() { return {}; }
+
+const KernelTree* FindLinkedTree(std::string_view) { return nullptr; }
+
+const KernelTree* TreeOrBuilt(const KernelTree* tree) { return tree; }
+
 KernelJit::KernelJit(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 KernelJit::~KernelJit() = default;
 
@@ -17,8 +23,13 @@ const VerifierAnswers& KernelJit::answers() const { return impl_->answers; }
 
 std::vector<std::string> KernelJit::TakePackProblems() { return {}; }
 
+const KernelTree& KernelJit::tree() const {
+  static const KernelTree none;
+  return none;
+}
+
 Result<std::unique_ptr<KernelJit>> KernelJit::Create(jit::ProgPack&, jit::TextPatcher&, const KernelJitWorld&,
-                                                     jit::AtomicLowering) {
+                                                     jit::AtomicLowering, const KernelTree*) {
   return Fail("this bpfdiff was built without a Linux tree, so it has no kernel JIT: run "
               "ci/kernel_source.sh (Debian's linux-source-6.12) or configure with "
               "-DBPFDIFF_KERNEL_SOURCE=<tree>, then build again");
@@ -55,7 +66,7 @@ FailingCompile KernelJit::CompileFailing(const isa::Program&, uint32_t) {
   return attempt;
 }
 
-std::optional<std::string_view> KnownErrorPathBreach(std::string_view) { return std::nullopt; }
+std::optional<std::string_view> KnownErrorPathBreach(std::string_view, const KernelTree*) { return std::nullopt; }
 
 Status KernelJit::Release(jit::CompiledProgram& program) {
   program.subprograms.clear();
@@ -77,6 +88,8 @@ Status KernelJit::JumpEntry(const jit::CompiledSubprogram&, uint64_t, uint64_t) 
 }
 
 std::optional<jit::Fixup> KernelJit::Fixup(const uint8_t*, uint64_t, uint32_t, uint64_t) { return std::nullopt; }
+
+KernelJit::FixupFunction KernelJit::FixupOf(const KernelTree*) { return &KernelJit::Fixup; }
 
 std::optional<uint64_t> PrologueFrameBytes(const jit::CompiledSubprogram&) { return std::nullopt; }
 

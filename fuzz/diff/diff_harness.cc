@@ -1,5 +1,7 @@
 #include "fuzz/diff/diff_harness.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "fuzz/findings/three_way.h"
@@ -14,8 +16,11 @@ namespace bpfdiff::fuzz {
 Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs, UnicornFault unicorn_fault,
                                                          std::string_view engines_choice,
                                                          MachineFactory machine_factory) {
-  if (engines_choice != kAllEngines && engines_choice != kKernelEngines) {
-    return Fail("engines '{}': {} or {}", engines_choice, kAllEngines, kKernelEngines);
+  const bool kernel = engines_choice == kKernelEngines || engines_choice == kTreeEngines ||
+                      (engines_choice.starts_with(kKernelEngines) && engines_choice.find('@') != std::string_view::npos);
+  if (engines_choice != kAllEngines && !kernel) {
+    return Fail("engines '{}': {}, {}, {}@<version> or {}", engines_choice, kAllEngines, kKernelEngines,
+                kKernelEngines, kTreeEngines);
   }
   std::unique_ptr<DiffHarness> harness(new DiffHarness());
   SandboxOptions options;
@@ -35,7 +40,13 @@ Result<std::unique_ptr<DiffHarness>> DiffHarness::Create(const PlantedBugs& bugs
   // Every engine, the interpreter first: the reference, whose coverage counts.
   static_cast<InterpreterEngine&>(*engines->front()).set_coverage(&harness->executed_);
   harness->runner_ = std::make_unique<DifferentialRunner>(*harness->sandbox_, std::move(engines).value());
-  harness->kernel_verifier_forms_ = engines_choice == kKernelEngines;
+  harness->kernel_verifier_forms_ = kernel;
+  // Each tree's kernel rows come together (MakeEngines): a tree is one
+  // kernel interpreter.
+  for (const auto& engine : harness->runner_->engines()) {
+    const std::string_view name = engine->name();
+    if (name == "kernel-interp" || name.starts_with("kernel-interp@")) ++harness->kernel_trees_;
+  }
   return harness;
 }
 
@@ -69,11 +80,15 @@ RunOptions DiffHarness::OptionsFor(const CaseSource& source, size_t variants) co
     // The kernel engines in order: interp, kernel-interp, kernel-jit,
     // kernel-jit-blind, kernel-jit-cbpf, kernel-jit-llsc,
     // kernel-jit-llsc-blind. The kernel's interpreter runs every program:
-    // it is the second reference, and a run costs it microseconds.
-    options.engine_limit = atomics                            ? 7
-                           : SampledForClassicLoader(source) ? 5
-                           : SampledForBlinding(source)      ? 4
-                                                             : 3;
+    // it is the second reference, and a run costs it microseconds. With
+    // several trees each row comes once per tree (interp, kernel-interp,
+    // kernel-interp@6.1.192, kernel-jit, kernel-jit@6.1.192, ...): every
+    // tree runs the same rows of a case.
+    const size_t rows = atomics                            ? 7
+                        : SampledForClassicLoader(source) ? 5
+                        : SampledForBlinding(source)      ? 4
+                                                          : 3;
+    options.engine_limit = 1 + (rows - 1) * std::max<size_t>(kernel_trees_, 1);
   } else {
     options.engine_limit = atomics ? 3 : 2;
   }
@@ -133,6 +148,7 @@ std::string DescribeDivergence(const CaseSource& source, const CaseRun& run, con
   if (const EngineRun* diverged = run.FirstDivergence()) {
     out += fmt::format("first divergence ({}): {}\n", diverged->engine, diverged->verdict.Describe());
     if (auto three_way = ThreeWayVerdict(run, *diverged)) out += fmt::format("against both interpreters: {}\n", *three_way);
+    if (auto trees = TreeVerdict(run, *diverged)) out += fmt::format("across trees: {}\n", *trees);
   }
   if (localization != nullptr && run.loaded) out += DescribeLocalization(*localization, *run.loaded);
   if (!run.runs.empty() && run.runs.front().outcome) {

@@ -26,8 +26,10 @@ namespace bpfdiff::fuzz {
 class DiffHarness {
  public:
   // `engines`: "all" (the interpreter and bpfdiff's JIT in both lowerings)
-  // or "kernel" (the interpreter and the kernel's JIT in both lowerings).
-  // With "kernel", inputs are first brought to the forms the kernel's
+  // or "kernel" (the interpreter and the kernel's JIT in both lowerings),
+  // "kernel@<version>" (those of a tree linked beside the build's) or
+  // "trees" (those of every tree linked: harness/diff/engines.h).
+  // With the kernel's, inputs are first brought to the forms the kernel's
   // verifier accepts (ToKernelVerifierForms); one that cannot be is not
   // ours. `machine_factory`: the machines' executor (SandboxOptions;
   // nullptr: Unicorn).
@@ -72,6 +74,7 @@ class DiffHarness {
   std::unique_ptr<DifferentialRunner> runner_;
   std::vector<std::vector<uint8_t>> executed_;
   bool kernel_verifier_forms_ = false;  // see ToKernelVerifierForms
+  size_t kernel_trees_ = 0;  // the trees whose kernel engines run (one kernel-interp each)
 };
 
 // Whether any program of the case has an atomic instruction (only then do

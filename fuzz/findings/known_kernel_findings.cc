@@ -4,6 +4,7 @@
 #include <string>
 
 #include "harness/diff/compare.h"
+#include "harness/diff/engines.h"
 #include "isa/insn.h"
 #include "kernelsrc/kernel_jit.h"
 
@@ -86,17 +87,16 @@ bool ArenaStoreOffsetClobbersAddress(const CaseRun& run, const EngineRun& diverg
 
 // The finding is a tree's whose JIT counts a tail call only once the slot
 // holds a program (6.12); 6.1's counts it first, as the interpreter does,
-// and a divergence of this shape there is something else.
-bool TreeLeavesEmptySlotsUncounted() {
-  static const bool uncounted = [] {
-    const auto tree = kernelsrc::BuiltKernelTree();
-    return tree && tree->features.tail_call_empty_slot_uncounted;
-  }();
-  return uncounted;
+// and a divergence of this shape there is something else. The tree is the
+// engine's (kernel-jit@6.1.192 runs 6.1's code in a 6.12 build).
+bool TreeLeavesEmptySlotsUncounted(std::string_view engine) {
+  const EngineSpec* spec = FindEngine(engine);
+  const kernelsrc::KernelTree* tree = kernelsrc::TreeOrBuilt(spec != nullptr ? spec->tree : nullptr);
+  return tree != nullptr && tree->features.tail_call_empty_slot_uncounted;
 }
 
 bool EmptySlotCountedThenLimit(const CaseRun& run, const EngineRun& diverged) {
-  if (!IsKernelEngine(diverged.engine) || !TreeLeavesEmptySlotsUncounted()) return false;
+  if (!IsKernelEngine(diverged.engine) || !TreeLeavesEmptySlotsUncounted(diverged.engine)) return false;
   const std::vector<EngineRun>* runs = run.RunsHolding(diverged);
   if (runs == nullptr) return false;
   const EngineRun* reference = &runs->front();  // the interpreter's run on the same input memory

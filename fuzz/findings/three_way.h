@@ -25,4 +25,13 @@ namespace bpfdiff::fuzz {
 // not comparable byte for byte.
 std::optional<std::string> ThreeWayVerdict(const CaseRun& run, const EngineRun& diverged);
 
+// One line on `diverged`, a kernel engine of one tree, against the same
+// engine of every other tree that ran beside it (kernel-jit against
+// kernel-jit@6.1.192: harness/diff/engines.h), or nullopt when none did:
+// the trees whose engine agrees with the reference and those whose engine
+// does not, and so which tree is wrong. Where exactly one of two trees is,
+// the line says whether that is a regression (the newer tree wrong) or a
+// fix the newer tree has (the older wrong).
+std::optional<std::string> TreeVerdict(const CaseRun& run, const EngineRun& diverged);
+
 }  // namespace bpfdiff::fuzz

@@ -106,7 +106,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   settings = new bpfdiff::fuzz::TargetSettings(bpfdiff::fuzz::ReadTargetSettings("diff_fuzzer", BPFDIFF_TARGET_ENGINES));
   // Filed apart when it runs the kernel's engines, as the nightly names
   // that run (diff_fuzzer.kernel), so that the two runs' stats do not mix.
-  stats = new bpfdiff::fuzz::FuzzStats(settings->engines == "kernel" ? "diff_fuzzer.kernel" : "diff_fuzzer");
+  stats = new bpfdiff::fuzz::FuzzStats(settings->engines == "all" ? "diff_fuzzer" : "diff_fuzzer." + settings->engines);
   const bpfdiff::MachineFactory executor = ExecutorOf(*settings);
   auto created =
       bpfdiff::fuzz::DiffHarness::Create(settings->bugs, settings->unicorn_fault, settings->engines, executor);
@@ -223,16 +223,18 @@ bpfdiff::fuzz::DiffHarness::InputRun CheckOnUnicorn(std::span<const uint8_t> inp
   return checked;
 }
 
-// Says a known finding of the kernel's JIT once, counts it every time, and
-// returns what LLVMFuzzerTestOneInput returns for it.
-int CountKnownFinding(std::string_view known) {
-  if (known_said->insert(std::string(known)).second) {
-    fmt::print(stderr,
-               "diff_fuzzer: known finding of the kernel's JIT, {} (kernelsrc/SHIMS.md): counted in the stats, "
-               "not reported\n",
-               known);
+// Says each known finding of the kernel's JIT once, counts it every time,
+// and returns what LLVMFuzzerTestOneInput returns for the input.
+int CountKnownFindings(const std::vector<std::string>& known) {
+  for (const std::string& name : known) {
+    if (known_said->insert(name).second) {
+      fmt::print(stderr,
+                 "diff_fuzzer: known finding of the kernel's JIT, {} (kernelsrc/SHIMS.md): counted in the stats, "
+                 "not reported\n",
+                 name);
+    }
+    stats->KnownFinding(name);
   }
-  stats->KnownFinding(known);
   stats->MaybePrint();
   // Not worth keeping: a corpus that keeps every mutant reaching a known
   // finding drifts toward it (a fifth of a night's kernel inputs). A
@@ -240,6 +242,46 @@ int CountKnownFinding(std::string_view known) {
   // the value and keeps it anyway (tried: inputs returning -1 still landed
   // in the corpus).
   return -1;
+}
+
+// The known findings among a run's divergences, set aside one after
+// another (each engine's verdict "not comparable" for the while), so that
+// a divergence behind one (another tree's engine, another loader's, on the
+// same input) is still seen and reported. Put back before the stats count
+// the run, which then shows every divergence as it was. A known finding
+// of a tree linked beside the build's is named with it
+// (atomic-fetch-src-is-dst@6.1.192).
+struct KnownSetAside {
+  std::vector<std::pair<bpfdiff::EngineRun*, bpfdiff::Verdict>> held;
+  std::vector<std::string> names;
+
+  void Add(bpfdiff::EngineRun& diverged, std::string_view known) {
+    const size_t at = diverged.engine.find('@');
+    std::string name(known);
+    if (at != std::string::npos) name += diverged.engine.substr(at);
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    held.emplace_back(&diverged, diverged.verdict);
+    diverged.verdict.kind = bpfdiff::Verdict::Kind::kNotComparable;
+    diverged.verdict.detail = "known finding " + name;
+  }
+  void PutBack() {
+    for (auto& [run, verdict] : held) run->verdict = verdict;
+    held.clear();
+  }
+};
+
+// Which known finding `diverged` is, if any: by its shape, by its own
+// semantics, or by the culprit `localization` names (nullptr: none yet).
+std::optional<std::string_view> RecognizeKnown(const bpfdiff::fuzz::DiffHarness& owner,
+                                               const bpfdiff::fuzz::DiffHarness::InputRun& result,
+                                               const bpfdiff::EngineRun& diverged,
+                                               const bpfdiff::Localization* localization) {
+  if (auto known = bpfdiff::fuzz::CertainKnownKernelFinding(result.run, diverged)) return known;
+  if (localization != nullptr) {
+    if (auto known = bpfdiff::fuzz::KnownKernelFinding(result.run, diverged, localization)) return known;
+  }
+  return bpfdiff::fuzz::KnownKernelFindingBySemantics(const_cast<bpfdiff::fuzz::DiffHarness&>(owner).runner(),
+                                                      *result.source, result.run, diverged);
 }
 
 }  // namespace
@@ -266,32 +308,45 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // interpreter run, which records its own coverage: the input's is kept.
   std::vector<std::vector<uint8_t>> executed_copy;
   const std::vector<std::vector<uint8_t>>* executed = &harness->executed();
-  if (const bpfdiff::EngineRun* diverged = result.run.FirstDivergence()) {
-    auto known = bpfdiff::fuzz::CertainKnownKernelFinding(result.run, *diverged);
-    if (!known) {
+  KnownSetAside aside;
+  while (bpfdiff::EngineRun* diverged = result.run.FirstDivergence()) {
+    if (executed_copy.empty()) {
       executed_copy = harness->executed();
       executed = &executed_copy;
-      known = bpfdiff::fuzz::KnownKernelFindingBySemantics(harness->runner(), *result.source, result.run, *diverged);
     }
-    if (known) {
-      stats->Record(*result.source, result.run, *executed);
-      stats->ExtraRuns(result.run.variants.size());
-      return CountKnownFinding(*known);
-    }
+    auto known = RecognizeKnown(*harness, result, *diverged, nullptr);
+    if (!known) break;
+    aside.Add(*diverged, *known);
+  }
+  if (!aside.names.empty() && result.run.FirstDivergence() == nullptr) {
+    aside.PutBack();
+    stats->Record(*result.source, result.run, *executed);
+    stats->ExtraRuns(result.run.variants.size());
+    return CountKnownFindings(aside.names);
   }
   if (checker != nullptr && result.run.FirstDivergence() != nullptr) {
     // A known finding of the kernel's JIT is told on VIXL's run alone: a
     // kernel campaign meets one in four inputs, each of which Unicorn
     // would otherwise run and step again.
-    const bpfdiff::Localization localization =
-        TimedPart(&bpfdiff::fuzz::FuzzStats::AddLocalizationNanos, [&] { return harness->Localize(result.run); });
-    ExitIfAMachineFailed(*harness);
-    if (auto known = bpfdiff::fuzz::KnownKernelFinding(result.run, *result.run.FirstDivergence(), &localization)) {
+    while (bpfdiff::EngineRun* diverged = result.run.FirstDivergence()) {
+      const bpfdiff::Localization localization =
+          TimedPart(&bpfdiff::fuzz::FuzzStats::AddLocalizationNanos, [&] { return harness->Localize(result.run); });
+      ExitIfAMachineFailed(*harness);
+      auto known = RecognizeKnown(*harness, result, *diverged, &localization);
+      if (!known) break;
+      aside.Add(*diverged, *known);
+    }
+    if (result.run.FirstDivergence() == nullptr) {
+      aside.PutBack();
       stats->Record(*result.source, result.run, *executed);
       stats->ExtraRuns(result.run.variants.size());
-      return CountKnownFinding(*known);
+      return CountKnownFindings(aside.names);
     }
   }
+  // What is left diverges for a reason not known: the run goes back as it
+  // was, and what follows sets the known ones aside again on the run it
+  // reports (Unicorn's, when VIXL ran it).
+  aside.PutBack();
   if (checker != nullptr && (result.run.FirstDivergence() != nullptr || Fnv1a(data, size) % check_one_in == 0)) {
     auto checked = TimedPart(&bpfdiff::fuzz::FuzzStats::AddEmulatorCheckNanos,
                              [&] { return CheckOnUnicorn({data, size}, result); });
@@ -305,15 +360,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (result.run.FirstDivergence() != nullptr) {
     // Only now, for the divergent input: step both engines again to name
     // the culprit instruction, which the finding's kind is keyed by.
-    const bpfdiff::Localization localization =
-        TimedPart(&bpfdiff::fuzz::FuzzStats::AddLocalizationNanos, [&] { return reporter->Localize(result.run); });
-    ExitIfAMachineFailed(*reporter);  // while stepping: no verdict to give
-    if (auto known = bpfdiff::fuzz::KnownKernelFinding(result.run, *result.run.FirstDivergence(), &localization)) {
-      return CountKnownFinding(*known);
+    std::optional<bpfdiff::Localization> localization;
+    while (bpfdiff::EngineRun* diverged = result.run.FirstDivergence()) {
+      localization =
+          TimedPart(&bpfdiff::fuzz::FuzzStats::AddLocalizationNanos, [&] { return reporter->Localize(result.run); });
+      ExitIfAMachineFailed(*reporter);  // while stepping: no verdict to give
+      auto known = RecognizeKnown(*reporter, result, *diverged, &*localization);
+      if (!known) break;
+      aside.Add(*diverged, *known);
     }
-    const auto kind = bpfdiff::fuzz::KindOfFirstDivergence(*result.source, result.run, &localization);
+    if (result.run.FirstDivergence() == nullptr) {
+      aside.PutBack();
+      return CountKnownFindings(aside.names);
+    }
+    const auto kind = bpfdiff::fuzz::KindOfFirstDivergence(*result.source, result.run, &*localization);
     fmt::print(stderr, "==== bpfdiff: DIVERGENCE ====\n{}finding kind: {}\n",
-               bpfdiff::fuzz::DescribeDivergence(*result.source, result.run, &localization),
+               bpfdiff::fuzz::DescribeDivergence(*result.source, result.run, &*localization),
                bpfdiff::fuzz::DescribeKind(*kind));
     ReportStats();
     bpfdiff::fuzz::EndInDivergenceFrames(*kind, std::abort);

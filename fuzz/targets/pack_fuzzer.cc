@@ -140,7 +140,17 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   options->unicorn_fault = settings->unicorn_fault;
   // BPFDIFF_ENGINES=kernel: the programs are compiled by the kernel's JIT
   // (LSE atomics), into the same packs, under the same invariants.
+  // kernel@<version>: a tree linked beside the build's own. One JIT runs
+  // the scripts: "trees" names several.
   if (settings->engines == "kernel") options->jit_engine = "kernel-jit-blind";
+  if (settings->engines.starts_with("kernel@")) {
+    options->jit_engine = "kernel-jit-blind" + settings->engines.substr(std::string_view("kernel").size());
+  }
+  if (settings->engines == "trees") {
+    fmt::print(stderr, "pack_fuzzer: BPFDIFF_ENGINES=trees: the pack scripts run one JIT; name one tree "
+                       "(kernel@<version>)\n");
+    std::exit(2);
+  }
   totals = new Totals;
   std::atexit(ReportTotals);
   return 0;

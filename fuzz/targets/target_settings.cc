@@ -24,8 +24,9 @@ TargetSettings ReadTargetSettings(std::string_view target, std::string_view engi
     settings.stats_path = ExpandStatsPath(stats, static_cast<long>(getpid()));
   }
   if (const char* named = std::getenv("BPFDIFF_ENGINES"); named != nullptr && *named != '\0') {
-    if (std::string_view(named) != "all" && std::string_view(named) != "kernel") {
-      fmt::print(stderr, "{}: BPFDIFF_ENGINES is '{}': all or kernel\n", target, named);
+    const std::string_view choice(named);
+    if (choice != "all" && choice != "kernel" && choice != "trees" && !choice.starts_with("kernel@")) {
+      fmt::print(stderr, "{}: BPFDIFF_ENGINES is '{}': all, kernel, kernel@<version> or trees\n", target, named);
       std::exit(2);
     }
     settings.engines = named;

@@ -10,10 +10,14 @@
 //                                     each a process of its own, write a
 //                                     file each (DIR/diff_fuzzer.%p.json)
 //                                     instead of overwriting one
-//   BPFDIFF_ENGINES=all|kernel        diff_fuzzer's engines: the interpreter
+//   BPFDIFF_ENGINES=all|kernel|trees diff_fuzzer's engines: the interpreter
 //                                     and bpfdiff's JIT (all, the default)
 //                                     or the kernel's own JIT (kernel: a
-//                                     build that read a Linux tree);
+//                                     build that read a Linux tree), of
+//                                     one tree linked beside it
+//                                     (kernel@6.1.192), or of every tree
+//                                     it links (trees: JIT against JIT
+//                                     across trees, harness/diff/engines.h);
 //                                     pack_fuzzer's JIT: bpfdiff's (all) or
 //                                     the kernel's, LSE atomics (kernel).
 //                                     diff_fuzzer_kernel and
@@ -60,7 +64,7 @@ struct TargetSettings {
   PlantedBugs bugs;
   std::string stats_path;     // empty: no stats file; `%p` already replaced
   UnicornFault unicorn_fault;  // none by default
-  std::string engines = "all";  // harness/diff/engines.h: all or kernel
+  std::string engines = "all";  // harness/diff/engines.h: all, kernel, kernel@<version> or trees
   std::string executor;         // vixl or unicorn; empty: the target's default
 };
 

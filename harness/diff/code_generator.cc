@@ -105,7 +105,7 @@ class KernelGenerator final : public CodeGenerator {
   }
   Status Release(jit::CompiledProgram& program) override { return jit_->Release(program); }
   Result<CodeConventions> Conventions(std::span<const jit::CompiledProgram* const> compiled) const override {
-    auto conventions = KernelConventions(compiled);
+    auto conventions = KernelConventions(compiled, &jit_->tree());
     if (conventions && loader_ != nullptr) {
       conventions->firmware = kernelsrc::FirmwareCallOf(*loader_);
       conventions->per_cpu_in_tpidr_el2 = loader_->vhe;
@@ -155,13 +155,14 @@ std::unique_ptr<CodeGenerator> MakeModelGenerator(Sandbox& sandbox, const jit::J
   return std::make_unique<ModelGenerator>(sandbox, options);
 }
 
-kernelsrc::KernelJitWorld KernelJitWorldOf(Sandbox& sandbox, KernelPackSource pack, const kernelsrc::ShimBugs& bugs) {
+kernelsrc::KernelJitWorld KernelJitWorldOf(Sandbox& sandbox, KernelPackSource pack, const kernelsrc::ShimBugs& bugs,
+                                           const kernelsrc::KernelTree* tree) {
   kernelsrc::KernelJitWorld world{Sandbox::JitEnvironment(), guest::kDummyTrampAddress,
                                   static_cast<uint32_t>(guest::kThreadInfoCpuOffset), bugs, std::nullopt};
   // A tree without the prog pack has one allocator, core.c's
   // bpf_jit_binary_alloc(), whose pages the JIT writes in place.
-  const auto tree = kernelsrc::BuiltKernelTree();
-  if (pack == KernelPackSource::kCoreC || (tree && !tree->features.prog_pack)) {
+  const kernelsrc::KernelTree* const of = kernelsrc::TreeOrBuilt(tree);
+  if (pack == KernelPackSource::kCoreC || (of != nullptr && !of->features.prog_pack)) {
     Sandbox* const shown = &sandbox;
     world.kernel_pack = kernelsrc::KernelPack{[shown] { return ShowAtGuestAddresses(shown->env().memory()); }};
   }
@@ -169,8 +170,15 @@ kernelsrc::KernelJitWorld KernelJitWorldOf(Sandbox& sandbox, KernelPackSource pa
 }
 
 Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics,
-                                                           KernelLoaders loaders, KernelPackSource pack) {
-  auto jit = kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(), KernelJitWorldOf(sandbox, pack), atomics);
+                                                           KernelLoaders loaders, KernelPackSource pack,
+                                                           const kernelsrc::KernelTree* tree) {
+  if (kernelsrc::KernelJit::FixupOf(tree) == nullptr) {
+    return Fail("Linux {}: more trees are linked than bpfdiff has exception-table fixups for "
+                "(kernelsrc::kMaxLinkedTrees)",
+                tree->version);
+  }
+  auto jit = kernelsrc::KernelJit::Create(sandbox.pack(), sandbox.patcher(), KernelJitWorldOf(sandbox, pack, {}, tree),
+                                          atomics, tree);
   if (!jit) return jit.error();
   return std::unique_ptr<CodeGenerator>(std::make_unique<KernelGenerator>(std::move(jit).value(), loaders));
 }
@@ -182,13 +190,16 @@ std::vector<const jit::CompiledProgram*> Pointers(const std::vector<jit::Compile
   return pointers;
 }
 
-Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram>& compiled) {
-  return KernelConventions(Pointers(compiled));
+Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram>& compiled,
+                                          const kernelsrc::KernelTree* tree) {
+  return KernelConventions(Pointers(compiled), tree);
 }
 
-Result<CodeConventions> KernelConventions(std::span<const jit::CompiledProgram* const> compiled) {
+Result<CodeConventions> KernelConventions(std::span<const jit::CompiledProgram* const> compiled,
+                                          const kernelsrc::KernelTree* tree) {
   CodeConventions conventions;
-  conventions.search_extable = kernelsrc::KernelJit::Fixup;
+  conventions.search_extable = kernelsrc::KernelJit::FixupOf(tree);
+  if (conventions.search_extable == nullptr) return Fail("no exception-table fixup for Linux {}", tree->version);
   conventions.kernel_virtual_calls = true;
   conventions.tail_call_restores_registers = true;
   conventions.guarded_pages = true;

@@ -91,14 +91,18 @@ enum class KernelPackSource : uint8_t { kBpfdiff, kCoreC };
 // tree's JIT has no prog pack (it writes its images in place: 6.1), the
 // sandbox's memory shown at its guest addresses before the kernel's code
 // runs.
+// `tree`, here and below: one of kernelsrc::LinkedKernelTrees(); nullptr,
+// the build's own.
 kernelsrc::KernelJitWorld KernelJitWorldOf(Sandbox& sandbox, KernelPackSource pack = KernelPackSource::kBpfdiff,
-                                           const kernelsrc::ShimBugs& bugs = {});
+                                           const kernelsrc::ShimBugs& bugs = {},
+                                           const kernelsrc::KernelTree* tree = nullptr);
 
-// The kernel's JIT, from the tree this build read; an error when the build
-// has none, or its layouts disagree with the guest's.
+// The kernel's JIT, from `tree` (the tree this build read by default); an
+// error when the build has none, or its layouts disagree with the guest's.
 Result<std::unique_ptr<CodeGenerator>> MakeKernelGenerator(Sandbox& sandbox, jit::AtomicLowering atomics,
                                                            KernelLoaders loaders = KernelLoaders::kRoot,
-                                                           KernelPackSource pack = KernelPackSource::kBpfdiff);
+                                                           KernelPackSource pack = KernelPackSource::kBpfdiff,
+                                                           const kernelsrc::KernelTree* tree = nullptr);
 
 // A hash of instructions (FNV-1a over their fields): what chooses a classic
 // case's loader (of its main program as loaded), and whether a kernel
@@ -108,8 +112,11 @@ uint64_t ProgramFingerprint(std::span<const isa::Insn> insns);
 // The conventions of the kernel's code for `compiled`, read from the code
 // (exposed for tests): the frame each function's prologue builds, per
 // function when they differ.
-Result<CodeConventions> KernelConventions(std::span<const jit::CompiledProgram* const> compiled);
-Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram>& compiled);
+// (`tree`'s ex_handler_bpf: trees differ.)
+Result<CodeConventions> KernelConventions(std::span<const jit::CompiledProgram* const> compiled,
+                                          const kernelsrc::KernelTree* tree = nullptr);
+Result<CodeConventions> KernelConventions(const std::vector<jit::CompiledProgram>& compiled,
+                                          const kernelsrc::KernelTree* tree = nullptr);
 
 // Pointers to `compiled`, for Conventions().
 std::vector<const jit::CompiledProgram*> Pointers(const std::vector<jit::CompiledProgram>& compiled);

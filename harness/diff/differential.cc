@@ -47,6 +47,10 @@ const EngineRun* CaseRun::FirstDivergence() const {
   return nullptr;
 }
 
+EngineRun* CaseRun::FirstDivergence() {
+  return const_cast<EngineRun*>(static_cast<const CaseRun&>(*this).FirstDivergence());
+}
+
 const std::vector<EngineRun>* CaseRun::RunsHolding(const EngineRun& run) const {
   const auto holds = [&](const std::vector<EngineRun>& list) {
     return !list.empty() && &run >= &list.front() && &run <= &list.back();

@@ -61,6 +61,7 @@ struct CaseRun {
   std::vector<std::vector<uint8_t>> variant_memories;  // the input memory of each variant
   // The first divergence among the runs, if any.
   const EngineRun* FirstDivergence() const;
+  EngineRun* FirstDivergence();
   // The list `run` (an element of `runs` or of a variant) belongs to, and
   // the input memory it ran on (nullptr: the case's own). nullptr when it
   // is in none of them.

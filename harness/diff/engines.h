@@ -14,7 +14,13 @@
 //   kernel-jit-llsc  the kernel's own arm64 JIT, LL/SC atomics
 //   all              interp, jit and jit-llsc (interp first: the reference)
 //   kernel           interp, kernel-interp and the kernel-jit engines
-// Choices join with commas ("all,kernel": all five), in the table's order.
+// A build that links further trees beside its own (kernelsrc::
+// LinkedKernelTrees()) has each kernel row again per tree, named
+// <row>@<version> (kernel-jit@6.1.192; "kernel-jit@6.1" finds it too):
+//   kernel@<version> interp and that tree's kernel engines
+//   trees            interp and the kernel engines of every tree
+// Choices join with commas ("all,kernel": all five), in the table's order,
+// each kernel row of every tree selected after the build's own.
 // The kernel's engines exist in a build that read a Linux tree; asked for in
 // one that did not, they are an error that says how to get one.
 #pragma once
@@ -43,16 +49,23 @@ struct EngineSpec {
   std::string_view what;
   JitSource source = JitSource::kModel;
   KernelLoaders loaders = KernelLoaders::kRoot;  // for the kernel's JIT
+  // The tree whose code a kernel engine runs; nullptr: the build's own.
+  const kernelsrc::KernelTree* tree = nullptr;
 };
 
 // interp, jit, jit-llsc, kernel-jit, kernel-jit-llsc: the reference first.
 std::span<const EngineSpec> EngineSpecs();
+// The kernel rows of the trees linked beside the build's own, each named
+// <row>@<version>; empty when it links none.
+std::span<const EngineSpec> LinkedTreeEngineSpecs();
 // The name that selects the interpreter and bpfdiff's JIT in both lowerings.
 inline constexpr std::string_view kAllEngines = "all";
 // The name that selects the interpreter and the kernel's JIT in both lowerings.
 inline constexpr std::string_view kKernelEngines = "kernel";
+// The name that selects the interpreter and every linked tree's kernel engines.
+inline constexpr std::string_view kTreeEngines = "trees";
 
-// The engine named `name` (not "all"), or nullptr.
+// The engine named `name` (not a group), or nullptr.
 const EngineSpec* FindEngine(std::string_view name);
 // bpfdiff's JIT engine whose atomics are `atomics`.
 const EngineSpec& JitEngineFor(jit::AtomicLowering atomics);

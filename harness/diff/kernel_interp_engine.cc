@@ -59,6 +59,7 @@ struct FiberRun {
   HelperServer serve = nullptr;
   void* server = nullptr;
   GuestMemory* memory = nullptr;  // what the probe reads read
+  const kernelsrc::KernelTree* tree = nullptr;  // whose interpreter runs
   // Out: why the fiber stopped.
   FiberStop stop = FiberStop::kReturned;
   uint64_t r0 = 0;
@@ -126,8 +127,8 @@ extern "C" [[noreturn]] void bpfdiff_kinterp_enter(uint64_t r1, uint64_t r2, uin
 void FiberMain() {
   FiberRun& run = *t_run;
   FinishSwitch(nullptr, &run.caller_bottom, &run.caller_size);
-  if (setjmp(kernelsrc::BeginInterpreterRun()) != 0) {  // BUG() in the kernel's code
-    run.message = kernelsrc::EndInterpreterRun();
+  if (setjmp(kernelsrc::BeginInterpreterRun(run.tree)) != 0) {  // BUG() in the kernel's code
+    run.message = kernelsrc::EndInterpreterRun(run.tree);
     run.stop = FiberStop::kStopped;
     LeaveFiber(run);
   }
@@ -140,7 +141,7 @@ extern "C" [[noreturn]] void bpfdiff_kinterp_finished(uint64_t r0) {
   run.on_fiber = false;
   run.r0 = r0;
   run.stop = FiberStop::kReturned;
-  run.message = kernelsrc::EndInterpreterRun();
+  run.message = kernelsrc::EndInterpreterRun(run.tree);
   LeaveFiber(run);
 }
 
@@ -368,6 +369,7 @@ kernelsrc::HostHelper HostHelperFor(int32_t id) {
 // ---- The engine -------------------------------------------------------------------
 
 struct KernelInterpreterEngine::Impl {
+  const kernelsrc::KernelTree* tree = nullptr;
   const LoadedCase* loaded = nullptr;
   std::vector<std::unique_ptr<kernelsrc::InterpreterProgram>> programs;
   kernelsrc::InterpreterEntry entry = nullptr;
@@ -394,6 +396,7 @@ FiberRun KernelInterpreterEngine::Impl::RunOnFiber(GuestMemory& memory, const vo
                                                    const std::array<uint64_t, 5>& args, Serve& serve) {
   FiberRun run;
   run.memory = &memory;
+  run.tree = tree;
   run.insns = insns;
   run.args = args;
   run.server = &serve;
@@ -412,7 +415,7 @@ FiberRun KernelInterpreterEngine::Impl::RunOnFiber(GuestMemory& memory, const vo
   run.calls_size = helper_stack.size() * sizeof(helper_stack[0]);
   bpfdiff_kinterp_args_entry = reinterpret_cast<uint64_t>(entry);
 #if defined(__x86_64__)
-  kernelsrc::SetProbeHook(bpfdiff_kinterp_probe_read);
+  kernelsrc::SetProbeHook(bpfdiff_kinterp_probe_read, tree);
 #endif
   getcontext(&run.fiber);
   run.fiber.uc_stack.ss_sp = reinterpret_cast<void*>(stack_bottom);
@@ -430,18 +433,20 @@ FiberRun KernelInterpreterEngine::Impl::RunOnFiber(GuestMemory& memory, const vo
     run.on_fiber = false;
     FinishSwitch(fake_stack);
   }
-  kernelsrc::SetProbeHook(nullptr);
+  kernelsrc::SetProbeHook(nullptr, tree);
   t_run = outer;
   g_running = false;
   return run;
 }
 
-KernelInterpreterEngine::KernelInterpreterEngine(Sandbox& sandbox, int cpu)
-    : sandbox_(sandbox), cpu_(cpu), impl_(std::make_unique<Impl>()) {}
+KernelInterpreterEngine::KernelInterpreterEngine(Sandbox& sandbox, int cpu, std::string name)
+    : sandbox_(sandbox), cpu_(cpu), name_(std::move(name)), impl_(std::make_unique<Impl>()) {}
 
 KernelInterpreterEngine::~KernelInterpreterEngine() = default;
 
-Result<std::unique_ptr<KernelInterpreterEngine>> KernelInterpreterEngine::Create(Sandbox& sandbox, int cpu) {
+Result<std::unique_ptr<KernelInterpreterEngine>> KernelInterpreterEngine::Create(Sandbox& sandbox, int cpu,
+                                                                                 const kernelsrc::KernelTree* tree,
+                                                                                 std::string name) {
   if (!kernelsrc::KernelInterpreterAvailable()) {
     return Fail("kernel-interp: this bpfdiff was built without a Linux tree, so it has no kernel interpreter: run "
                 "ci/kernel_source.sh (Debian's linux-source-6.12) or configure with "
@@ -450,9 +455,10 @@ Result<std::unique_ptr<KernelInterpreterEngine>> KernelInterpreterEngine::Create
 #if !defined(__x86_64__)
   return Fail("kernel-interp needs an x86-64 host: its helper calls leave the interpreter's stack in assembly");
 #endif
-  std::unique_ptr<KernelInterpreterEngine> engine(new KernelInterpreterEngine(sandbox, cpu));
+  std::unique_ptr<KernelInterpreterEngine> engine(new KernelInterpreterEngine(sandbox, cpu, std::move(name)));
   Impl& impl = *engine->impl_;
-  impl.entry = kernelsrc::InterpreterEntryFor(kFunctionStack);
+  impl.tree = tree;
+  impl.entry = kernelsrc::InterpreterEntryFor(kFunctionStack, tree);
   impl.stack_bottom = guest::StackTop(cpu) - guest::kStackStride;
   impl.stack_bytes = guest::kStackStride;
   GuestMemory& memory = sandbox.env().memory();
@@ -485,7 +491,7 @@ Result<std::unique_ptr<KernelInterpreterEngine>> KernelInterpreterEngine::Create
     if (calls) probe.insns.push_back(call_next(1));
     probe.insns.push_back({isa::kOpExit, 0, 0, 0, 0});
   }
-  auto loaded = kernelsrc::InterpreterProgram::Load(probe, kFunctionStack, HostHelperFor);
+  auto loaded = kernelsrc::InterpreterProgram::Load(probe, kFunctionStack, HostHelperFor, tree);
   if (!loaded) return Fail("kernel-interp: the probe of its frames: {}", loaded.message());
   uint8_t* stack = memory.HostPointer(impl.stack_bottom, impl.stack_bytes);
   std::memset(stack, 0, impl.stack_bytes);
@@ -538,7 +544,7 @@ Status KernelInterpreterEngine::Prepare(const LoadedCase& loaded) {
   Release();
   impl_->loaded = &loaded;
   for (size_t p = 0; p < loaded.programs.size(); ++p) {
-    std::optional<std::string> refusal = kernelsrc::InterpreterRefusal(loaded.programs[p].program);
+    std::optional<std::string> refusal = kernelsrc::InterpreterRefusal(loaded.programs[p].program, impl_->tree);
     // A callee of the kernel's interpreter gets registers of its own:
     // what a JIT's callee reads of its caller's, it reads uninitialized.
     if (!refusal) refusal = FindReadOfUndefinedAtCalleeEntry(loaded.programs[p].program, p);
@@ -549,7 +555,7 @@ Status KernelInterpreterEngine::Prepare(const LoadedCase& loaded) {
     }
   }
   for (const LoadedProgram& program : loaded.programs) {
-    auto prepared = kernelsrc::InterpreterProgram::Load(program.program, kFunctionStack, HostHelperFor);
+    auto prepared = kernelsrc::InterpreterProgram::Load(program.program, kFunctionStack, HostHelperFor, impl_->tree);
     if (!prepared) return prepared.error();
     impl_->programs.push_back(std::move(prepared).value());
   }

@@ -40,6 +40,7 @@
 
 #include "harness/diff/engine.h"
 #include "harness/machine/sandbox.h"
+#include "kernelsrc/kernel_jit.h"
 
 namespace bpfdiff {
 
@@ -47,10 +48,14 @@ class KernelInterpreterEngine final : public Engine {
  public:
   // Fails in a build without a Linux tree, or when the interpreter's
   // frames do not fit the CPU's stack region as the comparison needs.
-  static Result<std::unique_ptr<KernelInterpreterEngine>> Create(Sandbox& sandbox, int cpu = 0);
+  // `tree`: one of kernelsrc::LinkedKernelTrees(), nullptr for the build's
+  // own; `name` the engine's (kernel-interp@6.1.192 for another tree).
+  static Result<std::unique_ptr<KernelInterpreterEngine>> Create(Sandbox& sandbox, int cpu = 0,
+                                                                 const kernelsrc::KernelTree* tree = nullptr,
+                                                                 std::string name = "kernel-interp");
   ~KernelInterpreterEngine() override;
 
-  std::string_view name() const override { return "kernel-interp"; }
+  std::string_view name() const override { return name_; }
   EngineKind kind() const override { return EngineKind::kInterpreter; }
   Status Prepare(const LoadedCase& loaded) override;
   Outcome Run(uint64_t budget) override;
@@ -67,10 +72,11 @@ class KernelInterpreterEngine final : public Engine {
   struct Impl;
 
  private:
-  KernelInterpreterEngine(Sandbox& sandbox, int cpu);
+  KernelInterpreterEngine(Sandbox& sandbox, int cpu, std::string name);
 
   Sandbox& sandbox_;
   int cpu_;
+  std::string name_;
   StackGeometry geometry_;
   std::optional<std::string> not_comparable_;
   std::unique_ptr<Impl> impl_;
