@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "report/tree_fuzzing.h"
 #include "report/markup_escape.h"
 #include "report/planted_trend.h"
 #include "report/reasons.h"
@@ -150,7 +151,7 @@ std::string Linked(std::string_view href, std::string_view text) {
 // The kernel trees, first: one row per tree and engine (conformance, then
 // test_bpf's eBPF cases), each tree's failures and the known findings it
 // did not run.
-void KernelTreesSection(Out out, const std::vector<KernelTreeRun>& trees) {
+void KernelTreesSection(Out out, const std::vector<KernelTreeRun>& trees, const std::vector<FuzzTarget>& fuzz) {
   fmt::format_to(out, "<h2>The kernel's code, per tree</h2>\n");
   if (trees.empty()) {
     fmt::format_to(out, "<p class=\"muted\">No Linux tree ran tonight (a build without one, or no results "
@@ -190,7 +191,24 @@ void KernelTreesSection(Out out, const std::vector<KernelTreeRun>& trees) {
     }
   }
   fmt::format_to(out, "</tbody></table>\n");
-  for (const KernelTreeRun& tree : trees) {
+  for (size_t t = 0; t < trees.size(); ++t) {
+    const KernelTreeRun& tree = trees[t];
+    const TreeFuzzing fuzzing = FuzzingOfTree(TreeVersion(tree.tree), t == 0, fuzz);
+    if (!fuzzing.empty()) {
+      fmt::format_to(out, "<p class=\"{}\">{}: fuzzing compared {} programs on its engines; known findings met: ",
+                     fuzzing.findings.empty() ? "" : "s-fail", E(tree.tree), fuzzing.compared);
+      if (fuzzing.known.empty()) fmt::format_to(out, "none");
+      for (size_t i = 0; i < fuzzing.known.size(); ++i) {
+        fmt::format_to(out, "{}<code>{}</code> {}", i == 0 ? "" : ", ", E(fuzzing.known[i].first),
+                       fuzzing.known[i].second);
+      }
+      fmt::format_to(out, "; new findings: ");
+      if (fuzzing.findings.empty()) fmt::format_to(out, "none");
+      for (size_t i = 0; i < fuzzing.findings.size(); ++i) {
+        fmt::format_to(out, "{}{}", i == 0 ? "" : "; ", E(fuzzing.findings[i]));
+      }
+      fmt::format_to(out, ".</p>\n");
+    }
     for (const auto& test : tree.conformance.results) {
       if (test.status == TestStatus::kFail) {
         fmt::format_to(out, "<p class=\"s-fail\">{}: FAIL {}: {}</p>\n", E(tree.tree), E(test.name), E(test.reason));
@@ -612,7 +630,7 @@ std::string HtmlReport(const ReportModel& model) {
                       "<h1>bpfdiff nightly report</h1>\n<p>{0} UTC &nbsp; <span id=\"verdict\" class=\"verdict {2}\">{3}"
                       "</span></p>\n",
                  E(model.timestamp), kStyle, passed ? "ok" : "bad", passed ? "all parts passed" : "FAILED");
-  KernelTreesSection(out, model.kernel_trees);
+  KernelTreesSection(out, model.kernel_trees, model.fuzz);
   Summary(out, model);
   Reasons(out, model, ReasonKind::kNotComparable, "not-comparable-reasons", "Top reasons not comparable");
   Reasons(out, model, ReasonKind::kRejected, "rejected-reasons", "Top rejected reasons");

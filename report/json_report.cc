@@ -1,5 +1,6 @@
 // report.json: every input merged, with the verdict, for tools that want
 // more than the text and less work than the inputs.
+#include "report/tree_fuzzing.h"
 #include "report/conformance_json.h"
 #include "report/test_bpf_json.h"
 #include "report/history.h"
@@ -125,12 +126,19 @@ std::string JsonReport(const ReportModel& model) {
   json["kernel_coverage"] = model.kernel_coverage ? KernelCoverageToJson(*model.kernel_coverage) : Json(nullptr);
   json["test_bpf"] = model.test_bpf ? TestBpfToJson(*model.test_bpf) : Json(nullptr);
   json["kernel_trees"] = Json::array();
-  for (const KernelTreeRun& tree : model.kernel_trees) {
+  for (size_t t = 0; t < model.kernel_trees.size(); ++t) {
+    const KernelTreeRun& tree = model.kernel_trees[t];
+    const TreeFuzzing fuzzing = FuzzingOfTree(TreeVersion(tree.tree), t == 0, model.fuzz);
+    Json known_met = Json::object();
+    for (const auto& [name, count] : fuzzing.known) known_met[name] = count;
     json["kernel_trees"].push_back({{"tree", tree.tree},
                                     {"passed", tree.Passed()},
                                     {"conformance", ConformanceToJson(tree.conformance)},
                                     {"test_bpf", tree.test_bpf ? TestBpfToJson(*tree.test_bpf) : Json(nullptr)},
-                                    {"known_findings", tree.known_findings}});
+                                    {"known_findings", tree.known_findings},
+                                    {"fuzzing", {{"compared", fuzzing.compared},
+                                                 {"known_findings_met", known_met},
+                                                 {"findings", fuzzing.findings}}}});
   }
   json["source_coverage"] = model.source_coverage ? SourceCoverageToJson(*model.source_coverage) : Json(nullptr);
   json["fuzz"] = Json::array();

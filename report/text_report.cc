@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/tree_fuzzing.h"
 #include "report/markup_escape.h"
 #include "report/planted_trend.h"
 #include "report/reasons.h"
@@ -272,10 +273,12 @@ void AppendTestBpf(std::string& out, const TestBpfSummary& summary) {
 
 // The kernel trees first: a block per tree, its engines' conformance, its
 // test_bpf in one line per engine, and the known findings it did not run.
-void AppendKernelTrees(std::string& out, const std::vector<KernelTreeRun>& trees) {
+void AppendKernelTrees(std::string& out, const std::vector<KernelTreeRun>& trees,
+                       const std::vector<FuzzTarget>& fuzz) {
   auto o = std::back_inserter(out);
   fmt::format_to(o, "kernel trees ({}):\n", trees.size());
-  for (const KernelTreeRun& tree : trees) {
+  for (size_t index = 0; index < trees.size(); ++index) {
+    const KernelTreeRun& tree = trees[index];
     const ConformanceSummary& c = tree.conformance;
     fmt::format_to(o, "  {}: {}\n", tree.tree, tree.Passed() ? "passed" : "FAILED");
     for (const auto& e : c.PerEngine()) {
@@ -296,6 +299,14 @@ void AppendKernelTrees(std::string& out, const std::vector<KernelTreeRun>& trees
     if (!tree.known_findings.empty()) {
       fmt::format_to(o, "    known findings, not run (kernelsrc/SHIMS.md): {}\n", fmt::join(tree.known_findings, ", "));
     }
+    const TreeFuzzing fuzzing = FuzzingOfTree(TreeVersion(tree.tree), index == 0, fuzz);
+    if (!fuzzing.empty()) {
+      std::vector<std::string> known;
+      for (const auto& [name, count] : fuzzing.known) known.push_back(fmt::format("{} {}", name, count));
+      fmt::format_to(o, "    fuzzing     {} programs compared by its engines; known findings met: {}; findings: {}\n",
+                     fuzzing.compared, known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")),
+                     fuzzing.findings.empty() ? "none" : fmt::format("{}", fmt::join(fuzzing.findings, "; ")));
+    }
   }
 }
 
@@ -304,7 +315,7 @@ void AppendKernelTrees(std::string& out, const std::vector<KernelTreeRun>& trees
 std::string TextReport(const ReportModel& model) {
   std::string out = fmt::format("bpfdiff nightly report {}: {}\n", model.timestamp,
                                 model.Passed() ? "all parts passed" : "FAILED");
-  if (!model.kernel_trees.empty()) AppendKernelTrees(out, model.kernel_trees);
+  if (!model.kernel_trees.empty()) AppendKernelTrees(out, model.kernel_trees, model.fuzz);
   out += "bpfdiff's model (the reference):\n";
   AppendConformance(out, model.conformance);
   AppendSuites(out, model);

@@ -96,6 +96,7 @@ std::optional<DivergenceKind> KindOfFirstDivergence(const CaseSource& source, co
   if (const EngineSpec* spec = FindEngine(diverged->engine)) {
     kind.lowering = spec->atomics;
     kind.interpreters = spec->kind == EngineKind::kInterpreter;
+    if (spec->tree != nullptr) kind.tree = spec->tree->version;
   }
   const std::vector<EngineRun>* runs = run.RunsHolding(*diverged);
   const EngineRun& reference = runs != nullptr ? runs->front() : run.runs.front();  // what it was compared with
@@ -143,17 +144,21 @@ std::string_view InsnClassName(InsnClass insn_class) {
 }
 
 std::string DescribeKind(const DivergenceKind& kind) {
+  // Another tree's divergence names its tree last.
+  const std::string tree = kind.tree.empty() ? "" : fmt::format(" on linux {}", kind.tree);
   if (kind.interpreters) {
     const std::string at =
         kind.insn_class == InsnClass::kUnknown ? "" : fmt::format(" at {}", InsnClassName(kind.insn_class));
     return fmt::format("the two interpreters disagree: {}{} (kernel-interp against interp: bpfdiff's oracle or "
-                       "the kernel's interpreter is wrong, no JIT)",
-                       DivergentFieldName(kind.field), at);
+                       "the kernel's interpreter is wrong, no JIT){}",
+                       DivergentFieldName(kind.field), at, tree);
   }
-  if (!kind.culprit.empty()) return fmt::format("culprit {} ({})", kind.culprit, JitEngineFor(kind.lowering).name);
+  if (!kind.culprit.empty()) {
+    return fmt::format("culprit {} ({}){}", kind.culprit, JitEngineFor(kind.lowering).name, tree);
+  }
   const std::string at =
       kind.insn_class == InsnClass::kUnknown ? "" : fmt::format(" at {}", InsnClassName(kind.insn_class));
-  return fmt::format("{}{} ({})", DivergentFieldName(kind.field), at, JitEngineFor(kind.lowering).name);
+  return fmt::format("{}{} ({}){}", DivergentFieldName(kind.field), at, JitEngineFor(kind.lowering).name, tree);
 }
 
 }  // namespace bpfdiff::fuzz

@@ -75,8 +75,13 @@ struct DivergenceKind {
   // the two interpreters disagree, and bpfdiff's oracle or the kernel's
   // interpreter is wrong; no JIT is. The lowering means nothing then.
   bool interpreters = false;
+  // The Linux tree whose engine diverged, when it is one linked beside the
+  // build's own ("6.1.192": kernel-jit@6.1.192); empty otherwise. Another
+  // tree's divergence is another bug.
+  std::string tree;
 
   friend bool operator==(const DivergenceKind& a, const DivergenceKind& b) {
+    if (a.tree != b.tree) return false;
     if (a.interpreters != b.interpreters) return false;
     if (a.interpreters) return a.field == b.field && a.insn_class == b.insn_class;
     if (a.lowering != b.lowering || a.culprit != b.culprit) return false;

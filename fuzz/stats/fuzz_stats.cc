@@ -3,10 +3,13 @@
 #include <cctype>
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "isa/insn.h"
+#include "harness/diff/engines.h"
+#include "kernelsrc/kernel_jit.h"
 #include "kernelsrc/kernel_loader.h"
 
 namespace bpfdiff::fuzz {
@@ -87,6 +90,16 @@ void FuzzStats::Record(const CaseSource& source, const CaseRun& run,
     return;
   }
   ++compared_;
+  // The trees whose kernel engines ran the case and compared it (matched
+  // or diverged): each once per case.
+  std::set<std::string> trees;
+  for (const auto& engine_run : run.runs) {
+    if (!engine_run.engine.starts_with("kernel-") || engine_run.verdict.kind == Verdict::Kind::kNotComparable) continue;
+    const EngineSpec* spec = FindEngine(engine_run.engine);
+    const kernelsrc::KernelTree* tree = kernelsrc::TreeOrBuilt(spec != nullptr ? spec->tree : nullptr);
+    if (tree != nullptr) trees.insert(tree->version);
+  }
+  for (const std::string& version : trees) ++compared_by_tree_[version];
   // Coverage is the interpreter's, of the case as it ran it.
   const LoadedCase& loaded = run.LoadedFor(false);
   // Forms as written in the source (it validated, so each slot has one); an
@@ -203,6 +216,9 @@ FuzzStatsFile FuzzStats::ToFile() const {
   file.counters = {{"compared", compared_},      {"agreed", matched_}, {"not_comparable", not_comparable_},
                    {"extra_runs", extra_runs_}, {"not_ours", not_ours_}, {"new_inputs", new_inputs_}};
   for (const auto& [name, cases] : known_findings_) file.counters.emplace_back("known finding " + name, cases);
+  for (const auto& [version, cases] : compared_by_tree_) {
+    file.counters.emplace_back(std::string(kComparedByTree) + version, cases);
+  }
   if (executor_ != "unicorn") file.counters.emplace_back("checked on unicorn (" + executor_ + " ran)", emulator_checks_);
   file.not_comparable = MostFrequentFirst({not_comparable_reasons_.begin(), not_comparable_reasons_.end()});
   file.rejected = MostFrequentFirst({rejected_reasons_.begin(), rejected_reasons_.end()});

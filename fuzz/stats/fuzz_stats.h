@@ -95,6 +95,9 @@ class FuzzStats {
   std::map<std::string, uint64_t> not_comparable_reasons_;
   std::map<std::string, uint64_t> ends_;
   std::map<std::string, uint64_t> known_findings_;
+  // By the version of the Linux tree whose kernel engines compared a case
+  // ("6.1.192"): a campaign of several trees counts each.
+  std::map<std::string, uint64_t> compared_by_tree_;
   std::string executor_ = "unicorn";
   uint64_t emulator_checks_ = 0;
   std::vector<bool> generated_;

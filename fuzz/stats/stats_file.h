@@ -41,6 +41,14 @@ struct FormCoverage {
   std::vector<std::string> not_completed;  // forms generated or not, that never ran to completion
 };
 
+// The counter of the cases a Linux tree's kernel engines compared, by the
+// tree's version: "compared by linux 6.1.192".
+inline constexpr std::string_view kComparedByTree = "compared by linux ";
+// The counter of a known finding of the kernel's JIT: "known finding
+// atomic-fetch-src-is-dst", and "known finding atomic-fetch-src-is-dst@6.1.192"
+// when a tree linked beside the build's own met it.
+inline constexpr std::string_view kKnownFindingCounter = "known finding ";
+
 struct FuzzStatsFile {
   std::string target;
   double seconds = 0;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "report/report_writers.h"
+#include "report/tree_fuzzing.h"
 #include "tests/report/fixture_model.h"
 
 namespace bpfdiff::report {
@@ -73,6 +74,54 @@ TEST(KernelTrees, TheyComeFirstAndTheirFailuresFailTheNight) {
   ASSERT_NE(table, std::string::npos);
   EXPECT_LT(table, html.find("bpfdiff's model, the reference"));
   EXPECT_NE(html.find("linux 6.1.192 at /src/linux-6.1"), std::string::npos);
+}
+
+// The night's fuzzing, per tree: the build's own tree's known findings are
+// named bare, another tree's with its version; a finding's kind names the
+// tree it was found on unless it is the build's own.
+TEST(KernelTrees, EachTreeGetsTheFuzzingOfItsOwnEngines) {
+  FuzzTarget kernel{"diff_fuzzer.kernel", std::nullopt, FuzzStats{}};
+  kernel.stats->counters = {{"compared", 100}, {"compared by linux 6.12.118", 90},
+                            {"known finding atomic-fetch-src-is-dst", 7}};
+  FuzzTarget trees{"diff_fuzzer.trees", FuzzRun{}, FuzzStats{}};
+  trees.stats->counters = {{"compared by linux 6.12.118", 40},
+                           {"compared by linux 6.1.192", 38},
+                           {"known finding atomic-fetch-src-is-dst", 3},
+                           {"known finding tailcall-count-rules", 2},
+                           {"known finding atomic-fetch-src-is-dst@6.1.192", 5}};
+  trees.run->target = "diff_fuzzer.trees";
+  trees.run->result = "finding";
+  trees.run->finding_kind = "culprit probe ldxw (jit) on linux 6.1.192";
+  const std::vector<FuzzTarget> fuzz{kernel, trees};
+
+  const TreeFuzzing own = FuzzingOfTree("6.12.118", true, fuzz);
+  EXPECT_EQ(own.compared, 130u);
+  EXPECT_EQ(own.known, (std::vector<std::pair<std::string, uint64_t>>{{"atomic-fetch-src-is-dst", 10},
+                                                                     {"tailcall-count-rules", 2}}));
+  EXPECT_TRUE(own.findings.empty());
+  const TreeFuzzing other = FuzzingOfTree("6.1.192", false, fuzz);
+  EXPECT_EQ(other.compared, 38u);
+  EXPECT_EQ(other.known, (std::vector<std::pair<std::string, uint64_t>>{{"atomic-fetch-src-is-dst", 5}}));
+  EXPECT_EQ(other.findings, (std::vector<std::string>{"culprit probe ldxw (jit) on linux 6.1.192"}));
+  EXPECT_TRUE(FuzzingOfTree("6.6.1", false, fuzz).empty());
+  EXPECT_EQ(TreeVersion("linux 6.1.192 at /src/linux-6.1"), "6.1.192");
+  EXPECT_EQ(TreeVersion("not built: no Linux tree"), "");
+
+  ReportInputs inputs;
+  inputs.conformance = Fixture("conformance.json");
+  inputs.kernel_trees = {TreeDirectory("tree-d", "linux 6.12.118 at /src/linux-6.12", false),
+                         TreeDirectory("tree-e", "linux 6.1.192 at /src/linux-6.1", true)};
+  auto model = LoadReportInputs(inputs);
+  ASSERT_TRUE(model) << model.message();
+  model->fuzz = fuzz;
+  const std::string text = TextReport(*model);
+  EXPECT_NE(text.find("fuzzing     38 programs compared by its engines; known findings met: atomic-fetch-src-is-dst 5; "
+                      "findings: culprit probe ldxw (jit) on linux 6.1.192"),
+            std::string::npos)
+      << text;
+  EXPECT_LT(text.find("fuzzing     130 programs"), text.find("fuzzing     38 programs"));
+  const std::string html = HtmlReport(*model);
+  EXPECT_NE(html.find("fuzzing compared 38 programs on its engines"), std::string::npos);
 }
 
 TEST(KernelTrees, ATreeThatDoesNotLoadIsLeftOutAndNamed) {
