@@ -7,12 +7,15 @@
 //                           broke, 2 a script that could not run. --jit
 //                           kernel-jit compiles the programs with the
 //                           kernel's JIT, as BPFDIFF_ENGINES=kernel
-//                           pack_fuzzer does
+//                           pack_fuzzer does (kernel-jit@6.1: another tree
+//                           the build links); --trace --programs prints
+//                           each program loaded
 //   pack itlb               the simulated iTLB report: pages fetched from
 //                           with images packed and with pages of their own
 //
 // A planted bug (BPFDIFF_PLANTED_BUG) applies as in pack_fuzzer.
 #include "cli/commands.h"
+#include "harness/diff/engines.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -40,7 +43,7 @@ std::string NotComparableReasons(const PackScriptResult& result) {
 
 // Every script, each on its own: one that does not read or is not a pack
 // script is reported and the next one still runs; the worst status wins.
-int Replay(const std::vector<std::string>& scripts, bool trace, const std::string& jit_engine,
+int Replay(const std::vector<std::string>& scripts, bool trace, bool trace_programs, const std::string& jit_engine,
            const std::string& pack, const Settings& settings) {
   PackScriptOptions options;
   options.jit_engine = jit_engine;
@@ -48,6 +51,7 @@ int Replay(const std::vector<std::string>& scripts, bool trace, const std::strin
   options.bugs = settings.bugs;
   options.unicorn_fault = settings.unicorn_fault;
   options.trace = trace;
+  options.trace_programs = trace_programs;
   int status = kExitOk;
   size_t held = 0, broke = 0, could_not_run = 0;
   for (const auto& path : scripts) {
@@ -115,19 +119,30 @@ void AddPackCommands(CLI::App& app, const Settings& settings, int& exit_code) {
   CLI::App* replay = pack->add_subcommand("replay", "Run pack_fuzzer inputs with every lifecycle invariant checked");
   replay->add_option("scripts", *scripts, "pack_fuzzer inputs (corpus files, crash files)")->required();
   replay->add_flag("--trace", *trace, "Print every operation");
+  auto trace_programs = std::make_shared<bool>(false);
+  replay->add_flag("--programs", *trace_programs, "With --trace: each program loaded, disassembled");
   replay->add_option("--jit", *jit_engine,
-                     "Whose JIT compiles the programs (the -blind engines: bpf_jit_harden, the loader chosen by "
-                     "each program; pack_fuzzer_kernel runs kernel-jit-blind)")
-      ->check(CLI::IsMember({"jit", "jit-llsc", "kernel-jit", "kernel-jit-blind", "kernel-jit-llsc",
-                             "kernel-jit-llsc-blind"}))
+                     "Whose JIT compiles the programs: jit, jit-llsc or a kernel-jit engine but -cbpf, of a "
+                     "tree this build links too (kernel-jit-blind@6.1; the -blind engines: bpf_jit_harden, the "
+                     "loader chosen by each program; pack_fuzzer_kernel runs kernel-jit-blind)")
+      ->check(
+          [](const std::string& name) -> std::string {
+            const EngineSpec* spec = FindEngine(name);
+            if (spec != nullptr && spec->kind == EngineKind::kJit && spec->loaders != KernelLoaders::kClassic) {
+              return "";
+            }
+            return fmt::format("{} is no JIT engine the pack scripts run (bpfdiff engines lists them; not -cbpf)",
+                               name);
+          },
+          "JIT")
       ->capture_default_str();
   replay->add_option("--pack", *pack_source,
                      "Under a kernel engine, whose prog pack: kernel (kernel/bpf/core.c's, from the tree) or bpfdiff "
                      "(bpfdiff's model of it)")
       ->check(CLI::IsMember({"kernel", "bpfdiff"}))
       ->capture_default_str();
-  replay->callback([scripts, trace, jit_engine, pack_source, &settings, &exit_code] {
-    exit_code = Replay(*scripts, *trace, *jit_engine, *pack_source, settings);
+  replay->callback([scripts, trace, trace_programs, jit_engine, pack_source, &settings, &exit_code] {
+    exit_code = Replay(*scripts, *trace, *trace_programs, *jit_engine, *pack_source, settings);
   });
 
   auto itlb_options = std::make_shared<ItlbOptions>();

@@ -10,6 +10,7 @@
 #include "fuzz/generator/generator.h"
 #include "fuzz/generator/kernel_forms.h"
 #include "harness/diff/engines.h"
+#include "isa/disassembler.h"
 
 namespace bpfdiff::fuzz {
 namespace {
@@ -99,8 +100,8 @@ class ScriptRunner {
       return isa::ClassOf(insn.opcode) == isa::kClassLdx &&
              (mode == isa::kModeProbeMem || mode == isa::kModeProbeMemSx);
     });
-    Trace("{} of {} slots (+{} padding, {} PROBE_MEM loads): {}", what, insns.size(), pad, probes,
-          world_.SlotName(*id));
+    Trace("{} of {} slots (+{} padding, {} PROBE_MEM loads): {}{}", what, insns.size(), pad, probes,
+          world_.SlotName(*id), options_.trace_programs ? "\n" + isa::DisassembleForDisplay(insns) : "");
   }
 
   void StepCpu(uint8_t cpu_byte, int id, uint8_t n) {

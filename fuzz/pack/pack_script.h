@@ -141,6 +141,9 @@ Result<std::vector<uint8_t>> EncodePackScript(const PackScript& script);
 struct PackScriptOptions {
   PlantedBugs bugs;
   bool trace = false;  // record a line per operation
+  // With trace: each load's instructions too, as they were loaded (what a
+  // triage reads a divergent call's program from).
+  bool trace_programs = false;
   // Stop at the first operation that breaks an invariant.
   bool stop_at_violation = true;
   UnicornFault unicorn_fault;  // a Unicorn call made to fail (tests of the failure path)

@@ -26,15 +26,6 @@ isa::MapSpec ProgArraySpec() {
   return isa::MapSpec{kProgArrayFd, isa::MapType::kProgArray, 4, 8, World::kTailEntries, {}, {}};
 }
 
-// Asked at every load: read once (the tree is the build's).
-bool KernelTreeHasProgPack() {
-  static const bool prog_pack = [] {
-    const auto tree = kernelsrc::BuiltKernelTree();
-    return !tree || tree->features.prog_pack;
-  }();
-  return prog_pack;
-}
-
 bool Overlaps(uint64_t a_begin, uint64_t a_end, uint64_t b_begin, uint64_t b_end) {
   return a_begin < b_end && b_begin < a_end;
 }
@@ -127,6 +118,7 @@ Status World::Initialize() {
   if (!generator) return generator.error();
   generator_ = std::move(generator).value();
   kernel_jit_ = spec->source == JitSource::kKernel;
+  if (kernel_jit_) kernel_tree_ = kernelsrc::TreeOrBuilt(spec->tree);
   cpus_.resize(static_cast<size_t>(options_.cpus));
   sandbox_->patcher().set_listener(this);
 
@@ -200,6 +192,12 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what, 
   if (const auto refusal = kernel_jit_ ? KernelAlsoRefuses(*loaded) : std::nullopt) {
     return Fail("the kernel's verifier refuses it ({}): {}", refusal->name, refusal->why);
   }
+  // Nor what the tree's own verifier refuses for what its JIT lacks (6.1:
+  // every cpu v4 instruction, which its JIT would compile as the older
+  // instruction it resembles: a movsx as a mov).
+  if (auto refusal = generator_->VerifierRefusal(loaded->programs.front().program)) {
+    return Fail("the kernel's verifier refuses it: {}", *refusal);
+  }
 
   operation_ = fmt::format("{} (program {})", what, id);
   copies_ = fills_ = flushes_ = {};
@@ -210,7 +208,7 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what, 
   last_loader_ = generator_->loader();
   if (failing != nullptr) failing->injected = attempt.injected;
   if (!attempt.breach.empty()) {
-    if (kernelsrc::KnownErrorPathBreach(attempt.breach_kind)) {
+    if (kernelsrc::KnownErrorPathBreach(attempt.breach_kind, kernel_tree_)) {
       if (failing != nullptr) failing->known_breach = attempt.breach_kind;
     } else {
       // (No slot to name: a failed compile's are gone, a loaded one's
@@ -263,7 +261,7 @@ Result<int> World::Install(std::vector<isa::Insn> insns, std::string_view what, 
   // image.
   const auto images = static_cast<uint64_t>(p.compiled.subprograms.size());
   const auto finalize = static_cast<size_t>(jit::TextOrigin::kFinalize);
-  const bool in_place = kernel_jit_ && !KernelTreeHasProgPack();
+  const bool in_place = kernel_tree_ != nullptr && !kernel_tree_->features.prog_pack;
   const bool disciplined =
       in_place ? copies_[finalize] >= images && copies_[finalize] <= 2 * images && flushes_[finalize] == copies_[finalize]
                : copies_[finalize] == images && flushes_[finalize] >= images && flushes_[finalize] <= 2 * images;

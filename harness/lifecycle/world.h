@@ -299,6 +299,8 @@ class World final : private TextListener, private ExecutionObserver {
   // The kernel's JIT: its frames differ by function, and it compiles only
   // what the kernel's verifier passes.
   bool kernel_jit_ = false;
+  // The tree whose JIT that is (the engine's: harness/diff/engines.h).
+  const kernelsrc::KernelTree* kernel_tree_ = nullptr;
   // The pack is kernel/bpf/core.c's (WorldOptions::kernel_pack): it frees
   // an image larger than a pack by unmapping its memory, not by
   // invalidating it.

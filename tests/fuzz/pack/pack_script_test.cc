@@ -2,7 +2,12 @@
 // through a script as pack_fuzzer would find it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "fuzz/pack/pack_script.h"
+#include "kernelsrc/kernel_jit.h"
 #include "support/files.h"
 
 namespace bpfdiff::fuzz {
@@ -230,6 +235,33 @@ TEST(PackScript, ALoadOfAnEntryUpdatedDuringTheCallIsNotADivergence) {
   EXPECT_TRUE(result.violations.empty()) << result.violations.front().Describe();
   EXPECT_EQ(result.not_comparable_reasons, (std::map<std::string, uint64_t>{{"prog-array-loaded-while-updated", 1}}));
   EXPECT_EQ(result.calls_not_comparable, 1u);
+}
+
+// A tree whose verifier predates the cpu v4 instructions (6.1) refuses
+// them at load, as it refuses them in diff_fuzzer: its JIT never sees one.
+// Found by pack_fuzzer_kernel on 6.1 as a stack byte that differed under
+// blinding: the world had loaded a movsx (mov32 with off 16), which 6.1's
+// JIT, trusting its verifier, compiles as a plain mov.
+TEST(PackScript, ATreeBeforeCpuV4RefusesTheirLoadsAsItsVerifierWould) {
+  const kernelsrc::KernelTree* older = nullptr;
+  for (const auto& tree : kernelsrc::LinkedKernelTrees()) {
+    if (!tree.features.cpu_v4) older = &tree;
+  }
+  if (older == nullptr) GTEST_SKIP() << "this build links no tree before cpu v4";
+  auto script = ReadBinaryFile(std::string(BPFDIFF_SOURCE_DIR) + "/tests/fuzz/pack/cpu-v4-on-an-older-tree.pack");
+  ASSERT_TRUE(script) << script.message();
+  PackScriptOptions options;
+  options.trace = true;
+  for (const char* engine : {"kernel-jit-blind", "kernel-jit-llsc-blind", "kernel-jit"}) {
+    options.jit_engine = fmt::format("{}@{}", engine, older->version);
+    auto result = RunPackScript(*script, options);
+    ASSERT_TRUE(result) << result.message();
+    EXPECT_TRUE(result->violations.empty()) << engine << ": " << result->violations.front().Describe();
+    const auto refused = std::count_if(result->trace.begin(), result->trace.end(), [](const std::string& line) {
+      return line.find("the tree predates the cpu v4 instructions") != std::string::npos;
+    });
+    EXPECT_GE(refused, 3) << engine;
+  }
 }
 
 }  // namespace
