@@ -13,8 +13,8 @@
 #     the tree's lib/test_bpf.c (`bpfdiff test-bpf`) on the interpreter
 #     and every kernel engine, shown as a table per engine; a failure or a
 #     divergence fails the night (BPFDIFF_NIGHTLY_TEST_BPF, default 1; 0
-#     skips). Then the same for every further tree the build holds
-#     (cli/bpfdiff-linux-<version>: by default Linux 6.1, which ci/setup.sh
+#     skips). Then the same for every further tree the build links beside
+#     its own (kernel@<version>: by default Linux 6.1, which ci/setup.sh
 #     extracts into ~/.cache/bpfdiff/linux-source-6.1), and for each tree
 #     of BPFDIFF_NIGHTLY_TREES (directories, space-separated; default
 #     none), with a bpfdiff built against it in build/tree-<name>. The
@@ -108,7 +108,7 @@ planted_empty_seeds="${BPFDIFF_NIGHTLY_PLANTED_EMPTY_SEEDS-1 2 3}"
 soak_hours="${BPFDIFF_NIGHTLY_SOAK_HOURS:-0}"
 upstream_suite="${BPFDIFF_UPSTREAM_SUITE:-}"
 # Linux trees besides those the build holds (its own, and the further ones
-# it compiles: cli/bpfdiff-linux-<version>), each built apart.
+# it links beside it: kernel@<version>), each built apart.
 read -r -a trees <<<"${BPFDIFF_NIGHTLY_TREES:-}"
 build="${BPFDIFF_NIGHTLY_BUILD:-}"
 out="${BPFDIFF_NIGHTLY_OUT:-$(mktemp -d /tmp/bpfdiff-nightly.XXXXXX)}"
@@ -141,7 +141,7 @@ if [[ -z "$build" ]]; then
       { tail -40 "$out/build.log"; echo "nightly: FAILED to build; log in $out/build.log"; exit 1; }
   }
   cmake --preset release >/dev/null
-  build_targets bpfdiff_every_tree
+  build_targets bpfdiff
   targets=()
   if ((fuzzing)); then targets+=("${fuzz_targets[@]%%.*}"); fi
   # The gate's and the benchmark's: each planted bug's target, as the catalog says.
@@ -218,41 +218,43 @@ report_args+=(--conformance "$out/conformance.json")
 # (kernelsrc/known_findings.txt) are reported and fail nothing; a new
 # divergence fails the night.
 known=$(grep -v '^#' kernelsrc/known_findings.txt | paste -sd '|')
-# tree_results DIR BPFDIFF ARGS...: one tree's results, as the report's
-# first table reads them (report/kernel_trees.h): the tree the build read,
-# its kernel engines on the suites (the known findings left out and
-# listed), and its lib/test_bpf.c.
+# tree_results DIR BPFDIFF GROUP TREE_LINE ARGS...: one tree's results, as
+# the report's first table reads them (report/kernel_trees.h): the tree
+# (TREE_LINE, "linux 6.1.192 at PATH"), its kernel engines (GROUP: kernel
+# for the build's own, kernel@6.1.192 for a tree linked beside it) on the
+# suites (the known findings left out and listed), and its lib/test_bpf.c.
 tree_results() {
-  local dir=$1 tool=$2
-  shift 2
+  local dir=$1 tool=$2 group=$3 tree_line=$4
+  shift 4
   mkdir -p "$dir"
-  "$tool" engines --kernel > "$dir/tree.txt"
+  echo "$tree_line" > "$dir/tree.txt"
   grep -v '^#' kernelsrc/known_findings.txt | sed -e 's/^\^//' -e 's/\[\.\]data\$$//' > "$dir/known.txt"
-  echo "nightly: $(cat "$dir/tree.txt"): known findings, not run: $known (kernelsrc/SHIMS.md)"
-  "$tool" conformance "${suites[@]}" --engine kernel --include-groups callx --quiet \
+  echo "nightly: $tree_line: known findings, not run: $known (kernelsrc/SHIMS.md)"
+  "$tool" conformance "${suites[@]}" --engine "$group" --include-groups callx --quiet \
     ${known:+--exclude "$known"} --json "$dir/conformance.json" "$@" || failed=1
   if ((test_bpf)); then
-    echo "== test_bpf (lib/test_bpf.c of $(cat "$dir/tree.txt")) =="
-    "$tool" test-bpf --engine kernel --json "$dir/test-bpf.json" || failed=1
+    echo "== test_bpf (lib/test_bpf.c of $tree_line) =="
+    "$tool" test-bpf --engine "$group" --json "$dir/test-bpf.json" || failed=1
   fi
   report_args+=(--tree-results "$dir")
 }
 if kernel_tree=$("$bpfdiff" engines --kernel); then
   echo "nightly: the kernel's JIT: $kernel_tree" | tee "$out/kernel-tree.txt"
-  tree_results "$out/trees/1" "$bpfdiff" "$@"
+  tree_results "$out/trees/1" "$bpfdiff" kernel "$kernel_tree" "$@"
   [[ -s "$out/trees/1/test-bpf.json" ]] && report_args+=(--test-bpf "$out/trees/1/test-bpf.json")
 else
   echo "nightly: the kernel's JIT: $kernel_tree"
 fi
-# Every further tree the build holds (by default 6.1 beside 6.12:
-# cmake/kernel_source.cmake), through its own bpfdiff.
+# Every further tree the build links beside its own (by default 6.1 beside
+# 6.12: cmake/kernel_source.cmake), through its engines in the same bpfdiff
+# (kernel@<version>).
 tree_number=1
-for tool in "$build"/cli/bpfdiff-linux-*; do
-  [[ -x "$tool" ]] || continue
+while IFS=$'\t' read -r version tree_line; do
+  [[ -n $version ]] || continue
   tree_number=$((tree_number + 1))
-  echo "== the kernel's code of $("$tool" engines --kernel) ($tool) =="
-  tree_results "$out/trees/$tree_number" "$tool" "$@"
-done
+  echo "== the kernel's code of $tree_line (kernel@$version) =="
+  tree_results "$out/trees/$tree_number" "$bpfdiff" "kernel@$version" "$tree_line" "$@"
+done < <("$bpfdiff" engines --trees)
 # Every tree of BPFDIFF_NIGHTLY_TREES: bpfdiff built against it beside the
 # night's build (build/tree-<name>, the release preset's settings), then
 # the same results. A tree that does not build fails the night, the
@@ -263,7 +265,8 @@ for tree in "${trees[@]}"; do
   echo "== the kernel's code of $tree (build $tree_build) =="
   if cmake --preset release -B "$tree_build" -DBPFDIFF_KERNEL_SOURCE="$tree" >> "$out/build.log" 2>&1 &&
      cmake --build "$tree_build" -j "$cores" --target bpfdiff >> "$out/build.log" 2>&1; then
-    tree_results "$out/trees/$tree_number" "$tree_build/cli/bpfdiff" "$@"
+    tree_results "$out/trees/$tree_number" "$tree_build/cli/bpfdiff" kernel \
+      "$("$tree_build/cli/bpfdiff" engines --kernel)" "$@"
   else
     tail -20 "$out/build.log"
     echo "nightly: FAILED to build bpfdiff against $tree; log in $out/build.log"

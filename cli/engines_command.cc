@@ -7,6 +7,8 @@
 //                      of every tree linked beside it (kernel-jit@6.1.192)
 //   engines --kernel   only the tree ("linux 6.12.118 at PATH"); exit 1
 //                      when the build has no kernel engines
+//   engines --trees    the trees linked beside it, one a line
+//                      ("6.1.192<TAB>linux 6.1.192 at PATH")
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -19,7 +21,19 @@ void AddEnginesCommand(CLI::App& app, const Settings& /*settings*/, int& exit_co
   CLI::App* engines = app.add_subcommand("engines", "The engines of this build, and the Linux tree of the kernel's");
   auto kernel_only = std::make_shared<bool>(false);
   engines->add_flag("--kernel", *kernel_only, "Only the tree of the kernel's JIT; exit 1 when the build has none");
-  engines->callback([kernel_only, &exit_code] {
+  auto trees_only = std::make_shared<bool>(false);
+  engines->add_flag("--trees", *trees_only,
+                    "Only the trees linked beside the build's own, one a line: VERSION, a tab, \"linux VERSION at "
+                    "PATH\" (their engines are <engine>@VERSION)");
+  engines->callback([kernel_only, trees_only, &exit_code] {
+    if (*trees_only) {
+      const auto trees = kernelsrc::LinkedKernelTrees();
+      for (size_t t = 1; t < trees.size(); ++t) {
+        fmt::print("{}\tlinux {} at {}\n", trees[t].version, trees[t].version, trees[t].path);
+      }
+      exit_code = kExitOk;
+      return;
+    }
     const auto tree = kernelsrc::BuiltKernelTree();
     const std::string where =
         tree ? fmt::format("linux {} at {}", tree->version.empty() ? "(version unknown)" : tree->version, tree->path)

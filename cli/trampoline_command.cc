@@ -17,6 +17,7 @@
 #include "cli/executor_option.h"
 #include "fuzz/generator/trampoline_case.h"
 #include "harness/trampoline/kernel_trampoline.h"
+#include "kernelsrc/kernel_jit.h"
 #include "support/files.h"
 
 namespace bpfdiff::cli {
@@ -26,6 +27,7 @@ struct TrampolineArgs {
   std::vector<std::string> inputs;
   std::string executor = "unicorn";
   bool show = false;
+  std::string tree;  // a tree the build links beside its own; "": its own
 };
 
 int Run(const TrampolineArgs& args, const Settings& settings) {
@@ -37,6 +39,15 @@ int Run(const TrampolineArgs& args, const Settings& settings) {
   trampoline::RunnerOptions options;
   options.machine_factory = *factory;
   options.shim_bugs = settings.bugs.kernel_shims;
+  if (!args.tree.empty()) {
+    options.tree = kernelsrc::FindLinkedTree(args.tree);
+    if (options.tree == nullptr) {
+      fmt::print(stderr, "bpfdiff trampoline: --tree {}: this build links no such Linux tree (bpfdiff engines lists "
+                         "each tree's engines, kernel-jit@<version>)\n",
+                 args.tree);
+      return kExitBadInput;
+    }
+  }
   auto runner = trampoline::KernelTrampolineRunner::Create(options);
   if (!runner) {
     fmt::print(stderr, "bpfdiff trampoline: {}\n", runner.message());
@@ -105,6 +116,9 @@ void AddTrampolineCommand(CLI::App& app, const Settings& settings, int& exit_cod
   command->add_option("inputs", args->inputs, "files or directories of trampoline_fuzzer inputs")->required();
   AddExecutorOption(command, &args->executor);
   command->add_flag("--show", args->show, "print each case (a failing one is always printed)");
+  command->add_option("--tree", args->tree,
+                      "the Linux tree whose arch code builds the trampolines, by version (6.1): one the build links "
+                      "beside its own; default its own");
   command->callback([args, &settings, &exit_code] { exit_code = Run(*args, settings); });
 }
 

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <map>
 #include <span>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>

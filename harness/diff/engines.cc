@@ -39,27 +39,33 @@ constexpr EngineSpec kEngines[] = {
 // The kernel engines of every tree linked beside the build's own
 // (kernelsrc::LinkedKernelTrees() past the first): each row of kEngines
 // that runs the kernel's code, named <row>@<version>. Built once; the
-// rows and their names live as long as the process.
+// rows and their names live as long as the process (the table is reached
+// from a static, so that LeakSanitizer sees it held).
+struct TreeEngineTable {
+  std::deque<std::string> names;  // what the rows' names and descriptions view
+  std::vector<EngineSpec> rows;
+};
+
 const std::vector<EngineSpec>& TreeEngines() {
-  static const std::vector<EngineSpec>* specs = [] {
-    auto* rows = new std::vector<EngineSpec>();
-    auto* names = new std::deque<std::string>();
+  static const TreeEngineTable* table = [] {
+    auto* built = new TreeEngineTable();
     const auto trees = kernelsrc::LinkedKernelTrees();
     for (size_t t = 1; t < trees.size(); ++t) {
       for (const EngineSpec& spec : kEngines) {
         if (spec.source != JitSource::kKernel) continue;
-        const std::string& name = names->emplace_back(fmt::format("{}@{}", spec.name, trees[t].version));
-        const std::string& what = names->emplace_back(fmt::format("{}, of Linux {}", spec.what, trees[t].version));
+        const std::string& name = built->names.emplace_back(fmt::format("{}@{}", spec.name, trees[t].version));
+        const std::string& what =
+            built->names.emplace_back(fmt::format("{}, of Linux {}", spec.what, trees[t].version));
         EngineSpec row = spec;
         row.name = name;
         row.what = what;
         row.tree = &trees[t];
-        rows->push_back(row);
+        built->rows.push_back(row);
       }
     }
-    return rows;
+    return built;
   }();
-  return *specs;
+  return table->rows;
 }
 
 // The row of `base` (a row of kEngines) for `tree`: the row itself for

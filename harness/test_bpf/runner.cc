@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include "harness/diff/differential.h"
 #include "harness/diff/localize.h"
@@ -353,11 +354,29 @@ class Suites {
   std::ostream& out_;
 };
 
+// The one tree whose kernel engines `names` are (nullptr: the build's own,
+// also for none); an error when they are of several: each tree has its own
+// lib/test_bpf.c.
+Result<const kernelsrc::KernelTree*> TreeOfEngines(const std::vector<std::string>& names) {
+  const kernelsrc::KernelTree* tree = nullptr;
+  bool any = false;
+  for (const std::string& name : names) {
+    const EngineSpec* spec = FindEngine(name);
+    if (spec == nullptr || spec->source != JitSource::kKernel) continue;
+    if (any && spec->tree != tree) {
+      return Fail("test-bpf runs one tree's lib/test_bpf.c, and the engines chosen are of several trees ({}): "
+                  "name one (kernel, kernel@<version>)",
+                  fmt::join(names, ", "));
+    }
+    tree = spec->tree;
+    any = true;
+  }
+  return tree;
+}
+
 }  // namespace
 
 Result<TestBpfSummary> RunTestBpf(const TestBpfOptions& options, std::ostream& out) {
-  Result<TestBpfFile> file = options.file != nullptr ? *options.file : TestBpfFile::Open();
-  if (!file) return file.error();
   std::optional<std::regex> filter;
   try {
     if (options.filter) filter.emplace(*options.filter);
@@ -378,11 +397,20 @@ Result<TestBpfSummary> RunTestBpf(const TestBpfOptions& options, std::ostream& o
     return Fail("test-bpf compares every engine with the interpreter: the engine choice {} must include interp",
                 options.engine);
   }
+  // The file of the engines' tree.
+  auto tree = TreeOfEngines(names);
+  if (!tree) return tree.error();
+  Result<TestBpfFile> file = options.file != nullptr ? *options.file
+                             : *tree != nullptr       ? TestBpfFile::Open((*tree)->version)
+                                                      : TestBpfFile::Open();
+  if (!file) return file.error();
   DifferentialRunner runner(**sandbox, std::move(engines).value());
   Suites suites(options, *file, runner, names, out);
 
   TestBpfSummary summary;
-  if (auto tree = kernelsrc::BuiltKernelTree()) summary.tree = tree->version.empty() ? tree->path : tree->version;
+  if (const kernelsrc::KernelTree* of = kernelsrc::TreeOrBuilt(*tree)) {
+    summary.tree = of->version.empty() ? of->path : of->version;
+  }
   if (!options.suite || *options.suite == TestBpfSuite::kCases) {
     if (auto status = suites.RunCases(summary, filter); !status) return status.error();
   }

@@ -38,9 +38,10 @@ Result<std::unique_ptr<KernelTrampolineRunner>> KernelTrampolineRunner::Create(c
   auto sandbox = Sandbox::Create(sandbox_options);
   if (!sandbox) return sandbox.error();
   if (auto installed = InstallStubs((*sandbox)->env().memory()); !installed) return installed.error();
-  auto jit = kernelsrc::KernelJit::Create((*sandbox)->pack(), (*sandbox)->patcher(),
-                                          KernelJitWorldOf(**sandbox, KernelPackSource::kBpfdiff, options.shim_bugs),
-                                          options.atomics);
+  auto jit = kernelsrc::KernelJit::Create(
+      (*sandbox)->pack(), (*sandbox)->patcher(),
+      KernelJitWorldOf(**sandbox, KernelPackSource::kBpfdiff, options.shim_bugs, options.tree), options.atomics,
+      options.tree);
   if (!jit) return jit.error();
   std::unique_ptr<KernelTrampolineRunner> runner(new KernelTrampolineRunner());
   runner->sandbox_ = std::move(sandbox).value();
@@ -51,14 +52,6 @@ Result<std::unique_ptr<KernelTrampolineRunner>> KernelTrampolineRunner::Create(c
 }
 
 namespace {
-
-bool TreeTakesStructArguments() {
-  static const bool takes = [] {
-    const auto tree = kernelsrc::BuiltKernelTree();
-    return tree && tree->features.trampoline_struct_args;
-  }();
-  return takes;
-}
 
 // How a trap at a stub's BRK reads in the machine's message.
 std::string StubTrapWord() { return fmt::format("0x{:08x}", a64::Brk(kStubCheckBrk)); }
@@ -200,7 +193,7 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
     if (!program) return fail(Fail("program {}: the kernel's JIT refused it: {}", i, program.message()));
     compiled.push_back(std::move(program).value());
   }
-  auto conventions = KernelConventions(compiled);
+  auto conventions = KernelConventions(compiled, &jit.tree());
   if (!conventions) return fail(Fail("the kernel's code cannot be compared: {}", conventions.message()));
   const jit::CompiledSubprogram& traced = compiled[c.attachment.traced].subprograms[0];
 
@@ -269,7 +262,7 @@ Result<TrampolineVerdict> KernelTrampolineRunner::Run(const TrampolineCase& c) {
     if (ArgumentRegisters(c.attachment) > kMaxArgs) {
       due = fmt::format("a function of {} argument registers; arm64 saves {} at most", ArgumentRegisters(c.attachment),
                         kMaxArgs);
-    } else if (c.attachment.struct_args != 0 && !TreeTakesStructArguments()) {
+    } else if (c.attachment.struct_args != 0 && !jit.tree().features.trampoline_struct_args) {
       due = "a function with a struct argument, which the tree's arch takes none of";
     }
     if (!due.empty()) {

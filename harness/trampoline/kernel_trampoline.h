@@ -66,6 +66,9 @@ struct RunnerOptions {
   MachineFactory machine_factory = nullptr;  // nullptr: Unicorn
   uint64_t budget = 100'000;  // guest instructions per call
   kernelsrc::ShimBugs shim_bugs;  // planted (harness/planted/), never set in normal use
+  // Whose arch code builds the trampolines: one of
+  // kernelsrc::LinkedKernelTrees(); nullptr, the build's own tree.
+  const kernelsrc::KernelTree* tree = nullptr;
 };
 
 class KernelTrampolineRunner {

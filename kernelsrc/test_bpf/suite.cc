@@ -4,6 +4,8 @@
 #include <array>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "kernelsrc/test_bpf/bridge.h"
 
 namespace bpfdiff::kernelsrc {
@@ -38,7 +40,15 @@ bpfdiff_test_bpf_constants Constants(const bpfdiff_test_bpf_file* file) {
 
 }  // namespace
 
-Result<TestBpfFile> TestBpfFile::Open() { return TestBpfFile(bpfdiff_test_bpf_tree_file()); }
+Result<TestBpfFile> TestBpfFile::Open(std::string_view version) {
+  if (version.empty()) return TestBpfFile(bpfdiff_linked_test_bpf[0].file());
+  std::string linked;
+  for (const bpfdiff_test_bpf_linked* entry = bpfdiff_linked_test_bpf; entry->version != nullptr; ++entry) {
+    if (version == entry->version) return TestBpfFile(entry->file());
+    linked += fmt::format("{}{}", linked.empty() ? "" : ", ", entry->version);
+  }
+  return Fail("this build holds no lib/test_bpf.c of Linux {} (it holds {})", version, linked);
+}
 
 int TestBpfFile::Count(TestBpfSuite suite) const { return file_->count(ToBridge(suite)); }
 

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -84,9 +85,10 @@ struct TestBpfMarkers {
 
 class TestBpfFile {
  public:
-  // The file of the tree this bpfdiff was built with; fails when it was
-  // built without one.
-  static Result<TestBpfFile> Open();
+  // The file of the tree this bpfdiff was built with, or of `version`, a
+  // tree it links beside it (kernel_jit.h, LinkedKernelTrees); fails when
+  // it was built without one, or links no such tree.
+  static Result<TestBpfFile> Open(std::string_view version = "");
   // Another compiled copy, read through its accessors (test_bpf/bridge.h:
   // the export check's copy with entries added).
   static TestBpfFile Of(const bpfdiff_test_bpf_file* accessors) { return TestBpfFile(accessors); }

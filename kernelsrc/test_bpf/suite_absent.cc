@@ -4,7 +4,7 @@
 
 namespace bpfdiff::kernelsrc {
 
-Result<TestBpfFile> TestBpfFile::Open() {
+Result<TestBpfFile> TestBpfFile::Open(std::string_view) {
   return Fail("this bpfdiff was built without a Linux tree, so it has no lib/test_bpf.c: run "
               "ci/kernel_source.sh (Debian's linux-source-6.12) or configure with "
               "-DBPFDIFF_KERNEL_SOURCE=<tree>, then build again");
