@@ -153,7 +153,8 @@ bool IsOneChoice(std::string_view name) {
 
 bool Selects(std::string_view choice, const EngineSpec& spec) {
   for (std::string_view part : PartsOf(choice)) {
-    if (InGroup(part, spec) || part == spec.name) return true;
+    // (By what the name finds: kernel-jit@6.1 is kernel-jit@6.1.192.)
+    if (InGroup(part, spec) || part == spec.name || FindEngine(part) == &spec) return true;
   }
   return false;
 }

@@ -63,6 +63,11 @@ TEST(LinkedTrees, EachKernelRowOncePerTreeTheBuildsOwnFirst) {
   EXPECT_EQ(names[3], "kernel-jit");
   EXPECT_EQ(names[4], "kernel-jit" + at);
   EXPECT_EQ(names.size(), 1 + 2 * (EngineSpecs().size() - 3));  // every kernel row, twice
+  // One engine by the version as a maintainer types it, with the reference.
+  auto shorter = MakeEngines(**sandbox, "interp,kernel-jit@" + major_minor);
+  ASSERT_TRUE(shorter.ok()) << shorter.message();
+  ASSERT_EQ(shorter->size(), 2u);
+  EXPECT_EQ((*shorter)[1]->name(), "kernel-jit" + at);
 }
 
 TEST(TreeVerdict, NamesTheTreeThatIsWrongAndWhichWay) {
