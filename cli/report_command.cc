@@ -1,7 +1,7 @@
 // bpfdiff report --conformance C.json [--fuzz-stats F.json...] [--fuzz-runs R.json]
 //                [--planted P.json] [--planted-gate G.json] [--coverage J.json ...]
 //                [--kernel-coverage K.json --kernel-tree DIR [--uncovered-reasons FILE]]
-//                [--tree-results DIR...]
+//                [--tree-results DIR...] [--known-findings-doc SHIMS.md]
 //                [--history DIR] --out DIR
 // The nightly report from the files the nightly's parts wrote: prints the
 // short summary and the paths of the JUnit, JSON and HTML files, and adds
@@ -32,6 +32,7 @@ struct ReportArgs {
   std::string coverage, coverage_root = ".", coverage_html;
   std::string kernel_coverage, kernel_tree, uncovered_reasons;
   std::vector<std::string> tree_results;
+  std::string known_findings_doc;
 };
 
 int Run(const ReportArgs& args) {
@@ -50,6 +51,7 @@ int Run(const ReportArgs& args) {
   inputs.kernel_tree = args.kernel_tree;
   if (!args.uncovered_reasons.empty()) inputs.uncovered_reasons = args.uncovered_reasons;
   for (const auto& directory : args.tree_results) inputs.kernel_trees.emplace_back(directory);
+  if (!args.known_findings_doc.empty()) inputs.known_findings_doc = args.known_findings_doc;
   // Without the conformance results there is nothing to report (exit 2,
   // nothing written); an optional part that does not load is left out.
   auto model = report::LoadReportInputs(inputs);
@@ -143,6 +145,9 @@ void AddReportCommand(CLI::App& app, const Settings& /*settings*/, int& exit_cod
   cmd->add_option("--tree-results", args->tree_results,
                   "A directory of one Linux tree's results (tree.txt, conformance.json, and test-bpf.json and "
                   "known.txt if run: report/kernel_trees.h), shown first; repeatable, one per tree");
+  cmd->add_option("--known-findings-doc", args->known_findings_doc,
+                  "kernelsrc/SHIMS.md: what it says of each tree's known findings (their reproducers and the "
+                  "upstream commits cited) is shown with them");
   cmd->add_option("--history", args->history, "Directory of previous nights' entries (default OUT/history)");
   cmd->add_option("--timestamp", args->timestamp, "This night, UTC (default now), e.g. 2024-05-01T03:15:00Z");
   cmd->add_option("--out", args->out, "Directory for the report's files")->required();

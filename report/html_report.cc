@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/tree_fuzzing.h"
 #include "report/markup_escape.h"
@@ -215,13 +216,23 @@ void KernelTreesSection(Out out, const std::vector<KernelTreeRun>& trees, const 
       }
     }
     if (!tree.known_findings.empty()) {
-      fmt::format_to(out, "<p class=\"muted\">{}: known findings, not run (kernelsrc/SHIMS.md says where upstream "
-                          "stands on each): ",
+      fmt::format_to(out, "<p class=\"muted\">{}: known findings, left out of the conformance above "
+                          "(kernelsrc/SHIMS.md says where upstream stands on each): ",
                      E(tree.tree));
       for (size_t i = 0; i < tree.known_findings.size(); ++i) {
         fmt::format_to(out, "{}<code>{}</code>", i == 0 ? "" : ", ", E(tree.known_findings[i]));
       }
       fmt::format_to(out, ".</p>\n");
+    }
+    if (!tree.known_docs.empty()) {
+      fmt::format_to(out, "<ul class=\"muted\">\n");
+      for (const KnownFindingDoc& doc : tree.known_docs) {
+        const std::string status = tree.KnownStatus(doc.name);
+        fmt::format_to(out, "<li><code>{}</code>: {}; reproducer <code>{}</code>{}; commits cited: {}</li>\n",
+                       E(doc.name), E(doc.title), E(doc.reproducer), status.empty() ? "" : " " + E(status),
+                       doc.commits.empty() ? std::string("none") : E(fmt::format("{}", fmt::join(doc.commits, ", "))));
+      }
+      fmt::format_to(out, "</ul>\n");
     }
   }
 }

@@ -129,6 +129,14 @@ std::string JsonReport(const ReportModel& model) {
   for (size_t t = 0; t < model.kernel_trees.size(); ++t) {
     const KernelTreeRun& tree = model.kernel_trees[t];
     const TreeFuzzing fuzzing = FuzzingOfTree(TreeVersion(tree.tree), t == 0, model.fuzz);
+    Json known_docs = Json::array();
+    for (const KnownFindingDoc& doc : tree.known_docs) {
+      known_docs.push_back({{"name", doc.name},
+                            {"title", doc.title},
+                            {"reproducer", doc.reproducer},
+                            {"on_this_tree", tree.KnownStatus(doc.name)},
+                            {"commits", doc.commits}});
+    }
     Json known_met = Json::object();
     for (const auto& [name, count] : fuzzing.known) known_met[name] = count;
     json["kernel_trees"].push_back({{"tree", tree.tree},
@@ -136,6 +144,7 @@ std::string JsonReport(const ReportModel& model) {
                                     {"conformance", ConformanceToJson(tree.conformance)},
                                     {"test_bpf", tree.test_bpf ? TestBpfToJson(*tree.test_bpf) : Json(nullptr)},
                                     {"known_findings", tree.known_findings},
+                                    {"known_findings_documented", known_docs},
                                     {"fuzzing", {{"compared", fuzzing.compared},
                                                  {"known_findings_met", known_met},
                                                  {"findings", fuzzing.findings}}}});

@@ -3,6 +3,9 @@
 #include <cctype>
 #include <fstream>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "report/report_inputs.h"
 
 namespace bpfdiff::report {
@@ -42,7 +45,31 @@ Result<KernelTreeRun> LoadKernelTreeRun(const std::filesystem::path& directory) 
     if (!known) return Fail("kernel tree results {}: {}", directory.string(), known.message());
     run.known_findings = std::move(known).value();
   }
+  if (std::filesystem::exists(directory / "known.json")) {
+    auto known_runs = LoadConformance(directory / "known.json");
+    if (!known_runs) return Fail("kernel tree results {}: {}", directory.string(), known_runs.message());
+    run.known_runs = std::move(known_runs).value();
+  }
   return run;
+}
+
+std::string KernelTreeRun::KnownStatus(std::string_view name) const {
+  if (!known_runs) return "";
+  const std::string file = std::string(name) + ".data";
+  for (const TestResult& test : known_runs->results) {
+    if (test.name != file) continue;
+    std::vector<std::string> reproduced;
+    bool ran = false;
+    for (const EngineResult& engine : test.engines) {
+      if (!engine.engine.starts_with("kernel-")) continue;  // the reference, bpfdiff's interpreter
+      if (engine.status == TestStatus::kFail) reproduced.push_back(engine.engine);
+      ran |= engine.status != TestStatus::kSkip;
+    }
+    if (!reproduced.empty()) return fmt::format("reproduces on {}", fmt::join(reproduced, ", "));
+    return ran ? "does not reproduce (passed on every kernel engine that ran it)"
+               : "not run (skipped by every kernel engine: the tree refuses it)";
+  }
+  return "not run (no reproducer of that name ran)";
 }
 
 }  // namespace bpfdiff::report

@@ -6,8 +6,12 @@
 //                     build of that tree ("linux 6.1.192 at /path")
 //   conformance.json  `bpfdiff conformance --engine kernel --json`
 //   test-bpf.json     `bpfdiff test-bpf --engine kernel --json` (optional)
-//   known.txt         the tree's known findings, not run, one a line
-//                     (optional; kernelsrc/known_findings.txt)
+//   known.txt         the tree's known findings, left out of its
+//                     conformance, one a line (optional;
+//                     kernelsrc/known_findings.txt)
+//   known.json        `bpfdiff conformance --include KNOWN --json`: the
+//                     known findings' reproducers run on the tree's
+//                     engines, apart (optional): which reproduce there
 #pragma once
 
 #include <filesystem>
@@ -17,6 +21,7 @@
 
 #include "harness/conformance/results.h"
 #include "harness/test_bpf/results.h"
+#include "report/known_findings_doc.h"
 #include "support/result.h"
 
 namespace bpfdiff::report {
@@ -26,6 +31,15 @@ struct KernelTreeRun {
   ConformanceSummary conformance;
   std::optional<TestBpfSummary> test_bpf;
   std::vector<std::string> known_findings;
+  // What kernelsrc/SHIMS.md says of each (known_findings_doc.h), when the
+  // report was given it: one entry per known finding it documents.
+  std::vector<KnownFindingDoc> known_docs;
+  // The known findings' reproducers run on the tree (known.json).
+  std::optional<ConformanceSummary> known_runs;
+  // Of known finding `name`, from known_runs, on the tree's kernel engines:
+  // "reproduces on ENGINES", "does not reproduce (passed ...)", "not run
+  // (skipped ...: the tree refuses it)"; "" without known_runs.
+  std::string KnownStatus(std::string_view name) const;
   // Every test the tree's engines ran passed (the known findings were not
   // run), and test_bpf found nothing.
   bool Passed() const { return conformance.failed == 0 && (!test_bpf || test_bpf->AllPassed()); }

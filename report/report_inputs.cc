@@ -6,6 +6,7 @@
 
 #include "report/conformance_json.h"
 #include "report/test_bpf_json.h"
+#include "support/files.h"
 
 namespace bpfdiff::report {
 namespace {
@@ -183,6 +184,15 @@ Result<ReportModel> LoadReportInputs(const ReportInputs& inputs) {
   if (inputs.test_bpf) model.test_bpf = take(LoadTestBpf(*inputs.test_bpf));
   for (const auto& directory : inputs.kernel_trees) {
     if (auto loaded = take(LoadKernelTreeRun(directory))) model.kernel_trees.push_back(std::move(*loaded));
+  }
+  if (inputs.known_findings_doc) {
+    if (auto doc = take(ReadTextFile(*inputs.known_findings_doc))) {
+      for (KernelTreeRun& tree : model.kernel_trees) {
+        for (const std::string& name : tree.known_findings) {
+          if (auto found = FindKnownFindingDoc(*doc, name)) tree.known_docs.push_back(std::move(*found));
+        }
+      }
+    }
   }
   model.upstream_suite = inputs.upstream_suite;
   if (inputs.coverage) {

@@ -48,6 +48,9 @@ struct ReportInputs {
   std::optional<std::filesystem::path> test_bpf;
   // One directory per Linux tree the night ran (report/kernel_trees.h).
   std::vector<std::filesystem::path> kernel_trees;
+  // kernelsrc/SHIMS.md, for what it says of each tree's known findings
+  // (report/known_findings_doc.h).
+  std::optional<std::filesystem::path> known_findings_doc;
 };
 
 // Every input loaded and merged; the timestamp, history and notes are the

@@ -297,7 +297,14 @@ void AppendKernelTrees(std::string& out, const std::vector<KernelTreeRun>& trees
       }
     }
     if (!tree.known_findings.empty()) {
-      fmt::format_to(o, "    known findings, not run (kernelsrc/SHIMS.md): {}\n", fmt::join(tree.known_findings, ", "));
+      fmt::format_to(o, "    known findings, left out of the conformance above (kernelsrc/SHIMS.md): {}\n",
+                     fmt::join(tree.known_findings, ", "));
+    }
+    for (const KnownFindingDoc& doc : tree.known_docs) {
+      const std::string status = tree.KnownStatus(doc.name);
+      out += fmt::format("      {}: {}; reproducer {}{}; commits cited: {}\n", doc.name, doc.title, doc.reproducer,
+                         status.empty() ? "" : " " + status,
+                         doc.commits.empty() ? "none" : fmt::format("{}", fmt::join(doc.commits, ", ")));
     }
     const TreeFuzzing fuzzing = FuzzingOfTree(TreeVersion(tree.tree), index == 0, fuzz);
     if (!fuzzing.empty()) {

@@ -78,7 +78,7 @@ struct DivergenceKind {
   // The Linux tree whose engine diverged, when it is one linked beside the
   // build's own ("6.1.192": kernel-jit@6.1.192); empty otherwise. Another
   // tree's divergence is another bug.
-  std::string tree;
+  std::string tree = {};
 
   friend bool operator==(const DivergenceKind& a, const DivergenceKind& b) {
     if (a.tree != b.tree) return false;

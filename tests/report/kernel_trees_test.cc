@@ -2,11 +2,14 @@
 // loaded, its failures failing the night, and the tree rows ahead of the
 // model's conformance in the text and the HTML.
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "report/report_writers.h"
+#include "report/known_findings_doc.h"
 #include "report/tree_fuzzing.h"
+#include "support/files.h"
 #include "tests/report/fixture_model.h"
 
 namespace bpfdiff::report {
@@ -65,7 +68,8 @@ TEST(KernelTrees, TheyComeFirstAndTheirFailuresFailTheNight) {
   ASSERT_NE(model_part, std::string::npos) << text;
   EXPECT_LT(trees, model_part);
   EXPECT_LT(text.find("linux 6.12.118"), text.find("linux 6.1.192"));
-  EXPECT_NE(text.find("known findings, not run (kernelsrc/SHIMS.md): atomic-fetch-src-is-dst, tailcall-count-rules"),
+  EXPECT_NE(text.find("known findings, left out of the conformance above (kernelsrc/SHIMS.md): "
+                      "atomic-fetch-src-is-dst, tailcall-count-rules"),
             std::string::npos)
       << text;
 
@@ -122,6 +126,69 @@ TEST(KernelTrees, EachTreeGetsTheFuzzingOfItsOwnEngines) {
   EXPECT_LT(text.find("fuzzing     130 programs"), text.find("fuzzing     38 programs"));
   const std::string html = HtmlReport(*model);
   EXPECT_NE(html.find("fuzzing compared 38 programs on its engines"), std::string::npos);
+}
+
+// What SHIMS.md says of a known finding: the bullet naming its reproducer,
+// its title, and each commit it cites once; the real SHIMS.md documents
+// every known finding of kernelsrc/known_findings.txt.
+TEST(KernelTrees, AKnownFindingsBulletGivesItsTitleReproducerAndCommits) {
+  constexpr std::string_view kDoc =
+      "# x\n\n## Findings in the kernel's code\n\n"
+      "- **One finding** (6.12): see\n  `tests/conformance/one.data`. Fixed by 3733f4be2870\n"
+      "  \"title\" (lore `20260220062959.195101-1`), backport of 3733f4be2870.\n"
+      "- **Two\n  lines** `tests/conformance/two.data`, Fixes: 339af577ec05.\n\n"
+      "## Another section\n\n- **Three** `tests/conformance/three.data`\n";
+  const auto one = FindKnownFindingDoc(kDoc, "one");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->title, "One finding");
+  EXPECT_EQ(one->reproducer, "tests/conformance/one.data");
+  EXPECT_EQ(one->commits, (std::vector<std::string>{"3733f4be2870"}));
+  const auto two = FindKnownFindingDoc(kDoc, "two");
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->title, "Two lines");
+  EXPECT_EQ(two->commits, (std::vector<std::string>{"339af577ec05"}));
+  EXPECT_FALSE(FindKnownFindingDoc(kDoc, "three"));  // another section
+  EXPECT_FALSE(FindKnownFindingDoc(kDoc, "on"));
+
+  auto shims = ReadTextFile(std::string(BPFDIFF_SOURCE_DIR) + "/kernelsrc/SHIMS.md");
+  ASSERT_TRUE(shims) << shims.message();
+  auto known = ReadTextFile(std::string(BPFDIFF_SOURCE_DIR) + "/kernelsrc/known_findings.txt");
+  ASSERT_TRUE(known) << known.message();
+  size_t documented = 0;
+  std::istringstream lines(*known);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::string name = line.substr(1, line.find('[') - 1);  // ^name[.]data$
+    const auto doc = FindKnownFindingDoc(*shims, name);
+    ASSERT_TRUE(doc) << name;
+    EXPECT_EQ(doc->reproducer, "tests/conformance/" + name + ".data");
+    EXPECT_FALSE(doc->title.empty()) << name;
+    ++documented;
+  }
+  EXPECT_GE(documented, 3u);
+}
+
+// known.json, the known findings' reproducers run on a tree: which of its
+// kernel engines reproduce each (the reference's results do not count).
+TEST(KernelTrees, KnownJsonSaysWhichKnownFindingsReproduceOnTheTree) {
+  const std::filesystem::path dir = TreeDirectory("tree-known", "linux 6.1.192 at /src/linux-6.1", true);
+  std::ofstream(dir / "known.json") << R"({"format": "bpfdiff-conformance-1", "engines": ["interp", "kernel-jit@6.1.192", "kernel-jit-llsc@6.1.192"],
+    "tests": [
+      {"name": "atomic-fetch-src-is-dst.data", "suite": "s", "status": "fail", "reason": "r",
+       "engines": [{"engine": "interp", "status": "pass"}, {"engine": "kernel-jit@6.1.192", "status": "pass"},
+                   {"engine": "kernel-jit-llsc@6.1.192", "status": "fail", "reason": "fault"}]},
+      {"name": "tailcall-count-rules.data", "suite": "s", "status": "pass",
+       "engines": [{"engine": "interp", "status": "pass"}, {"engine": "kernel-jit@6.1.192", "status": "pass"},
+                   {"engine": "kernel-jit-llsc@6.1.192", "status": "pass"}]},
+      {"name": "arena-st-offsets.data", "suite": "s", "status": "pass",
+       "engines": [{"engine": "interp", "status": "pass"}, {"engine": "kernel-jit@6.1.192", "status": "skip"},
+                   {"engine": "kernel-jit-llsc@6.1.192", "status": "skip"}]}]})";
+  auto run = LoadKernelTreeRun(dir);
+  ASSERT_TRUE(run) << run.message();
+  ASSERT_TRUE(run->known_runs);
+  EXPECT_EQ(run->KnownStatus("atomic-fetch-src-is-dst"), "reproduces on kernel-jit-llsc@6.1.192");
+  EXPECT_EQ(run->KnownStatus("tailcall-count-rules"), "does not reproduce (passed on every kernel engine that ran it)");
+  EXPECT_EQ(run->KnownStatus("arena-st-offsets"), "not run (skipped by every kernel engine: the tree refuses it)");
 }
 
 TEST(KernelTrees, ATreeThatDoesNotLoadIsLeftOutAndNamed) {
