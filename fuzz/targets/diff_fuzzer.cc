@@ -272,7 +272,7 @@ struct KnownSetAside {
 
 // Which known finding `diverged` is, if any: by its shape, by its own
 // semantics, or by the culprit `localization` names (nullptr: none yet).
-std::optional<std::string_view> RecognizeKnown(const bpfdiff::fuzz::DiffHarness& owner,
+std::optional<std::string_view> RecognizeKnown(bpfdiff::fuzz::DiffHarness& owner,
                                                const bpfdiff::fuzz::DiffHarness::InputRun& result,
                                                const bpfdiff::EngineRun& diverged,
                                                const bpfdiff::Localization* localization) {
@@ -280,8 +280,7 @@ std::optional<std::string_view> RecognizeKnown(const bpfdiff::fuzz::DiffHarness&
   if (localization != nullptr) {
     if (auto known = bpfdiff::fuzz::KnownKernelFinding(result.run, diverged, localization)) return known;
   }
-  return bpfdiff::fuzz::KnownKernelFindingBySemantics(const_cast<bpfdiff::fuzz::DiffHarness&>(owner).runner(),
-                                                      *result.source, result.run, diverged);
+  return bpfdiff::fuzz::KnownKernelFindingBySemantics(owner.runner(), *result.source, result.run, diverged);
 }
 
 }  // namespace
